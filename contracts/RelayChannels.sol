@@ -1,0 +1,278 @@
+// SPDX-License-Identifier: MIT
+pragma solidity 0.8.37;
+
+import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
+import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
+import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
+
+/// @title RelayChannels
+/// @notice The one global settlement contract of relayd: node announcements and unidirectional
+/// payment channels funded by their source, paid out by probabilistic tickets carrying a
+/// proof-of-relay challenge. docs/PROTOCOL.md section 4 is the specification of this contract.
+/// @dev Authorisation is structural: every state-changing function derives the channel it acts on
+/// from msg.sender (as source for fund/initiate/finalize, as destination for redeem and
+/// closeIncomingChannel), so nobody can name, let alone change, a channel that is not theirs.
+contract RelayChannels {
+    using SafeERC20 for IERC20;
+
+    /// @notice Life cycle of a channel. Closed is also the state of a channel never opened.
+    enum ChannelStatus {
+        Closed,
+        Open,
+        PendingToClose
+    }
+
+    /// @notice Per-channel state, keyed by channelId = keccak256(abi.encodePacked(source, destination)).
+    /// @param balance tokens locked in the channel, owed to the destination by redeemed tickets.
+    /// @param ticketIndex index of the last redeemed ticket in the current epoch (0: none yet).
+    /// @param epoch incremented every time the channel is (re)opened; tickets of older epochs are void.
+    /// @param status see ChannelStatus.
+    /// @param closureTime when PendingToClose: earliest time finalizeChannelClosure succeeds; else 0.
+    struct Channel {
+        uint256 balance;
+        uint64 ticketIndex;
+        uint32 epoch;
+        ChannelStatus status;
+        uint64 closureTime;
+    }
+
+    /// @notice A ticket as the destination submits it. The signature is by the channel's source over
+    /// toEthSignedMessageHash(ticketHash(...)), as 65 bytes r ‖ s ‖ v with v in {27, 28} and low s.
+    struct Ticket {
+        bytes32 channelId;
+        uint256 amount;
+        uint64 index;
+        uint32 epoch;
+        uint64 winProb;
+        address challenge;
+        bytes signature;
+    }
+
+    /// @notice Order of the secp256k1 group.
+    uint256 internal constant SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141;
+    /// @notice x coordinate of the secp256k1 generator G.
+    uint256 internal constant SECP256K1_GX = 0x79BE667EF9DCBBAC55A06295CE870B07029BFCDB2DCE28D959F2815B16F81798;
+    /// @notice ecrecover's v for a point with G's y parity (G's y coordinate is even).
+    uint8 internal constant SECP256K1_G_V = 27;
+
+    /// @notice Largest win probability: a ticket with winProb == MAX_WIN_PROB always wins.
+    uint64 public constant MAX_WIN_PROB = (uint64(1) << 56) - 1;
+
+    /// @notice The token channels are funded and tickets are paid in.
+    IERC20 public immutable token;
+    /// @notice Seconds between initiateChannelClosure and the earliest finalizeChannelClosure.
+    uint64 public immutable closurePeriod;
+
+    /// @notice Channel state by channel id.
+    mapping(bytes32 channelId => Channel) public channels;
+
+    /// @notice A node bound its 64-byte uncompressed public key (no 0x04 prefix) and a multiaddr to
+    /// its account. The latest announcement of an account wins.
+    event Announcement(address indexed account, bytes publicKey, bytes multiaddr);
+
+    /// @notice Full state of a channel after any change to it. Replaying these events (together with
+    /// Announcement) rebuilds the whole channel graph.
+    event ChannelUpdated(
+        bytes32 indexed channelId,
+        address indexed source,
+        address indexed destination,
+        uint256 balance,
+        uint64 ticketIndex,
+        uint32 epoch,
+        uint8 status,
+        uint64 closureTime
+    );
+
+    /// @notice A ticket of the channel was redeemed; always followed by the channel's ChannelUpdated.
+    event TicketRedeemed(bytes32 indexed channelId, uint64 index, uint256 amount);
+
+    /// @notice The token address given to the constructor, or a destination, is the zero address.
+    error ZeroAddress();
+    /// @notice announce: the public key is not 64 bytes long.
+    error InvalidPublicKeyLength(uint256 length);
+    /// @notice announce: the address derived from the public key is not msg.sender.
+    error PublicKeyNotSender(address derived);
+    /// @notice fundChannel: source and destination are the same account.
+    error SameSourceAndDestination();
+    /// @notice fundChannel: amount is 0.
+    error ZeroAmount();
+    /// @notice fundChannel: the channel is PendingToClose; finalize the closure first.
+    error ChannelPendingToClose();
+    /// @notice The channel is Closed (or, for initiateChannelClosure, not Open).
+    error ChannelNotOpen();
+    /// @notice finalizeChannelClosure: the channel is not PendingToClose.
+    error ChannelNotPendingToClose();
+    /// @notice finalizeChannelClosure: the closure period has not passed yet.
+    error ClosureTimeNotReached(uint64 closureTime);
+    /// @notice redeemTicket: ticket.channelId is not the channel from source to msg.sender.
+    error NotChannelDestination();
+    /// @notice redeemTicket: ticket.epoch is not the channel's current epoch.
+    error EpochMismatch(uint32 ticketEpoch, uint32 channelEpoch);
+    /// @notice redeemTicket: ticket.index is not above the last redeemed index.
+    error IndexNotIncreasing(uint64 ticketIndex, uint64 lastRedeemed);
+    /// @notice redeemTicket: ticket.amount exceeds the channel balance.
+    error InsufficientChannelBalance(uint256 amount, uint256 balance);
+    /// @notice redeemTicket: ticket.winProb does not fit in 56 bits.
+    error InvalidWinProb(uint64 winProb);
+    /// @notice redeemTicket: the signature is malformed (length, v, or high s).
+    error InvalidSignature();
+    /// @notice redeemTicket: the signature is valid but not by the channel's source.
+    error SignerNotSource(address signer);
+    /// @notice The proof-of-relay response is 0 or not below the group order.
+    error InvalidResponse();
+    /// @notice redeemTicket: address(response·G) is not the ticket's challenge.
+    error ChallengeMismatch(address expected, address actual);
+    /// @notice redeemTicket: the ticket did not win (its luck is above winProb).
+    error TicketNotWinning();
+
+    /// @param token_ the ERC-20 token of the network.
+    /// @param closurePeriodSeconds seconds a source must wait between initiating and finalizing a closure.
+    constructor(IERC20 token_, uint64 closurePeriodSeconds) {
+        if (address(token_) == address(0)) revert ZeroAddress();
+        token = token_;
+        closurePeriod = closurePeriodSeconds;
+    }
+
+    /// @notice The id of the channel from source to destination.
+    function channelIdOf(address source, address destination) public pure returns (bytes32) {
+        return keccak256(abi.encodePacked(source, destination));
+    }
+
+    /// @notice The hash a ticket's signature is over (before the EIP-191 prefix), domain-separated by
+    /// chain id and this contract's address.
+    function ticketHash(
+        bytes32 channelId,
+        uint256 amount,
+        uint64 index,
+        uint32 epoch,
+        uint64 winProb,
+        address challenge
+    ) public view returns (bytes32) {
+        return keccak256(abi.encode(block.chainid, address(this), channelId, amount, index, epoch, winProb, challenge));
+    }
+
+    /// @notice address(response·G), the challenge a proof-of-relay response opens. Reverts with
+    /// InvalidResponse unless 0 < response < n.
+    /// @dev ecrecover(0, v_G, Gx, response·Gx mod n) returns address(Gx^-1 · (response·Gx·G - 0·G)).
+    function challengeOf(bytes32 response) public pure returns (address) {
+        uint256 r = uint256(response);
+        if (r == 0 || r >= SECP256K1_N) revert InvalidResponse();
+        return ecrecover(bytes32(0), SECP256K1_G_V, bytes32(SECP256K1_GX), bytes32(mulmod(r, SECP256K1_GX, SECP256K1_N)));
+    }
+
+    /// @notice Whether a ticket with this hash and proof-of-relay response wins at winProb: it does
+    /// iff the top 56 bits of keccak256(abi.encodePacked(hash, response)) are <= winProb.
+    function isWinning(bytes32 hash, bytes32 response, uint64 winProb) public pure returns (bool) {
+        uint256 luck = uint256(keccak256(abi.encodePacked(hash, response))) >> 200;
+        return luck <= winProb;
+    }
+
+    /// @notice Binds a public key and a multiaddr to msg.sender.
+    /// @param publicKey the 64-byte uncompressed secp256k1 key (X ‖ Y, no 0x04 prefix) of msg.sender.
+    /// @param multiaddr the node's multiaddr (binary or text form, not interpreted here).
+    function announce(bytes calldata publicKey, bytes calldata multiaddr) external {
+        if (publicKey.length != 64) revert InvalidPublicKeyLength(publicKey.length);
+        address derived = address(uint160(uint256(keccak256(publicKey))));
+        if (derived != msg.sender) revert PublicKeyNotSender(derived);
+        emit Announcement(msg.sender, publicKey, multiaddr);
+    }
+
+    /// @notice Opens (Closed → Open, new epoch, index reset) or tops up the channel from msg.sender to
+    /// destination with amount tokens pulled from msg.sender (approve first).
+    function fundChannel(address destination, uint256 amount) external {
+        if (destination == address(0)) revert ZeroAddress();
+        if (destination == msg.sender) revert SameSourceAndDestination();
+        if (amount == 0) revert ZeroAmount();
+        bytes32 id = channelIdOf(msg.sender, destination);
+        Channel storage ch = channels[id];
+        if (ch.status == ChannelStatus.PendingToClose) revert ChannelPendingToClose();
+        if (ch.status == ChannelStatus.Closed) {
+            ch.status = ChannelStatus.Open;
+            ch.epoch += 1;
+            ch.ticketIndex = 0;
+            ch.closureTime = 0;
+        }
+        ch.balance += amount;
+        _emitUpdated(id, msg.sender, destination, ch);
+        token.safeTransferFrom(msg.sender, address(this), amount);
+    }
+
+    /// @notice Pays a ticket of the channel from source to msg.sender. See docs/PROTOCOL.md section 4
+    /// for the checks, in order.
+    /// @param source the channel's source, who signed the ticket.
+    /// @param ticket the ticket; ticket.channelId must be channelIdOf(source, msg.sender).
+    /// @param response the proof-of-relay response r with address(r·G) == ticket.challenge.
+    function redeemTicket(address source, Ticket calldata ticket, bytes32 response) external {
+        if (ticket.channelId != channelIdOf(source, msg.sender)) revert NotChannelDestination();
+        Channel storage ch = channels[ticket.channelId];
+        if (ch.status == ChannelStatus.Closed) revert ChannelNotOpen();
+        if (ticket.epoch != ch.epoch) revert EpochMismatch(ticket.epoch, ch.epoch);
+        if (ticket.index <= ch.ticketIndex) revert IndexNotIncreasing(ticket.index, ch.ticketIndex);
+        if (ticket.amount > ch.balance) revert InsufficientChannelBalance(ticket.amount, ch.balance);
+        if (ticket.winProb > MAX_WIN_PROB) revert InvalidWinProb(ticket.winProb);
+
+        bytes32 hash = ticketHash(
+            ticket.channelId, ticket.amount, ticket.index, ticket.epoch, ticket.winProb, ticket.challenge
+        );
+        (address signer, ECDSA.RecoverError err,) =
+            ECDSA.tryRecoverCalldata(MessageHashUtils.toEthSignedMessageHash(hash), ticket.signature);
+        if (err != ECDSA.RecoverError.NoError) revert InvalidSignature();
+        if (signer != source) revert SignerNotSource(signer);
+
+        address opened = challengeOf(response);
+        if (opened != ticket.challenge) revert ChallengeMismatch(ticket.challenge, opened);
+        if (!isWinning(hash, response, ticket.winProb)) revert TicketNotWinning();
+
+        ch.balance -= ticket.amount;
+        ch.ticketIndex = ticket.index;
+        emit TicketRedeemed(ticket.channelId, ticket.index, ticket.amount);
+        _emitUpdated(ticket.channelId, source, msg.sender, ch);
+        token.safeTransfer(msg.sender, ticket.amount);
+    }
+
+    /// @notice Starts closing the channel from msg.sender to destination: Open → PendingToClose with
+    /// closureTime = now + closurePeriod. The destination can still redeem tickets until it is Closed.
+    function initiateChannelClosure(address destination) external {
+        bytes32 id = channelIdOf(msg.sender, destination);
+        Channel storage ch = channels[id];
+        if (ch.status != ChannelStatus.Open) revert ChannelNotOpen();
+        ch.status = ChannelStatus.PendingToClose;
+        ch.closureTime = uint64(block.timestamp) + closurePeriod;
+        _emitUpdated(id, msg.sender, destination, ch);
+    }
+
+    /// @notice Finishes closing the channel from msg.sender to destination once its closureTime has
+    /// passed: PendingToClose → Closed, the remaining balance goes back to msg.sender.
+    function finalizeChannelClosure(address destination) external {
+        bytes32 id = channelIdOf(msg.sender, destination);
+        Channel storage ch = channels[id];
+        if (ch.status != ChannelStatus.PendingToClose) revert ChannelNotPendingToClose();
+        if (block.timestamp < ch.closureTime) revert ClosureTimeNotReached(ch.closureTime);
+        _close(id, msg.sender, destination, ch);
+    }
+
+    /// @notice Closes the channel from source to msg.sender at once (from Open or PendingToClose); the
+    /// remaining balance goes back to source. Unredeemed tickets of the channel become void.
+    function closeIncomingChannel(address source) external {
+        bytes32 id = channelIdOf(source, msg.sender);
+        Channel storage ch = channels[id];
+        if (ch.status == ChannelStatus.Closed) revert ChannelNotOpen();
+        _close(id, source, msg.sender, ch);
+    }
+
+    function _close(bytes32 id, address source, address destination, Channel storage ch) private {
+        uint256 refund = ch.balance;
+        ch.balance = 0;
+        ch.status = ChannelStatus.Closed;
+        ch.closureTime = 0;
+        _emitUpdated(id, source, destination, ch);
+        if (refund > 0) token.safeTransfer(source, refund);
+    }
+
+    function _emitUpdated(bytes32 id, address source, address destination, Channel storage ch) private {
+        emit ChannelUpdated(
+            id, source, destination, ch.balance, ch.ticketIndex, ch.epoch, uint8(ch.status), ch.closureTime
+        );
+    }
+}
