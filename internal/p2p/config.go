@@ -1,0 +1,182 @@
+package p2p
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults used by New for zero Config fields.
+const (
+	DefaultHeartbeatInterval = 10 * time.Second
+	DefaultPingTimeout       = 5 * time.Second
+	DefaultQueueSize         = 1024
+	DefaultMaxFrameSize      = 64 << 10
+	DefaultDialTimeout       = 10 * time.Second
+	DefaultWriteTimeout      = 10 * time.Second
+	DefaultBackoffMin        = 100 * time.Millisecond
+	DefaultBackoffMax        = 30 * time.Second
+
+	// MaxFrameSizeLimit is the largest MaxFrameSize New accepts.
+	MaxFrameSizeLimit = 16 << 20
+)
+
+// Config configures a Host. PrivKey, ListenAddrs and Network are required; every
+// other field has a default used when it is left zero. Negative values are refused.
+type Config struct {
+	// PrivKey is the node's identity key (required). It must be secp256k1: the node
+	// derives it from its chain key, so the PeerId and the chain address match.
+	PrivKey crypto.PrivKey
+
+	// ListenAddrs are the multiaddrs to listen on (required, at least one), TCP
+	// and/or QUIC, e.g. /ip4/127.0.0.1/tcp/9091 and /ip4/127.0.0.1/udp/9091/quic-v1.
+	// Port 0 picks a free port. Every address must be free: New fails with
+	// ErrAddrInUse otherwise.
+	ListenAddrs []ma.Multiaddr
+
+	// Network names the relay network (required): letters, digits, '.', '_' and
+	// '-'. Nodes only talk to nodes of the same network because it is part of every
+	// protocol ID (/relay/<network>/msg/1.0.0).
+	Network string
+
+	// HeartbeatInterval is how often Run pings every known peer.
+	HeartbeatInterval time.Duration
+
+	// PingTimeout bounds one heartbeat ping, dial included.
+	PingTimeout time.Duration
+
+	// QueueSize is the number of frames each (peer, protocol) outbound queue holds
+	// before Send returns ErrQueueFull.
+	QueueSize int
+
+	// MaxFrameSize is the largest frame in bytes, enforced on send and on receive
+	// (at most MaxFrameSizeLimit). A received length above it drops the stream.
+	MaxFrameSize int
+
+	// DialTimeout bounds opening an outbound stream, dial included.
+	DialTimeout time.Duration
+
+	// WriteTimeout bounds one write to a stream; a peer that does not read for this
+	// long has its stream dropped.
+	WriteTimeout time.Duration
+
+	// BackoffMin and BackoffMax bound the exponential backoff before re-opening a
+	// stream that failed: the wait doubles from BackoffMin up to BackoffMax.
+	BackoffMin, BackoffMax time.Duration
+
+	// Logger receives the host's logs. Optional: nil discards them.
+	Logger *slog.Logger
+
+	// Registerer receives the host's prometheus metrics. Optional: nil keeps the
+	// metrics unregistered. libp2p's own metrics are always off.
+	Registerer prometheus.Registerer
+}
+
+var networkName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// withDefaults checks c and returns a copy with defaults filled in.
+func (c Config) withDefaults() (Config, error) {
+	if c.PrivKey == nil {
+		return c, fmt.Errorf("%w: PrivKey is required", ErrInvalidConfig)
+	}
+	if _, ok := c.PrivKey.(*crypto.Secp256k1PrivateKey); !ok {
+		return c, fmt.Errorf("%w: PrivKey is %s, want secp256k1", ErrInvalidConfig, c.PrivKey.Type())
+	}
+	if len(c.ListenAddrs) == 0 {
+		return c, fmt.Errorf("%w: ListenAddrs is required", ErrInvalidConfig)
+	}
+	if !networkName.MatchString(c.Network) {
+		return c, fmt.Errorf("%w: Network %q must be 1-64 of [A-Za-z0-9._-]", ErrInvalidConfig, c.Network)
+	}
+	durations := []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"HeartbeatInterval", &c.HeartbeatInterval, DefaultHeartbeatInterval},
+		{"PingTimeout", &c.PingTimeout, DefaultPingTimeout},
+		{"DialTimeout", &c.DialTimeout, DefaultDialTimeout},
+		{"WriteTimeout", &c.WriteTimeout, DefaultWriteTimeout},
+		{"BackoffMin", &c.BackoffMin, DefaultBackoffMin},
+		{"BackoffMax", &c.BackoffMax, DefaultBackoffMax},
+	}
+	for _, d := range durations {
+		if *d.v < 0 {
+			return c, fmt.Errorf("%w: %s is negative", ErrInvalidConfig, d.name)
+		}
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	if c.BackoffMax < c.BackoffMin {
+		return c, fmt.Errorf("%w: BackoffMax %s is below BackoffMin %s", ErrInvalidConfig, c.BackoffMax, c.BackoffMin)
+	}
+	if c.QueueSize < 0 {
+		return c, fmt.Errorf("%w: QueueSize is negative", ErrInvalidConfig)
+	}
+	if c.QueueSize == 0 {
+		c.QueueSize = DefaultQueueSize
+	}
+	if c.MaxFrameSize < 0 || c.MaxFrameSize > MaxFrameSizeLimit {
+		return c, fmt.Errorf("%w: MaxFrameSize %d outside 0..%d", ErrInvalidConfig, c.MaxFrameSize, MaxFrameSizeLimit)
+	}
+	if c.MaxFrameSize == 0 {
+		c.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+// Protocol selects one of the node's wire protocols.
+type Protocol uint8
+
+// The wire protocols. Send and Handle accept ProtocolMsg and ProtocolAck;
+// ProtocolHeartbeat is served by the host itself.
+const (
+	ProtocolMsg Protocol = iota + 1
+	ProtocolAck
+	ProtocolHeartbeat
+)
+
+// numFrameProtocols is the number of frame protocols (msg and ack).
+const numFrameProtocols = 2
+
+// String returns the protocol's short name ("msg", "ack", "heartbeat").
+func (p Protocol) String() string {
+	switch p {
+	case ProtocolMsg:
+		return "msg"
+	case ProtocolAck:
+		return "ack"
+	case ProtocolHeartbeat:
+		return "heartbeat"
+	default:
+		return fmt.Sprintf("protocol(%d)", uint8(p))
+	}
+}
+
+// ID returns the libp2p protocol ID of p on the given network,
+// e.g. /relay/<network>/msg/1.0.0.
+func (p Protocol) ID(network string) protocol.ID {
+	return protocol.ID("/relay/" + network + "/" + p.String() + "/1.0.0")
+}
+
+// frameIndex maps a frame protocol to 0 (msg) or 1 (ack).
+func (p Protocol) frameIndex() (int, error) {
+	switch p {
+	case ProtocolMsg:
+		return 0, nil
+	case ProtocolAck:
+		return 1, nil
+	default:
+		return 0, fmt.Errorf("%w: %s", ErrUnknownProtocol, p)
+	}
+}

@@ -1,0 +1,247 @@
+package p2p
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/security/noise"
+	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
+)
+
+// Handler receives the frames of one protocol. from is the authenticated sender.
+//
+// The read loop of a stream calls its handler sequentially, one frame at a time,
+// so frames from one peer on one protocol arrive in order; a handler that blocks
+// stalls that stream (and, through flow control, the sender's queue), so it must
+// return quickly and hand heavy work to its own workers. frame is only valid
+// during the call: the read loop reuses its buffer for the next frame, so a
+// handler that keeps the bytes must copy them. Handlers of different streams run
+// concurrently.
+type Handler func(from peer.ID, frame []byte)
+
+// Host is the node's libp2p transport. Create it with New, register handlers with
+// Handle, add peers with AddPeer, run the heartbeat with Run and release it with
+// Close. All methods are safe for concurrent use.
+type Host struct {
+	cfg     Config
+	log     *slog.Logger
+	host    host.Host
+	self    peer.ID
+	pids    [3]protocol.ID // indexed by Protocol-1
+	metrics *metrics
+
+	// ctx ends when Close starts; every goroutine and dial of the host derives from it.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	handlers [numFrameProtocols]atomic.Pointer[Handler]
+	running  atomic.Bool
+
+	mu     sync.RWMutex // guards closed, out and wg.Add against Close
+	closed bool
+	out    map[outKey]*outbound
+	wg     sync.WaitGroup // writers, inbound stream loops, heartbeat pings
+
+	peersMu sync.Mutex
+	peers   map[peer.ID]*peerState
+}
+
+// New creates the libp2p host and starts listening on cfg.ListenAddrs. Inbound
+// heartbeat pings are answered at once; msg and ack streams are accepted once
+// their handler is registered with Handle. New starts no goroutines of its own:
+// the heartbeat runs in Run, and writers start with the first Send to a peer.
+// Everything New starts ends in Close.
+//
+// The host uses TCP with Noise and Yamux, and QUIC v1 (which brings its own TLS 1.3
+// security and multiplexing); it has no mDNS, DHT, relay, hole punching, NAT port
+// mapping or libp2p metrics.
+func New(cfg Config) (*Host, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
+	}
+	for _, a := range cfg.ListenAddrs {
+		if err := probeListen(a); err != nil {
+			return nil, err
+		}
+	}
+	lh, err := libp2p.New(
+		libp2p.Identity(cfg.PrivKey),
+		libp2p.NoListenAddrs,
+		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
+		libp2p.Transport(libp2pquic.NewTransport),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.DisableRelay(),
+		libp2p.Ping(false),
+		libp2p.DisableMetrics(),
+		libp2p.WithDialTimeout(cfg.DialTimeout),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("create libp2p host: %w", err)
+	}
+	// Listen one address at a time: libp2p's Listen succeeds if any address works,
+	// and we want every configured address or a clear error.
+	for _, a := range cfg.ListenAddrs {
+		if err := lh.Network().Listen(a); err != nil {
+			_ = lh.Close()
+			return nil, listenError(a, err)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Host{
+		cfg:     cfg,
+		log:     cfg.Logger.With(slog.String("component", "p2p")),
+		host:    lh,
+		self:    lh.ID(),
+		metrics: m,
+		ctx:     ctx,
+		cancel:  cancel,
+		out:     make(map[outKey]*outbound),
+		peers:   make(map[peer.ID]*peerState),
+	}
+	for _, p := range []Protocol{ProtocolMsg, ProtocolAck, ProtocolHeartbeat} {
+		h.pids[p-1] = p.ID(cfg.Network)
+	}
+	lh.SetStreamHandler(h.pids[ProtocolHeartbeat-1], h.serveHeartbeat)
+	h.log.Info("p2p host listening", slog.String("peer_id", h.self.String()), slog.Any("addrs", lh.Network().ListenAddresses()))
+	return h, nil
+}
+
+// probeListen fails with ErrAddrInUse if a's fixed TCP or UDP port is taken. It
+// is needed because libp2p binds QUIC sockets with SO_REUSEPORT, which would let a
+// second node silently share the port. Port 0 and other address kinds pass.
+func probeListen(a ma.Multiaddr) error {
+	network, hostport, err := manet.DialArgs(a)
+	if err != nil {
+		return nil // not an IP address: libp2p reports it when listening
+	}
+	if _, port, err := net.SplitHostPort(hostport); err != nil || port == "0" {
+		return nil
+	}
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+		l, err := net.Listen(network, hostport)
+		if err != nil {
+			return listenError(a, err)
+		}
+		return l.Close()
+	case "udp", "udp4", "udp6":
+		c, err := net.ListenPacket(network, hostport)
+		if err != nil {
+			return listenError(a, err)
+		}
+		return c.Close()
+	}
+	return nil
+}
+
+// listenError wraps a listen failure on a, marking a taken port with ErrAddrInUse.
+func listenError(a ma.Multiaddr, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) || strings.Contains(err.Error(), "address already in use") {
+		return fmt.Errorf("listen on %s: %w: %w", a, ErrAddrInUse, err)
+	}
+	return fmt.Errorf("listen on %s: %w", a, err)
+}
+
+// ID returns the node's own PeerId.
+func (h *Host) ID() peer.ID { return h.self }
+
+// Addrs returns the node's listen multiaddrs with its /p2p/<PeerId> suffix, in a
+// form other nodes can pass to AddPeer through peer.AddrInfoFromP2pAddr.
+func (h *Host) Addrs() []ma.Multiaddr {
+	addrs := h.host.Addrs()
+	if len(addrs) == 0 {
+		addrs = h.host.Network().ListenAddresses()
+	}
+	out, err := peer.AddrInfoToP2pAddrs(&peer.AddrInfo{ID: h.self, Addrs: addrs})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// Handle registers fn for frames of proto (ProtocolMsg or ProtocolAck), replacing
+// any earlier handler, and starts accepting inbound streams of that protocol.
+// Until a protocol has a handler, peers cannot open streams for it.
+func (h *Host) Handle(proto Protocol, fn Handler) error {
+	idx, err := proto.frameIndex()
+	if err != nil {
+		return err
+	}
+	if fn == nil {
+		return fmt.Errorf("handle %s: nil handler", proto)
+	}
+	h.handlers[idx].Store(&fn)
+	h.host.SetStreamHandler(h.pids[proto-1], func(s network.Stream) { h.serveFrames(idx, s) })
+	return nil
+}
+
+// track registers one goroutine of the host with the WaitGroup, unless the host
+// is closed. Every call that returns true must be paired with h.wg.Done.
+func (h *Host) track() bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return false
+	}
+	h.wg.Add(1)
+	return true
+}
+
+// Close stops the heartbeat, the writers and the inbound read loops, closes every
+// connection and the listeners, and waits for all of the host's goroutines,
+// including handler calls in progress. Frames still queued are dropped. Close is
+// idempotent.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	h.mu.Unlock()
+
+	h.cancel()
+	for _, p := range []Protocol{ProtocolMsg, ProtocolAck, ProtocolHeartbeat} {
+		h.host.RemoveStreamHandler(h.pids[p-1])
+	}
+	// Closing the libp2p host closes all connections, which unblocks stream reads
+	// and writes in our goroutines.
+	err := h.host.Close()
+	h.wg.Wait()
+	if err != nil {
+		return fmt.Errorf("close libp2p host: %w", err)
+	}
+	return nil
+}
+
+// hasRoute reports whether the host can try to reach id: it is connected or has
+// at least one address for it.
+func (h *Host) hasRoute(id peer.ID) bool {
+	if h.host.Network().Connectedness(id) == network.Connected {
+		return true
+	}
+	return len(h.host.Peerstore().Addrs(id)) > 0
+}

@@ -1,0 +1,87 @@
+package p2p
+
+import (
+	"fmt"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Reasons a frame is dropped, as the "reason" label of relayd_p2p_frames_dropped_total.
+const (
+	dropQueueFull   = "queue_full"   // Send found the outbound queue full
+	dropOversized   = "oversized"    // frame above MaxFrameSize, sent or received
+	dropBadFrame    = "bad_frame"    // malformed frame received (zero length, truncated)
+	dropStreamError = "stream_error" // queued frame lost because the stream failed
+	dropUnreachable = "unreachable"  // queued frame dropped while the peer is backing off
+)
+
+var dropReasons = []string{dropQueueFull, dropOversized, dropBadFrame, dropStreamError, dropUnreachable}
+
+// frameMetrics are the counters of one frame protocol, bound to its label once so
+// the hot path does no label lookups.
+type frameMetrics struct {
+	sent, received           prometheus.Counter
+	bytesSent, bytesReceived prometheus.Counter
+	dropped                  map[string]prometheus.Counter
+}
+
+// metrics holds the host's prometheus collectors. They exist whether or not a
+// registerer was given, so callers never check for nil.
+type metrics struct {
+	frames     [numFrameProtocols]frameMetrics
+	heartbeats *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	sent := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "frames_sent_total",
+		Help: "Frames written to peers, by protocol.",
+	}, []string{"protocol"})
+	received := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "frames_received_total",
+		Help: "Frames received from peers and passed to the handler, by protocol.",
+	}, []string{"protocol"})
+	bytesSent := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "frame_bytes_sent_total",
+		Help: "Frame bytes written to peers (without length prefixes), by protocol.",
+	}, []string{"protocol"})
+	bytesReceived := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "frame_bytes_received_total",
+		Help: "Frame bytes received from peers (without length prefixes), by protocol.",
+	}, []string{"protocol"})
+	dropped := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "frames_dropped_total",
+		Help: "Frames dropped, by protocol and reason (queue_full, oversized, bad_frame, stream_error, unreachable).",
+	}, []string{"protocol", "reason"})
+	heartbeats := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "heartbeats_total",
+		Help: "Heartbeat pings, by result (ok, fail).",
+	}, []string{"result"})
+
+	m := &metrics{heartbeats: heartbeats}
+	for i, p := range []Protocol{ProtocolMsg, ProtocolAck} {
+		name := p.String()
+		fm := frameMetrics{
+			sent:          sent.WithLabelValues(name),
+			received:      received.WithLabelValues(name),
+			bytesSent:     bytesSent.WithLabelValues(name),
+			bytesReceived: bytesReceived.WithLabelValues(name),
+			dropped:       make(map[string]prometheus.Counter, len(dropReasons)),
+		}
+		for _, r := range dropReasons {
+			fm.dropped[r] = dropped.WithLabelValues(name, r)
+		}
+		m.frames[i] = fm
+	}
+	heartbeats.WithLabelValues("ok")
+	heartbeats.WithLabelValues("fail")
+
+	if reg != nil {
+		for _, c := range []prometheus.Collector{sent, received, bytesSent, bytesReceived, dropped, heartbeats} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("register p2p metrics: %w", err)
+			}
+		}
+	}
+	return m, nil
+}

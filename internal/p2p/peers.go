@@ -1,0 +1,154 @@
+package p2p
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
+	ma "github.com/multiformats/go-multiaddr"
+)
+
+// connProtectTag marks connections to known peers so the libp2p connection manager
+// never trims them.
+const connProtectTag = "relayd-peer"
+
+// PeerInfo describes a known peer as the heartbeat sees it.
+type PeerInfo struct {
+	// ID is the peer's PeerId.
+	ID peer.ID
+	// Addrs are the peer's known multiaddrs (without /p2p/ suffix).
+	Addrs []ma.Multiaddr
+	// Quality is an exponentially weighted heartbeat success ratio in [0, 1]: it
+	// starts at InitialQuality and moves QualityWeight of the way to 1 after each
+	// successful ping and to 0 after each failed one.
+	Quality float64
+	// LastSeen is the time of the last successful ping; zero if there was none.
+	LastSeen time.Time
+	// Latency is the round-trip time of the last successful ping.
+	Latency time.Duration
+	// Connected reports whether the host has an open connection to the peer now.
+	Connected bool
+}
+
+// peerState is what the host keeps per known peer besides the peerstore.
+type peerState struct {
+	quality  float64
+	lastSeen time.Time
+	latency  time.Duration
+}
+
+// AddPeer adds a peer (from an on-chain announcement or a static list) to the
+// known peers that the heartbeat pings, or updates it. Non-empty info.Addrs
+// replace the addresses known for the peer; empty info.Addrs keep them. Adding a
+// peer again ends any dial backoff towards it, so a restarted peer announced on
+// new addresses is reached by the next Send. The ID must be a secp256k1 PeerId
+// other than the node's own.
+func (h *Host) AddPeer(info peer.AddrInfo) error {
+	if _, err := secp256k1Key(info.ID); err != nil {
+		return fmt.Errorf("add peer: %w", err)
+	}
+	if info.ID == h.self {
+		return fmt.Errorf("add peer: %w", ErrSelf)
+	}
+	h.mu.RLock()
+	closed := h.closed
+	h.mu.RUnlock()
+	if closed {
+		return ErrClosed
+	}
+	ps := h.host.Peerstore()
+	if len(info.Addrs) > 0 {
+		ps.ClearAddrs(info.ID)
+		ps.AddAddrs(info.ID, info.Addrs, peerstore.PermanentAddrTTL)
+	}
+	h.host.ConnManager().Protect(info.ID, connProtectTag)
+	if sw, ok := h.host.Network().(*swarm.Swarm); ok {
+		sw.Backoff().Clear(info.ID)
+	}
+	h.peersMu.Lock()
+	if _, ok := h.peers[info.ID]; !ok {
+		h.peers[info.ID] = &peerState{quality: InitialQuality}
+	}
+	h.peersMu.Unlock()
+
+	h.mu.RLock()
+	for idx := range numFrameProtocols {
+		if o, ok := h.out[outKey{peer: info.ID, idx: idx}]; ok {
+			o.resetBackoff()
+		}
+	}
+	h.mu.RUnlock()
+	return nil
+}
+
+// RemovePeer forgets a known peer: the heartbeat stops pinging it and its
+// connections are no longer protected. Its addresses are cleared, so Send fails
+// with ErrNoAddress once it is disconnected. Removing an unknown peer does nothing.
+func (h *Host) RemovePeer(id peer.ID) {
+	h.peersMu.Lock()
+	delete(h.peers, id)
+	h.peersMu.Unlock()
+	h.host.ConnManager().Unprotect(id, connProtectTag)
+	h.host.Peerstore().ClearAddrs(id)
+}
+
+// Peers returns the known peers, sorted by ID.
+func (h *Host) Peers() []PeerInfo {
+	h.peersMu.Lock()
+	out := make([]PeerInfo, 0, len(h.peers))
+	for id, st := range h.peers {
+		out = append(out, PeerInfo{ID: id, Quality: st.quality, LastSeen: st.lastSeen, Latency: st.latency})
+	}
+	h.peersMu.Unlock()
+	for i := range out {
+		out[i].Addrs = h.host.Peerstore().Addrs(out[i].ID)
+		out[i].Connected = h.host.Network().Connectedness(out[i].ID) == network.Connected
+	}
+	slices.SortFunc(out, func(a, b PeerInfo) int {
+		switch {
+		case a.ID < b.ID:
+			return -1
+		case a.ID > b.ID:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+// knownPeers returns the IDs of the known peers.
+func (h *Host) knownPeers() []peer.ID {
+	h.peersMu.Lock()
+	defer h.peersMu.Unlock()
+	ids := make([]peer.ID, 0, len(h.peers))
+	for id := range h.peers {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// recordPing updates a known peer's quality, last-seen time and latency.
+func (h *Host) recordPing(id peer.ID, rtt time.Duration, err error, now time.Time) {
+	if err == nil {
+		h.metrics.heartbeats.WithLabelValues("ok").Inc()
+	} else {
+		h.metrics.heartbeats.WithLabelValues("fail").Inc()
+	}
+	h.peersMu.Lock()
+	defer h.peersMu.Unlock()
+	st, ok := h.peers[id]
+	if !ok {
+		return
+	}
+	if err != nil {
+		st.quality *= 1 - QualityWeight
+		return
+	}
+	st.quality = st.quality*(1-QualityWeight) + QualityWeight
+	st.lastSeen = now
+	st.latency = rtt
+}

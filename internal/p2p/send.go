@@ -1,0 +1,262 @@
+package p2p
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// writeBufferSize is the bufio.Writer size of an outbound stream: frames queued
+// together leave in one write of up to this many bytes.
+const writeBufferSize = 64 << 10
+
+// outKey names one outbound stream.
+type outKey struct {
+	peer peer.ID
+	idx  int // frame protocol index
+}
+
+// outbound is the long-lived stream to one peer for one protocol, with its queue
+// and writer goroutine. Only the writer touches s and bw.
+type outbound struct {
+	h     *Host
+	key   outKey
+	queue chan []byte
+
+	s  network.Stream
+	bw *bufio.Writer
+
+	mu       sync.Mutex // guards failures and retryAt
+	failures int
+	retryAt  time.Time // zero when not backing off
+}
+
+// Send queues frame for to on proto (ProtocolMsg or ProtocolAck) and returns
+// without waiting for the network. It copies frame, so the caller may reuse it.
+//
+// Frames to one peer on one protocol travel in order over one long-lived stream,
+// opened on first use and re-opened after a failure. Send fails at once, and queues
+// nothing, with ErrFrameTooLarge or ErrBadFrame for a frame that is too long or
+// empty, ErrSelf for the node itself, ErrNoAddress for a peer with no connection
+// and no known address, ErrUnreachable while the stream to the peer is backing off
+// after a failure, ErrQueueFull when the peer's queue is full, and ErrClosed after
+// Close. A nil error means queued, not delivered: frames queued when a stream fails
+// are lost and counted as dropped.
+func (h *Host) Send(ctx context.Context, to peer.ID, proto Protocol, frame []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	idx, err := proto.frameIndex()
+	if err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	fm := &h.metrics.frames[idx]
+	if len(frame) == 0 {
+		return fmt.Errorf("send %s: %w: empty", proto, ErrBadFrame)
+	}
+	if len(frame) > h.cfg.MaxFrameSize {
+		fm.dropped[dropOversized].Inc()
+		return fmt.Errorf("send %s: %w: %d bytes, max %d", proto, ErrFrameTooLarge, len(frame), h.cfg.MaxFrameSize)
+	}
+	if to == h.self {
+		return fmt.Errorf("send %s: %w", proto, ErrSelf)
+	}
+	o, err := h.outbound(outKey{peer: to, idx: idx})
+	if err != nil {
+		return fmt.Errorf("send %s to %s: %w", proto, to, err)
+	}
+	if wait := o.backoff(time.Now()); wait > 0 {
+		fm.dropped[dropUnreachable].Inc()
+		return fmt.Errorf("send %s to %s: %w (retry in %s)", proto, to, ErrUnreachable, wait.Round(time.Millisecond))
+	}
+	buf := make([]byte, len(frame))
+	copy(buf, frame)
+	select {
+	case o.queue <- buf:
+		return nil
+	default:
+		fm.dropped[dropQueueFull].Inc()
+		return fmt.Errorf("send %s to %s: %w", proto, to, ErrQueueFull)
+	}
+}
+
+// outbound returns the outbound stream state for k, creating it and starting its
+// writer on first use.
+func (h *Host) outbound(k outKey) (*outbound, error) {
+	h.mu.RLock()
+	o, ok := h.out[k]
+	closed := h.closed
+	h.mu.RUnlock()
+	if ok {
+		return o, nil
+	}
+	if closed {
+		return nil, ErrClosed
+	}
+	if !h.hasRoute(k.peer) {
+		return nil, ErrNoAddress
+	}
+
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, ErrClosed
+	}
+	if o, ok := h.out[k]; ok {
+		return o, nil
+	}
+	o = &outbound{
+		h:     h,
+		key:   k,
+		queue: make(chan []byte, h.cfg.QueueSize),
+		bw:    bufio.NewWriterSize(nil, writeBufferSize),
+	}
+	h.out[k] = o
+	h.wg.Add(1)
+	go o.run()
+	return o, nil
+}
+
+// backoff returns how long Send must still refuse frames, or 0.
+func (o *outbound) backoff(now time.Time) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.retryAt.IsZero() {
+		return 0
+	}
+	return o.retryAt.Sub(now)
+}
+
+// fail records a stream failure and schedules the next attempt.
+func (o *outbound) fail(now time.Time) time.Duration {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	wait := o.h.cfg.BackoffMin << min(o.failures, 30)
+	if wait > o.h.cfg.BackoffMax || wait <= 0 {
+		wait = o.h.cfg.BackoffMax
+	}
+	o.failures++
+	o.retryAt = now.Add(wait)
+	return wait
+}
+
+// succeed clears the backoff after a successful write.
+func (o *outbound) succeed() {
+	o.mu.Lock()
+	o.failures = 0
+	o.retryAt = time.Time{}
+	o.mu.Unlock()
+}
+
+// resetBackoff lets the next Send try at once (the peer has new addresses).
+func (o *outbound) resetBackoff() {
+	o.succeed()
+}
+
+// run is the writer goroutine: it takes frames off the queue, writes them through
+// the buffered writer while more are waiting, and flushes when the queue is empty.
+func (o *outbound) run() {
+	defer o.h.wg.Done()
+	defer o.dropStream()
+	fm := &o.h.metrics.frames[o.key.idx]
+	for {
+		var f []byte
+		select {
+		case <-o.h.ctx.Done():
+			return
+		case f = <-o.queue:
+		}
+		if !o.ensureStream() {
+			fm.dropped[dropUnreachable].Inc()
+			continue
+		}
+		// taken counts the frames of this batch; on failure they are all counted
+		// as lost, although the bytes that left before the error may have arrived.
+		taken, bytes := 1, len(f)
+		err := writeFrame(o.bw, f)
+	batch:
+		for err == nil {
+			select {
+			case f = <-o.queue:
+				taken++
+				bytes += len(f)
+				err = writeFrame(o.bw, f)
+			default:
+				err = o.bw.Flush()
+				break batch
+			}
+		}
+		if err != nil {
+			fm.dropped[dropStreamError].Add(float64(taken))
+			wait := o.fail(time.Now())
+			o.h.log.Debug("p2p stream write failed", slog.String("peer_id", o.key.peer.String()),
+				slog.String("protocol", protoName(o.key.idx)), slog.Duration("retry_in", wait), slog.Any("err", err))
+			o.dropStream()
+			continue
+		}
+		fm.sent.Add(float64(taken))
+		fm.bytesSent.Add(float64(bytes))
+		o.succeed()
+	}
+}
+
+// ensureStream opens the stream if there is none and the backoff allows it.
+func (o *outbound) ensureStream() bool {
+	if o.s != nil {
+		return true
+	}
+	if o.backoff(time.Now()) > 0 {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(o.h.ctx, o.h.cfg.DialTimeout)
+	s, err := o.h.host.NewStream(ctx, o.key.peer, o.h.pids[o.key.idx])
+	cancel()
+	if err != nil {
+		wait := o.fail(time.Now())
+		if !errors.Is(err, context.Canceled) {
+			o.h.log.Debug("p2p open stream failed", slog.String("peer_id", o.key.peer.String()),
+				slog.String("protocol", protoName(o.key.idx)), slog.Duration("retry_in", wait), slog.Any("err", err))
+		}
+		return false
+	}
+	o.s = s
+	o.bw.Reset(deadlineWriter{s: s, timeout: o.h.cfg.WriteTimeout})
+	return true
+}
+
+// dropStream resets the current stream, if any, and discards buffered bytes.
+func (o *outbound) dropStream() {
+	if o.s == nil {
+		return
+	}
+	_ = o.s.Reset()
+	o.s = nil
+	o.bw.Reset(nil)
+}
+
+// deadlineWriter sets a write deadline before every write to the stream, so a peer
+// that stops reading cannot block the writer forever. bufio calls it once per
+// buffer, not once per frame.
+type deadlineWriter struct {
+	s       network.Stream
+	timeout time.Duration
+}
+
+func (w deadlineWriter) Write(p []byte) (int, error) {
+	if err := w.s.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
+		return 0, err
+	}
+	return w.s.Write(p)
+}
+
+// protoName returns the name of frame protocol index idx.
+func protoName(idx int) string {
+	return Protocol(idx + 1).String()
+}
