@@ -1,0 +1,55 @@
+package packet
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Errors returned by this package. Match them with errors.Is: Peel and Seal
+// may wrap them with context.
+var (
+	// ErrSize is returned by Peel for a packet that is not exactly PacketSize
+	// bytes long (truncated or oversized).
+	ErrSize = fmt.Errorf("packet: packet is not %d bytes", PacketSize)
+
+	// ErrMAC is returned by Peel when the packet's MAC does not verify: the
+	// packet was altered in transit, or it was not built for this node's key.
+	ErrMAC = errors.New("packet: bad MAC")
+
+	// ErrReplay is returned by Peel when the ReplayChecker has already seen
+	// the packet's replay tag.
+	ErrReplay = errors.New("packet: replayed packet")
+
+	// ErrBadPoint is returned for bytes that are not a valid secp256k1 point
+	// in the expected encoding: a public key given to ParsePublicKey, a
+	// packet's ephemeral key, or a next-hop key in authenticated routing
+	// information.
+	ErrBadPoint = errors.New("packet: malformed secp256k1 point")
+
+	// ErrBadKey is returned by NewPrivateKey for a scalar that is not in
+	// [1, n-1].
+	ErrBadKey = errors.New("packet: malformed private key")
+
+	// ErrPayload is returned by Peel when the authenticated contents of a
+	// packet do not decode (bad length, non-zero padding, non-canonical final
+	// routing information). Only a faulty sender can produce such a packet.
+	ErrPayload = errors.New("packet: malformed payload")
+
+	// ErrTooManyHops is returned by NewRoute for a route longer than MaxHops.
+	ErrTooManyHops = fmt.Errorf("packet: route has more than %d hops", MaxHops)
+
+	// ErrEmptyRoute is returned by NewRoute for a route without hops.
+	ErrEmptyRoute = errors.New("packet: route has no hops")
+
+	// ErrMessageTooLarge is returned by Seal for a message text longer than
+	// MaxMessageSize bytes; nothing is built.
+	ErrMessageTooLarge = fmt.Errorf("packet: message text longer than %d bytes", MaxMessageSize)
+
+	// ErrPoRCount is returned by Seal when the number of proof-of-relay
+	// fields is not the number of relayers (Route.Len() - 1).
+	ErrPoRCount = errors.New("packet: need one proof-of-relay field per relayer")
+
+	// ErrSealed is returned by Seal on a Route that was already sealed: a
+	// route's ephemeral keys are single-use.
+	ErrSealed = errors.New("packet: route already sealed")
+)

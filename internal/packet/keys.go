@@ -1,0 +1,156 @@
+package packet
+
+import (
+	"crypto/hkdf"
+	"crypto/sha256"
+	"errors"
+	"io"
+
+	dsecp "github.com/decred/dcrd/dcrec/secp256k1/v4"
+)
+
+// PublicKey is a parsed secp256k1 node public key. Parse each peer's key once
+// with ParsePublicKey and keep it: parsing costs a square root, building a
+// route with pre-parsed keys does not.
+type PublicKey struct {
+	compressed [PublicKeySize]byte
+	x, y       [32]byte // affine coordinates, big-endian
+}
+
+// ParsePublicKey parses a 33-byte SEC1 compressed secp256k1 public key. It
+// returns ErrBadPoint for anything else, including an uncompressed key.
+func ParsePublicKey(b []byte) (*PublicKey, error) {
+	if len(b) != PublicKeySize || (b[0] != 2 && b[0] != 3) {
+		return nil, ErrBadPoint
+	}
+	pk, err := dsecp.ParsePubKey(b)
+	if err != nil {
+		return nil, ErrBadPoint
+	}
+	p := &PublicKey{}
+	copy(p.compressed[:], b)
+	pk.X().FillBytes(p.x[:])
+	pk.Y().FillBytes(p.y[:])
+	return p, nil
+}
+
+// Bytes returns the key in SEC1 compressed form.
+func (p *PublicKey) Bytes() [PublicKeySize]byte { return p.compressed }
+
+// PrivateKey is a node's secp256k1 key, prepared for Peel.
+type PrivateKey struct {
+	scalar [32]byte
+	pub    PublicKey
+}
+
+// NewPrivateKey prepares a node key given as a 32-byte big-endian scalar in
+// [1, n-1] (for example go-ethereum's crypto.FromECDSA). It returns ErrBadKey
+// otherwise. The PrivateKey keeps its own copy of the scalar.
+func NewPrivateKey(scalar []byte) (*PrivateKey, error) {
+	if len(scalar) != 32 {
+		return nil, ErrBadKey
+	}
+	k := &PrivateKey{}
+	copy(k.scalar[:], scalar)
+	var s dsecp.ModNScalar
+	if overflow := s.SetBytes(&k.scalar); overflow != 0 || s.IsZero() {
+		return nil, ErrBadKey
+	}
+	var p dsecp.JacobianPoint
+	dsecp.ScalarBaseMultNonConst(&s, &p)
+	s.Zero()
+	p.ToAffine()
+	p.X.PutBytesUnchecked(k.pub.x[:])
+	p.Y.PutBytesUnchecked(k.pub.y[:])
+	k.pub.compressed[0] = 2 | byte(p.Y.IsOddBit())
+	copy(k.pub.compressed[1:], k.pub.x[:])
+	return k, nil
+}
+
+// PublicKey returns the key's public half.
+func (k *PrivateKey) PublicKey() *PublicKey {
+	p := k.pub
+	return &p
+}
+
+// errRandom is returned when the random source fails to yield a valid scalar
+// in a handful of tries (a broken reader: a uniform one fails with
+// probability about 2^-128 per try).
+var errRandom = errors.New("packet: random source yields no valid scalar")
+
+// newEphemeral draws a fresh ephemeral key from rand: the scalar and its
+// public key 0x04 ‖ X ‖ Y. The base-point multiplication is decred's
+// precomputed, variable-time one: the scalar is used for one packet only.
+func newEphemeral(rand io.Reader) (scalar [32]byte, pub [EphemeralKeySize]byte, err error) {
+	for range 4 {
+		if _, err := io.ReadFull(rand, scalar[:]); err != nil {
+			return scalar, pub, err
+		}
+		var s dsecp.ModNScalar
+		if overflow := s.SetBytes(&scalar); overflow != 0 || s.IsZero() {
+			continue
+		}
+		var p dsecp.JacobianPoint
+		dsecp.ScalarBaseMultNonConst(&s, &p)
+		s.Zero()
+		p.ToAffine()
+		pub[0] = 4
+		p.X.PutBytesUnchecked(pub[1:33])
+		p.Y.PutBytesUnchecked(pub[33:65])
+		return scalar, pub, nil
+	}
+	clear(scalar[:])
+	return scalar, pub, errRandom
+}
+
+// parseEphemeral checks that b is 0x04 ‖ X ‖ Y with X, Y < p on the curve
+// and returns the coordinates.
+func parseEphemeral(b []byte) (x, y *[32]byte, ok bool) {
+	if len(b) != EphemeralKeySize || b[0] != 4 {
+		return nil, nil, false
+	}
+	if _, err := dsecp.ParsePubKey(b); err != nil {
+		return nil, nil, false
+	}
+	return (*[32]byte)(b[1:33]), (*[32]byte)(b[33:65]), true
+}
+
+// ecdhLabel separates the shared-secret hash from every other use of SHA-256.
+const ecdhLabel = "relayd packet ecdh"
+
+// sharedSecret hashes a hop's shared point into s_i:
+// SHA-256(ecdhLabel ‖ compressed(S) ‖ E ‖ P), binding the ephemeral key E and
+// the hop's public key P like HPKE's DHKEM does.
+func sharedSecret(point *[PublicKeySize]byte, eph []byte, pub *[PublicKeySize]byte) [SecretSize]byte {
+	var in [len(ecdhLabel) + PublicKeySize + EphemeralKeySize + PublicKeySize]byte
+	n := copy(in[:], ecdhLabel)
+	n += copy(in[n:], point[:])
+	n += copy(in[n:], eph)
+	copy(in[n:], pub[:])
+	return sha256.Sum256(in[:])
+}
+
+// keysLabel is the HKDF info string of a hop's symmetric keys.
+const keysLabel = "relayd packet keys"
+
+// hopKeys are the symmetric keys a hop derives from its secret.
+type hopKeys struct {
+	header  [32]byte // ChaCha20 key of the routing-information stream
+	payload [32]byte // ChaCha20-Poly1305 key: payload layer and MAC
+	tag     [TagSize]byte
+}
+
+// deriveKeys expands s_i: header ‖ payload ‖ tag = HKDF-SHA256(s_i, salt
+// empty, keysLabel, 96 bytes), the same HKDF as PROTOCOL.md §2.
+func deriveKeys(secret *[SecretSize]byte) hopKeys {
+	okm, err := hkdf.Key(sha256.New, secret[:], nil, keysLabel, 96)
+	if err != nil {
+		panic("packet: hkdf: " + err.Error()) // 96 bytes is always allowed
+	}
+	var k hopKeys
+	copy(k.header[:], okm[0:32])
+	copy(k.payload[:], okm[32:64])
+	copy(k.tag[:], okm[64:96])
+	clear(okm)
+	return k
+}

@@ -1,0 +1,509 @@
+package packet
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"golang.org/x/crypto/chacha20"
+)
+
+// seededReader is a deterministic randomness source: the ChaCha20 keystream
+// of SHA-256(seed).
+type seededReader struct{ c *chacha20.Cipher }
+
+func newSeededReader(seed string) *seededReader {
+	key := sha256.Sum256([]byte(seed))
+	c, err := chacha20.NewUnauthenticatedCipher(key[:], make([]byte, chacha20.NonceSize))
+	if err != nil {
+		panic(err)
+	}
+	return &seededReader{c}
+}
+
+func (r *seededReader) Read(p []byte) (int, error) {
+	clear(p)
+	r.c.XORKeyStream(p, p)
+	return len(p), nil
+}
+
+// memReplay is an in-memory ReplayChecker that counts its calls.
+type memReplay struct {
+	seen  map[[TagSize]byte]bool
+	calls int
+	err   error
+}
+
+func newMemReplay() *memReplay { return &memReplay{seen: map[[TagSize]byte]bool{}} }
+
+func (m *memReplay) CheckAndAdd(tag [TagSize]byte) (bool, error) {
+	m.calls++
+	if m.err != nil {
+		return false, m.err
+	}
+	if m.seen[tag] {
+		return false, nil
+	}
+	m.seen[tag] = true
+	return true, nil
+}
+
+// fresh is a ReplayChecker that accepts everything (benchmarks, fuzzing).
+type fresh struct{}
+
+func (fresh) CheckAndAdd([TagSize]byte) (bool, error) { return true, nil }
+
+// node is a test node: its prepared private key and its parsed public key.
+type node struct {
+	priv *PrivateKey
+	pub  *PublicKey
+}
+
+func newNodes(t testing.TB, rand io.Reader, n int) []node {
+	t.Helper()
+	nodes := make([]node, n)
+	for i := range nodes {
+		var b [32]byte
+		if _, err := io.ReadFull(rand, b[:]); err != nil {
+			t.Fatal(err)
+		}
+		priv, err := NewPrivateKey(b[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := priv.PublicKey().Bytes()
+		pub, err := ParsePublicKey(enc[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = node{priv, pub}
+	}
+	return nodes
+}
+
+func pubs(nodes []node) []*PublicKey {
+	out := make([]*PublicKey, len(nodes))
+	for i, n := range nodes {
+		out[i] = n.pub
+	}
+	return out
+}
+
+// testPoR is a recognisable proof-of-relay field for relayer i.
+func testPoR(n int) [][PoRSize]byte {
+	por := make([][PoRSize]byte, n-1)
+	for i := range por {
+		for j := range por[i] {
+			por[i][j] = byte(0xa0 + i)
+		}
+		por[i][0] = byte(i)
+	}
+	return por
+}
+
+// build seals msg along a route over nodes and returns the packet and the
+// route.
+func build(t testing.TB, rand io.Reader, nodes []node, msg Message) ([]byte, *Route) {
+	t.Helper()
+	r, err := NewRoute(rand, pubs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkt, err := r.Seal(msg, testPoR(len(nodes)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pkt, r
+}
+
+func TestSizes(t *testing.T) {
+	if MaxMessageSize < 500 {
+		t.Errorf("MaxMessageSize = %d, want at least 500", MaxMessageSize)
+	}
+	if RoutingInfoSize != 167 || HeaderSize != 749 || PayloadSize != 510 || PacketSize != 1259 {
+		t.Errorf("sizes changed: routing info %d, header %d, payload %d, packet %d; update PROTOCOL.md §3 and the vectors",
+			RoutingInfoSize, HeaderSize, PayloadSize, PacketSize)
+	}
+}
+
+func TestRoundTrip(t *testing.T) {
+	maxText := bytes.Repeat([]byte("m"), MaxMessageSize)
+	texts := map[string][]byte{"empty": nil, "short": []byte("hello, mixnet"), "max": maxText}
+	for hops := 1; hops <= MaxHops; hops++ {
+		for name, text := range texts {
+			t.Run(fmt.Sprintf("%dhops/%s", hops, name), func(t *testing.T) {
+				rand := newSeededReader(t.Name())
+				nodes := newNodes(t, rand, hops)
+				msg := Message{Text: text, Timestamp: 1_700_000_000_123}
+				pkt, route := build(t, rand, nodes, msg)
+				por := testPoR(hops)
+				for i, n := range nodes {
+					if len(pkt) != PacketSize {
+						t.Fatalf("hop %d: packet is %d bytes, want %d", i, len(pkt), PacketSize)
+					}
+					replay := newMemReplay()
+					p, err := Peel(n.priv, pkt, replay)
+					if err != nil {
+						t.Fatalf("hop %d: Peel: %v", i, err)
+					}
+					if p.Secret != route.Secret(i) {
+						t.Errorf("hop %d: secret differs from the sender's", i)
+					}
+					if !replay.seen[p.Tag] || replay.calls != 1 {
+						t.Errorf("hop %d: tag not recorded once", i)
+					}
+					last := i == hops-1
+					if p.Final != last {
+						t.Fatalf("hop %d: Final = %v, want %v", i, p.Final, last)
+					}
+					if last {
+						if !bytes.Equal(p.Message.Text, msg.Text) || p.Message.Timestamp != msg.Timestamp {
+							t.Errorf("message = %q @%d, want %q @%d", p.Message.Text, p.Message.Timestamp, msg.Text, msg.Timestamp)
+						}
+						if p.Next != nil || p.NextHop != ([PublicKeySize]byte{}) || p.PoR != ([PoRSize]byte{}) {
+							t.Errorf("recipient got relay fields")
+						}
+						break
+					}
+					if p.NextHop != nodes[i+1].pub.Bytes() {
+						t.Errorf("hop %d: next hop %x, want %x", i, p.NextHop, nodes[i+1].pub.Bytes())
+					}
+					if p.PoR != por[i] {
+						t.Errorf("hop %d: PoR %x, want %x", i, p.PoR, por[i])
+					}
+					if p.Message.Text != nil || p.Message.Timestamp != 0 {
+						t.Errorf("hop %d: relayer got the message", i)
+					}
+					if len(text) > 4 && bytes.Contains(p.Next, text[:5]) {
+						t.Errorf("hop %d: next packet contains message text", i)
+					}
+					if bytes.Equal(p.Next[offPayload:], pkt[offPayload:]) {
+						t.Errorf("hop %d: payload not re-encrypted", i)
+					}
+					pkt = p.Next
+				}
+			})
+		}
+	}
+}
+
+// TestRelayersLearnNothingOfTheMessage checks every relayer's Peeled for the
+// message text and timestamp, field by field.
+func TestRelayersLearnNothingOfTheMessage(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 4)
+	text := []byte("a secret meeting at noon, bring the documents")
+	msg := Message{Text: text, Timestamp: 0x0102030405060708}
+	pkt, _ := build(t, rand, nodes, msg)
+	var ts [8]byte
+	for i := range ts {
+		ts[i] = byte(i + 1)
+	}
+	for i, n := range nodes[:3] {
+		p, err := Peel(n.priv, pkt, newMemReplay())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Final || p.Message.Text != nil || p.Message.Timestamp != 0 {
+			t.Fatalf("relayer %d got %+v", i, p.Message)
+		}
+		for name, b := range map[string][]byte{"Next": p.Next, "PoR": p.PoR[:], "NextHop": p.NextHop[:], "Secret": p.Secret[:], "Tag": p.Tag[:]} {
+			if bytes.Contains(b, text[:8]) || bytes.Contains(b, ts[:]) {
+				t.Errorf("relayer %d: %s contains message data", i, name)
+			}
+		}
+		pkt = p.Next
+	}
+}
+
+func TestWrongKey(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 4)
+	pkt, _ := build(t, rand, nodes[:3], Message{Text: []byte("x")})
+	for _, who := range []int{1, 2, 3} { // a later hop, the recipient, a stranger
+		replay := newMemReplay()
+		if _, err := Peel(nodes[who].priv, pkt, replay); !errors.Is(err, ErrMAC) {
+			t.Errorf("node %d: err = %v, want ErrMAC", who, err)
+		}
+		if replay.calls != 0 {
+			t.Errorf("node %d: replay store consulted for a packet with a bad MAC", who)
+		}
+	}
+}
+
+// TestBitFlips flips every bit of a 3-hop packet (2 relayers and the
+// recipient) and of the packet the first hop forwards: each must be rejected
+// by the hop that receives it, before its replay store is touched.
+func TestBitFlips(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 3)
+	pkt, _ := build(t, rand, nodes, Message{Text: []byte("flip me"), Timestamp: 42})
+	p, err := Peel(nodes[0].priv, pkt, newMemReplay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for hop, in := range [][]byte{pkt, p.Next} {
+		bad := bytes.Clone(in)
+		replay := newMemReplay()
+		for pos := range bad {
+			for bit := range 8 {
+				bad[pos] ^= 1 << bit
+				_, err := Peel(nodes[hop].priv, bad, replay)
+				bad[pos] ^= 1 << bit
+				ok := errors.Is(err, ErrMAC) || (pos < EphemeralKeySize && errors.Is(err, ErrBadPoint))
+				if !ok {
+					t.Fatalf("hop %d, byte %d, bit %d: err = %v, want ErrMAC", hop, pos, bit, err)
+				}
+			}
+		}
+		if replay.calls != 0 {
+			t.Errorf("hop %d: replay store consulted %d times for altered packets", hop, replay.calls)
+		}
+		if _, err := Peel(nodes[hop].priv, bad, replay); err != nil {
+			t.Errorf("hop %d: unaltered packet rejected after the loop: %v", hop, err)
+		}
+	}
+}
+
+func TestPeelSize(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 2)
+	pkt, _ := build(t, rand, nodes, Message{Text: []byte("x")})
+	for name, b := range map[string][]byte{
+		"nil":       nil,
+		"empty":     {},
+		"header":    pkt[:HeaderSize],
+		"truncated": pkt[:PacketSize-1],
+		"oversized": append(bytes.Clone(pkt), 0),
+		"double":    append(bytes.Clone(pkt), pkt...),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Peel(nodes[0].priv, b, newMemReplay()); !errors.Is(err, ErrSize) {
+				t.Errorf("err = %v, want ErrSize", err)
+			}
+		})
+	}
+}
+
+func TestReplay(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 2)
+	pkt, _ := build(t, rand, nodes, Message{Text: []byte("once")})
+	replay := newMemReplay()
+	first, err := Peel(nodes[0].priv, pkt, replay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Peel(nodes[0].priv, pkt, replay); !errors.Is(err, ErrReplay) {
+		t.Fatalf("second Peel: err = %v, want ErrReplay", err)
+	}
+	// The forwarded packet is new to the next hop, once.
+	next := newMemReplay()
+	if _, err := Peel(nodes[1].priv, first.Next, next); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Peel(nodes[1].priv, first.Next, next); !errors.Is(err, ErrReplay) {
+		t.Fatalf("recipient: err = %v, want ErrReplay", err)
+	}
+	// A second packet on the same route has different tags.
+	pkt2, _ := build(t, rand, nodes, Message{Text: []byte("once")})
+	if _, err := Peel(nodes[0].priv, pkt2, replay); err != nil {
+		t.Fatalf("a fresh packet: %v", err)
+	}
+}
+
+func TestReplayStoreError(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 1)
+	pkt, _ := build(t, rand, nodes, Message{Text: []byte("x")})
+	storeErr := errors.New("disk full")
+	_, err := Peel(nodes[0].priv, pkt, &memReplay{err: storeErr})
+	if !errors.Is(err, storeErr) || errors.Is(err, ErrReplay) {
+		t.Fatalf("err = %v, want the store's error", err)
+	}
+}
+
+func TestBadEphemeralKey(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 1)
+	pkt, _ := build(t, rand, nodes, Message{Text: []byte("x")})
+	for name, mutate := range map[string]func(b []byte){
+		"compressed prefix": func(b []byte) { b[0] = 2 },
+		"hybrid prefix":     func(b []byte) { b[0] = 6 | (b[64] & 1) },
+		"x off curve":       func(b []byte) { b[10] ^= 1 },
+		"x = p":             func(b []byte) { copy(b[1:33], bytes.Repeat([]byte{0xff}, 32)) },
+		"zero point":        func(b []byte) { clear(b[1:65]) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			bad := bytes.Clone(pkt)
+			mutate(bad)
+			if _, err := Peel(nodes[0].priv, bad, newMemReplay()); !errors.Is(err, ErrBadPoint) {
+				t.Errorf("err = %v, want ErrBadPoint", err)
+			}
+		})
+	}
+}
+
+func TestSealErrors(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 3)
+	newRoute := func() *Route {
+		r, err := NewRoute(rand, pubs(nodes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	tooLong := Message{Text: make([]byte, MaxMessageSize+1)}
+	_, err := newRoute().Seal(tooLong, testPoR(3))
+	if !errors.Is(err, ErrMessageTooLarge) || !strings.Contains(err.Error(), "500 bytes") {
+		t.Errorf("too long: err = %v, want ErrMessageTooLarge stating 500 bytes", err)
+	}
+	for _, n := range []int{0, 1, 3} {
+		if _, err := newRoute().Seal(Message{}, testPoR(n+1)); !errors.Is(err, ErrPoRCount) {
+			t.Errorf("%d PoR fields: err = %v, want ErrPoRCount", n, err)
+		}
+	}
+	r := newRoute()
+	if _, err := r.Seal(Message{}, testPoR(3)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Seal(Message{}, testPoR(3)); !errors.Is(err, ErrSealed) {
+		t.Errorf("second Seal: err = %v, want ErrSealed", err)
+	}
+	// A refused Seal leaves the route usable.
+	r = newRoute()
+	if _, err := r.Seal(tooLong, testPoR(3)); !errors.Is(err, ErrMessageTooLarge) {
+		t.Fatal(err)
+	}
+	if _, err := r.Seal(Message{}, testPoR(3)); err != nil {
+		t.Errorf("Seal after a refused one: %v", err)
+	}
+}
+
+func TestNewRouteErrors(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, MaxHops+1)
+	if _, err := NewRoute(rand, nil); !errors.Is(err, ErrEmptyRoute) {
+		t.Errorf("no hops: err = %v, want ErrEmptyRoute", err)
+	}
+	if _, err := NewRoute(rand, pubs(nodes)); !errors.Is(err, ErrTooManyHops) {
+		t.Errorf("%d hops: err = %v, want ErrTooManyHops", len(nodes), err)
+	}
+	if _, err := NewRoute(bytes.NewReader(make([]byte, 40)), pubs(nodes[:2])); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("short reader: err = %v, want io.ErrUnexpectedEOF", err)
+	}
+	if _, err := NewRoute(bytes.NewReader(make([]byte, 4096)), pubs(nodes[:1])); !errors.Is(err, errRandom) {
+		t.Errorf("all-zero reader: err = %v, want errRandom", err)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	n := "fffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141"
+	var order [32]byte
+	fmt.Sscanf(n, "%x", &order)
+	for name, b := range map[string][]byte{
+		"short": make([]byte, 31), "zero": make([]byte, 32), "n": order[:], "all ones": bytes.Repeat([]byte{0xff}, 32),
+	} {
+		if _, err := NewPrivateKey(b); !errors.Is(err, ErrBadKey) {
+			t.Errorf("private key %s: err = %v, want ErrBadKey", name, err)
+		}
+	}
+	one := make([]byte, 32)
+	one[31] = 1
+	k, err := NewPrivateKey(one)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const g = "0279be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+	if got := fmt.Sprintf("%x", k.PublicKey().Bytes()); got != g {
+		t.Errorf("1·G = %s, want %s", got, g)
+	}
+	gb := k.PublicKey().Bytes()
+	for name, b := range map[string][]byte{
+		"empty": nil, "uncompressed": append([]byte{4}, make([]byte, 64)...),
+		"prefix 4": append([]byte{4}, gb[1:]...), "not on curve": append([]byte{2}, make([]byte, 32)...),
+		"x = p": append([]byte{2}, bytes.Repeat([]byte{0xff}, 32)...),
+	} {
+		if _, err := ParsePublicKey(b); !errors.Is(err, ErrBadPoint) {
+			t.Errorf("public key %s: err = %v, want ErrBadPoint", name, err)
+		}
+	}
+	p, err := ParsePublicKey(gb[:])
+	if err != nil || p.Bytes() != gb {
+		t.Errorf("ParsePublicKey(G) = %v, %v", p, err)
+	}
+}
+
+// TestFinalHopDecoding covers authenticated but malformed contents, which only
+// a faulty sender produces.
+func TestFinalHopDecoding(t *testing.T) {
+	good := make([]byte, PayloadSize)
+	good[1] = 3
+	copy(good[10:], "abc")
+	ri := make([]byte, RoutingInfoSize)
+	if p, err := finalHop(Peeled{}, ri, good); err != nil || string(p.Message.Text) != "abc" {
+		t.Fatalf("good payload: %v, %q", err, p.Message.Text)
+	}
+	tests := map[string]func(ri, pl []byte){
+		"length over max":    func(_, pl []byte) { pl[0], pl[1] = 0x01, 0xf5 },
+		"length 0xffff":      func(_, pl []byte) { pl[0], pl[1] = 0xff, 0xff },
+		"non-zero padding":   func(_, pl []byte) { pl[PayloadSize-1] = 1 },
+		"padding after text": func(_, pl []byte) { pl[13] = 'd' },
+		"routing info PoR":   func(ri, _ []byte) { ri[riPoR] = 1 },
+		"routing info eph":   func(ri, _ []byte) { ri[RoutingInfoSize-1] = 1 },
+	}
+	for name, mutate := range tests {
+		t.Run(name, func(t *testing.T) {
+			r, pl := bytes.Clone(ri), bytes.Clone(good)
+			mutate(r, pl)
+			if _, err := finalHop(Peeled{}, r, pl); !errors.Is(err, ErrPayload) {
+				t.Errorf("err = %v, want ErrPayload", err)
+			}
+		})
+	}
+}
+
+// TestRoutingInfoLooksTheSameAtEveryPosition checks what a hop sees beyond
+// its own routing information: ciphertext for later hops at a relayer, random
+// fill and filler at the recipient. No block may be zero, or the position and
+// the route length would show.
+func TestRoutingInfoLooksTheSameAtEveryPosition(t *testing.T) {
+	for hops := 1; hops <= MaxHops; hops++ {
+		rand := newSeededReader(fmt.Sprint(t.Name(), hops))
+		nodes := newNodes(t, rand, hops)
+		pkt, _ := build(t, rand, nodes, Message{Text: []byte("x")})
+		for i, n := range nodes {
+			keys := hopKeysFor(t, n.priv, pkt)
+			stream := make([]byte, streamSize)
+			c, _ := chacha20.NewUnauthenticatedCipher(keys.header[:], zeroNonce[:])
+			c.XORKeyStream(stream[:RoutingSize], pkt[offRouting:offMAC])
+			for b := 1; b < MaxHops; b++ {
+				blk := stream[b*RoutingInfoSize : (b+1)*RoutingInfoSize]
+				if allZero(blk[:16]) {
+					t.Errorf("%d hops, hop %d: decrypted block %d starts with zeros", hops, i, b)
+				}
+			}
+			p, err := Peel(n.priv, pkt, newMemReplay())
+			if err != nil {
+				t.Fatal(err)
+			}
+			pkt = p.Next
+		}
+	}
+}
+
+func hopKeysFor(t *testing.T, k *PrivateKey, pkt []byte) hopKeys {
+	t.Helper()
+	x, y, ok := parseEphemeral(pkt[:EphemeralKeySize])
+	if !ok {
+		t.Fatal("bad ephemeral key")
+	}
+	point, _ := ecdh(&k.scalar, x, y)
+	s := sharedSecret(&point, pkt[:EphemeralKeySize], &k.pub.compressed)
+	return deriveKeys(&s)
+}

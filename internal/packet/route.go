@@ -1,0 +1,170 @@
+package packet
+
+import (
+	"crypto/subtle"
+	"encoding/binary"
+	"io"
+
+	"golang.org/x/crypto/chacha20"
+	"golang.org/x/crypto/chacha20poly1305"
+)
+
+// zeroNonce is the nonce of every per-hop cipher: each key is used for one
+// message only.
+var zeroNonce [chacha20.NonceSize]byte
+
+// Route is a sender's half-built packet: one fresh ephemeral key per hop and
+// the secret each hop will derive. Build it with NewRoute, read the secrets to
+// compute proof-of-relay data, then Seal it once. A Route is not safe for
+// concurrent use.
+type Route struct {
+	n      int
+	hops   [MaxHops]routeHop
+	fill   [RoutingSize]byte // random bytes for the unused routing slots
+	sealed bool
+}
+
+type routeHop struct {
+	pub    [PublicKeySize]byte
+	eph    [EphemeralKeySize]byte
+	secret [SecretSize]byte
+	keys   hopKeys
+}
+
+// NewRoute draws a fresh ephemeral key for every hop from rand and computes
+// the secret each hop shares with the sender. hops lists the relayers in
+// order and then the recipient: 1 to MaxHops keys (1 is a direct message to
+// the recipient). It returns ErrEmptyRoute or ErrTooManyHops for other
+// lengths, or the reader's error. The hops are not otherwise checked: path
+// selection decides who may appear on a route.
+func NewRoute(rand io.Reader, hops []*PublicKey) (*Route, error) {
+	switch {
+	case len(hops) == 0:
+		return nil, ErrEmptyRoute
+	case len(hops) > MaxHops:
+		return nil, ErrTooManyHops
+	}
+	r := &Route{n: len(hops)}
+	for i, p := range hops {
+		h := &r.hops[i]
+		scalar, eph, err := newEphemeral(rand)
+		if err != nil {
+			return nil, err
+		}
+		point, ok := ecdh(&scalar, &p.x, &p.y)
+		clear(scalar[:])
+		if !ok {
+			return nil, errRandom
+		}
+		h.pub = p.compressed
+		h.eph = eph
+		h.secret = sharedSecret(&point, eph[:], &p.compressed)
+		h.keys = deriveKeys(&h.secret)
+	}
+	// The recipient must not tell the route length from its routing
+	// information, so the slots no hop uses are random, not zero or derived.
+	if _, err := io.ReadFull(rand, r.fill[:(MaxHops-r.n)*RoutingInfoSize]); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Len returns the number of hops: relayers plus the recipient.
+func (r *Route) Len() int { return r.n }
+
+// Secret returns s_i, the secret hop i (0-based; the recipient is Len()-1)
+// will derive when it peels the packet: the input of its proof-of-relay
+// scalars (PROTOCOL.md §2). It panics if i is out of range.
+func (r *Route) Secret(i int) [SecretSize]byte {
+	if i < 0 || i >= r.n {
+		panic("packet: Route.Secret index out of range")
+	}
+	return r.hops[i].secret
+}
+
+// Seal builds the packet carrying msg along the route. por holds one
+// proof-of-relay field per relayer, in route order (Len()-1 fields; none for a
+// direct message); relayer i finds por[i] in Peeled.PoR. Seal returns
+// ErrMessageTooLarge for a text over MaxMessageSize bytes and ErrPoRCount for
+// a wrong number of fields, before building anything, and ErrSealed when
+// called a second time. The packet is PacketSize bytes.
+func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
+	switch {
+	case len(msg.Text) > MaxMessageSize:
+		return nil, ErrMessageTooLarge
+	case len(por) != r.n-1:
+		return nil, ErrPoRCount
+	case r.sealed:
+		return nil, ErrSealed
+	}
+	r.sealed = true
+	n := r.n
+
+	// Each hop decrypts its routing information extended by one zero block
+	// with its header stream; the sender needs the same keystreams.
+	var streams [MaxHops][streamSize]byte
+	for i := range n {
+		c, err := chacha20.NewUnauthenticatedCipher(r.hops[i].keys.header[:], zeroNonce[:])
+		if err != nil {
+			panic("packet: chacha20: " + err.Error())
+		}
+		c.XORKeyStream(streams[i][:], streams[i][:])
+	}
+
+	// Filler: what hops 0..n-2 append to the routing information, as the
+	// last hop will see it (Sphinx). It grows by one block per hop.
+	var filler [RoutingSize]byte
+	fl := 0
+	for i := range n - 1 {
+		fl += RoutingInfoSize
+		subtle.XORBytes(filler[:fl], filler[:fl], streams[i][RoutingSize-fl+RoutingInfoSize:])
+	}
+
+	pkt := make([]byte, PacketSize)
+	routing := pkt[offRouting:offMAC]
+
+	// Last hop: final routing information (all zero), random unused slots,
+	// all encrypted, then the filler in place of the tail.
+	last := n - 1
+	copy(routing[RoutingInfoSize:], r.fill[:(MaxHops-n)*RoutingInfoSize])
+	subtle.XORBytes(routing, routing, streams[last][:RoutingSize])
+	copy(routing[RoutingSize-fl:], filler[:fl])
+
+	// Payload plaintext, then one ChaCha20-Poly1305 layer per hop, last hop
+	// first; the tag over ephemeral key ‖ routing ‖ payload is the hop's MAC.
+	var body [PayloadSize + MACSize]byte
+	binary.BigEndian.PutUint16(body[0:2], uint16(len(msg.Text)))
+	binary.BigEndian.PutUint64(body[2:10], msg.Timestamp)
+	copy(body[10:], msg.Text)
+
+	var block [RoutingInfoSize]byte
+	for i := last; i >= 0; i-- {
+		h := &r.hops[i]
+		copy(pkt[:EphemeralKeySize], h.eph[:])
+		aead, err := chacha20poly1305.New(h.keys.payload[:])
+		if err != nil {
+			panic("packet: chacha20poly1305: " + err.Error())
+		}
+		sealed := aead.Seal(body[:0], zeroNonce[:], body[:PayloadSize], pkt[:offMAC])
+		if i == 0 {
+			copy(pkt[offMAC:], sealed[PayloadSize:])
+			copy(pkt[offPayload:], sealed[:PayloadSize])
+			break
+		}
+		// Hop i-1's routing information: next hop i, its PoR field, hop i's
+		// MAC and ephemeral key; then hop i's routing info shifted by one
+		// block (its tail falls off: the filler regenerates it).
+		copy(block[riNextHop:], h.pub[:])
+		copy(block[riPoR:], por[i-1][:])
+		copy(block[riMAC:], sealed[PayloadSize:])
+		copy(block[riEph:], h.eph[:])
+		copy(routing[RoutingInfoSize:], routing[:RoutingSize-RoutingInfoSize])
+		copy(routing, block[:])
+		subtle.XORBytes(routing, routing, streams[i-1][:RoutingSize])
+	}
+	for i := range n {
+		clear(r.hops[i].keys.header[:])
+		clear(r.hops[i].keys.payload[:])
+	}
+	return pkt, nil
+}
