@@ -45,20 +45,21 @@ func NewRoute(rand io.Reader, hops []*PublicKey) (*Route, error) {
 		return nil, ErrTooManyHops
 	}
 	r := &Route{n: len(hops)}
+	var scalars [MaxHops][32]byte
+	defer clear(scalars[:])
+	ephs, err := newEphemerals(rand, scalars[:len(hops)])
+	if err != nil {
+		return nil, err
+	}
 	for i, p := range hops {
-		h := &r.hops[i]
-		scalar, eph, err := newEphemeral(rand)
-		if err != nil {
-			return nil, err
-		}
-		point, ok := ecdh(&scalar, &p.x, &p.y)
-		clear(scalar[:])
+		point, ok := ecdh(&scalars[i], &p.x, &p.y)
 		if !ok {
-			return nil, errRandom
+			return nil, errRandom // unreachable: drawScalar checked the scalar
 		}
+		h := &r.hops[i]
 		h.pub = p.compressed
-		h.eph = eph
-		h.secret = sharedSecret(&point, eph[:], &p.compressed)
+		h.eph = ephs[i]
+		h.secret = sharedSecret(&point, h.eph[:], &p.compressed)
 		h.keys = deriveKeys(&h.secret)
 	}
 	// The recipient must not tell the route length from its routing
