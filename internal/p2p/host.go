@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/host"
@@ -17,6 +19,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	libp2pquic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
@@ -96,6 +99,7 @@ func New(cfg Config) (*Host, error) {
 		libp2p.Ping(false),
 		libp2p.DisableMetrics(),
 		libp2p.WithDialTimeout(cfg.DialTimeout),
+		libp2p.SwarmOpts(swarm.WithDialRanker(tcpFirstRanker)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("create libp2p host: %w", err)
@@ -127,6 +131,32 @@ func New(cfg Config) (*Host, error) {
 	lh.SetStreamHandler(h.pids[ProtocolHeartbeat-1], h.serveHeartbeat)
 	h.log.Info("p2p host listening", slog.String("peer_id", h.self.String()), slog.Any("addrs", lh.Network().ListenAddresses()))
 	return h, nil
+}
+
+// quicDialDelay is how long a dial to a peer with TCP addresses waits before it
+// also tries the peer's QUIC addresses.
+const quicDialDelay = 250 * time.Millisecond
+
+// tcpFirstRanker is the swarm's dial ranker: it dials TCP addresses at once and
+// other addresses (QUIC) after quicDialDelay if the peer has a TCP address. On one
+// long-lived stream TCP+Noise+Yamux carries about three times the frames per
+// second of QUIC on loopback, so TCP is preferred when both work.
+func tcpFirstRanker(addrs []ma.Multiaddr) []network.AddrDelay {
+	hasTCP := slices.ContainsFunc(addrs, isTCP)
+	out := make([]network.AddrDelay, 0, len(addrs))
+	for _, a := range addrs {
+		var d time.Duration
+		if hasTCP && !isTCP(a) {
+			d = quicDialDelay
+		}
+		out = append(out, network.AddrDelay{Addr: a, Delay: d})
+	}
+	return out
+}
+
+func isTCP(a ma.Multiaddr) bool {
+	_, err := a.ValueForProtocol(ma.P_TCP)
+	return err == nil
 }
 
 // probeListen fails with ErrAddrInUse if a's fixed TCP or UDP port is taken. It
