@@ -17,137 +17,149 @@ import (
 	"golang.org/x/crypto/poly1305"
 )
 
+// BenchmarkPrimitives measures the alternatives behind the choices in
+// PROTOCOL.md §3: how a hop gets the ephemeral point, which library
+// multiplies, which MAC, and what classic Sphinx blinding would add to a hop.
 func BenchmarkPrimitives(b *testing.B) {
-	priv, _ := dsecp.GeneratePrivateKey()
-	pub := priv.PubKey()
-	comp := pub.SerializeCompressed()
-	unc := pub.SerializeUncompressed()
+	rand := newSeededReader(b.Name())
+	nodes := newNodes(b, rand, 3)
+	priv, _ := dsecp.ParsePubKey(nodes[1].pub.compressed[:])
+	comp := priv.SerializeCompressed()
+	unc := priv.SerializeUncompressed()
 	x, y := gsecp.DecompressPubkey(comp)
-	scalar := priv.Serialize()
-	msg := make([]byte, 1100)
-	key := [32]byte{1}
-	b.Run("geth-scalarmult", func(b *testing.B) {
-		for b.Loop() {
-			gsecp.S256().ScalarMult(x, y, scalar)
-		}
-	})
-	b.Run("geth-decompress", func(b *testing.B) {
+	scalar := nodes[0].priv.scalar
+	var key [32]byte
+	pkt := make([]byte, PacketSize)
+
+	// Getting the ephemeral point: compressed needs a square root.
+	b.Run("point/geth-decompress-33", func(b *testing.B) {
 		for b.Loop() {
 			gsecp.DecompressPubkey(comp)
 		}
 	})
-	b.Run("decred-parse-compressed", func(b *testing.B) {
+	b.Run("point/decred-parse-33", func(b *testing.B) {
 		for b.Loop() {
 			dsecp.ParsePubKey(comp)
 		}
 	})
-	b.Run("decred-parse-uncompressed+bigint", func(b *testing.B) {
+	b.Run("point/decred-parse-65", func(b *testing.B) { // chosen
 		for b.Loop() {
-			p, _ := dsecp.ParsePubKey(unc)
-			new(big.Int).SetBytes(unc[1:33])
-			new(big.Int).SetBytes(unc[33:])
-			_ = p
+			dsecp.ParsePubKey(unc)
 		}
 	})
-	b.Run("geth-isoncurve", func(b *testing.B) {
+	// Scalar multiplications.
+	b.Run("mult/geth-cgo-variable-base", func(b *testing.B) { // chosen for ECDH
 		for b.Loop() {
-			gsecp.S256().IsOnCurve(x, y)
+			gsecp.S256().ScalarMult(x, y, scalar[:])
 		}
 	})
-	b.Run("decred-ecdh", func(b *testing.B) {
-		for b.Loop() {
-			dsecp.GenerateSharedSecret(priv, pub)
-		}
-	})
-	b.Run("decred-basemult+compress", func(b *testing.B) {
+	b.Run("mult/decred-variable-base", func(b *testing.B) {
 		var k dsecp.ModNScalar
-		k.SetByteSlice(scalar)
+		k.SetBytes(&scalar)
+		var p, r dsecp.JacobianPoint
+		priv.AsJacobian(&p)
 		for b.Loop() {
-			var j dsecp.JacobianPoint
-			dsecp.ScalarBaseMultNonConst(&k, &j)
-			j.ToAffine()
-			dsecp.NewPublicKey(&j.X, &j.Y).SerializeCompressed()
+			dsecp.ScalarMultNonConst(&k, &p, &r)
 		}
 	})
-	b.Run("geth-basemult", func(b *testing.B) {
+	b.Run("mult/geth-cgo-base", func(b *testing.B) {
 		for b.Loop() {
-			gsecp.S256().ScalarBaseMult(scalar)
+			gsecp.S256().ScalarBaseMult(scalar[:])
 		}
 	})
-	b.Run("hkdf-3x32", func(b *testing.B) {
+	b.Run("mult/decred-precomputed-base", func(b *testing.B) { // chosen for ephemeral keys
+		var k dsecp.ModNScalar
+		k.SetBytes(&scalar)
+		var r dsecp.JacobianPoint
 		for b.Loop() {
-			prk, _ := hkdf.Extract(sha256.New, key[:], nil)
-			hkdf.Expand(sha256.New, prk, "relayd packet header", 32)
-			hkdf.Expand(sha256.New, prk, "relayd packet payload", 32)
-			hkdf.Expand(sha256.New, prk, "relayd packet replay", 32)
+			dsecp.ScalarBaseMultNonConst(&k, &r)
 		}
 	})
-	b.Run("hkdf-1x96", func(b *testing.B) {
+	b.Run("mult/decred-to-affine", func(b *testing.B) {
+		var k dsecp.ModNScalar
+		k.SetBytes(&scalar)
+		var r, a dsecp.JacobianPoint
+		dsecp.ScalarBaseMultNonConst(&k, &r)
 		for b.Loop() {
-			hkdf.Key(sha256.New, key[:], nil, "relayd packet keys", 96)
+			a = r
+			a.ToAffine()
 		}
 	})
-	b.Run("sha256-99", func(b *testing.B) {
+	// Key derivation.
+	b.Run("kdf/hkdf-sha256-96", func(b *testing.B) {
 		for b.Loop() {
-			sha256.Sum256(msg[:99])
+			hkdf.Key(sha256.New, key[:], nil, keysLabel, 96)
 		}
 	})
-	b.Run("chacha20-675", func(b *testing.B) {
-		buf := make([]byte, 675)
+	b.Run("kdf/hkdf-sha256-3x32", func(b *testing.B) {
 		for b.Loop() {
-			c, _ := chacha20.NewUnauthenticatedCipher(key[:], make([]byte, 12))
-			c.XORKeyStream(buf, buf)
+			for _, l := range []string{"h", "p", "t"} {
+				hkdf.Key(sha256.New, key[:], nil, l, 32)
+			}
 		}
 	})
-	b.Run("chacha20-1100", func(b *testing.B) {
-		buf := make([]byte, 1100)
+	// MAC over the whole packet, and the payload layer.
+	b.Run("mac/chacha20poly1305-open", func(b *testing.B) { // chosen: MAC + payload layer
+		a, _ := chacha20poly1305.New(key[:])
+		ct := a.Seal(nil, zeroNonce[:], pkt[offPayload:], pkt[:offMAC])
+		dst := make([]byte, len(ct))
 		for b.Loop() {
-			c, _ := chacha20.NewUnauthenticatedCipher(key[:], make([]byte, 12))
-			c.XORKeyStream(buf, buf)
+			a, _ := chacha20poly1305.New(key[:])
+			if _, err := a.Open(dst[:0], zeroNonce[:], ct, pkt[:offMAC]); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
-	b.Run("poly1305-1100", func(b *testing.B) {
-		var out [16]byte
+	b.Run("mac/poly1305+chacha20-payload", func(b *testing.B) {
+		var tag [16]byte
+		dst := make([]byte, PayloadSize)
 		for b.Loop() {
-			poly1305.Sum(&out, msg, &key)
+			poly1305.Sum(&tag, pkt, &key)
+			c, _ := chacha20.NewUnauthenticatedCipher(key[:], zeroNonce[:])
+			c.XORKeyStream(dst, pkt[offPayload:])
 		}
 	})
-	b.Run("hmacsha256-1100", func(b *testing.B) {
+	b.Run("mac/hmac-sha256+chacha20-payload", func(b *testing.B) {
+		dst := make([]byte, PayloadSize)
 		for b.Loop() {
 			h := hmac.New(sha256.New, key[:])
-			h.Write(msg)
+			h.Write(pkt)
 			h.Sum(nil)
+			c, _ := chacha20.NewUnauthenticatedCipher(key[:], zeroNonce[:])
+			c.XORKeyStream(dst, pkt[offPayload:])
 		}
 	})
-	b.Run("blake2b-keyed-1100", func(b *testing.B) {
+	b.Run("mac/blake2b-keyed+chacha20-payload", func(b *testing.B) {
+		dst := make([]byte, PayloadSize)
 		for b.Loop() {
 			h, _ := blake2b.New256(key[:])
-			h.Write(msg)
+			h.Write(pkt)
 			h.Sum(nil)
+			c, _ := chacha20.NewUnauthenticatedCipher(key[:], zeroNonce[:])
+			c.XORKeyStream(dst, pkt[offPayload:])
 		}
 	})
-	b.Run("aead-open-ad600-ct500", func(b *testing.B) {
-		a, _ := chacha20poly1305.New(key[:])
-		nonce := make([]byte, 12)
-		ct := a.Seal(nil, nonce, msg[:500], msg[500:1100])
-		dst := make([]byte, 600)
+	b.Run("stream/chacha20-routing", func(b *testing.B) {
+		dst := make([]byte, streamSize)
 		for b.Loop() {
-			a, _ := chacha20poly1305.New(key[:])
-			if _, err := a.Open(dst[:0], nonce, ct, msg[500:1100]); err != nil {
-				b.Fatal(err)
-			}
+			c, _ := chacha20.NewUnauthenticatedCipher(key[:], zeroNonce[:])
+			c.XORKeyStream(dst, dst)
 		}
 	})
-	b.Run("aead-open-ad33-ct1067", func(b *testing.B) {
-		a, _ := chacha20poly1305.New(key[:])
-		nonce := make([]byte, 12)
-		ct := a.Seal(nil, nonce, msg[:1067], msg[1067:])
-		dst := make([]byte, 1100)
+	// Classic Sphinx blinding: the hop also computes the next ephemeral key
+	// b·E with b = H(E ‖ s). This is Peel plus that one multiplication, an
+	// estimate of a two-multiplication hop with the same symmetric work.
+	b.Run("hop/peel-plus-blinding", func(b *testing.B) {
+		pkt, _ := build(b, rand, nodes, Message{Text: make([]byte, MaxMessageSize)})
+		ex := new(big.Int).SetBytes(pkt[1:33])
+		ey := new(big.Int).SetBytes(pkt[33:65])
 		for b.Loop() {
-			a, _ := chacha20poly1305.New(key[:])
-			if _, err := a.Open(dst[:0], nonce, ct, msg[1067:]); err != nil {
+			p, err := Peel(nodes[0].priv, pkt, fresh{})
+			if err != nil {
 				b.Fatal(err)
 			}
+			blind := sha256.Sum256(append(pkt[:EphemeralKeySize:EphemeralKeySize], p.Secret[:]...))
+			gsecp.S256().ScalarMult(ex, ey, blind[:])
 		}
 	})
 }
