@@ -10,11 +10,22 @@ import (
 )
 
 // BenchmarkSendFrames measures one-way throughput of 1 KiB frames from A to B over
-// loopback TCP (Noise, Yamux) on one long-lived stream, until B's handler has seen
-// every frame. Run: go test -run '^$' -bench BenchmarkSendFrames ./internal/p2p/
+// loopback on one long-lived stream, until B's handler has seen every frame: /tcp
+// is TCP+Noise+Yamux (what nodes prefer), /quic is QUIC v1 for comparison.
+// Run: go test -run '^$' -bench BenchmarkSendFrames ./internal/p2p/
 func BenchmarkSendFrames(b *testing.B) {
-	a := newTestHost(b, nil)
-	dst := newTestHost(b, nil)
+	for _, tc := range []struct{ name, listen string }{
+		{"tcp", tcpLoopback},
+		{"quic", quicLoopback},
+	} {
+		b.Run(tc.name, func(b *testing.B) { benchmarkSendFrames(b, tc.listen) })
+	}
+}
+
+func benchmarkSendFrames(b *testing.B, listen string) {
+	edit := func(c *Config) { c.ListenAddrs = mustAddrs(b, listen) }
+	a := newTestHost(b, edit)
+	dst := newTestHost(b, edit)
 	var got atomic.Int64
 	if err := dst.Handle(ProtocolMsg, func(peer.ID, []byte) { got.Add(1) }); err != nil {
 		b.Fatal(err)
