@@ -245,7 +245,12 @@ func TestReceiveRejectsBadLength(t *testing.T) {
 }
 
 func TestQueueFullDoesNotBlock(t *testing.T) {
-	a := newTestHost(t, func(c *Config) { c.QueueSize = 4 })
+	var regA *prometheus.Registry
+	a := newTestHost(t, func(c *Config) {
+		c.QueueSize = 4
+		regA = prometheus.NewRegistry()
+		c.Registerer = regA
+	})
 	b := newTestHost(t, nil)
 	release := make(chan struct{})
 	var once sync.Once
@@ -274,6 +279,9 @@ func TestQueueFullDoesNotBlock(t *testing.T) {
 	}
 	if !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("Send = %v, want ErrQueueFull", err)
+	}
+	if v := counterValue(t, regA, "relayd_p2p_frames_dropped_total", map[string]string{"protocol": "msg", "reason": "queue_full"}); v != 1 {
+		t.Errorf("dropped{queue_full} = %v, want 1", v)
 	}
 	unblock()
 }
@@ -356,6 +364,9 @@ func TestSendErrors(t *testing.T) {
 	t.Run("closed", func(t *testing.T) {
 		c := newTestHost(t, nil)
 		introduce(t, c, b)
+		if err := c.Send(t.Context(), b.ID(), ProtocolMsg, []byte("x")); err != nil {
+			t.Fatal(err) // creates the outbound stream state before Close
+		}
 		if err := c.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -364,6 +375,12 @@ func TestSendErrors(t *testing.T) {
 		}
 		if _, err := c.Ping(t.Context(), b.ID()); !errors.Is(err, ErrClosed) {
 			t.Errorf("Ping after Close = %v, want ErrClosed", err)
+		}
+		if err := c.AddPeer(addrInfo(t, b)); !errors.Is(err, ErrClosed) {
+			t.Errorf("AddPeer after Close = %v, want ErrClosed", err)
+		}
+		if err := c.Run(t.Context()); err != nil {
+			t.Errorf("Run after Close = %v, want nil", err)
 		}
 		if err := c.Close(); err != nil {
 			t.Errorf("second Close = %v", err)

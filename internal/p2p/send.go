@@ -48,7 +48,7 @@ type outbound struct {
 // and no known address, ErrUnreachable while the stream to the peer is backing off
 // after a failure, ErrQueueFull when the peer's queue is full, and ErrClosed after
 // Close. A nil error means queued, not delivered: frames queued when a stream fails
-// are lost and counted as dropped.
+// are lost and counted as dropped. Send never waits, so ctx is only checked on entry.
 func (h *Host) Send(ctx context.Context, to peer.ID, proto Protocol, frame []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -94,11 +94,11 @@ func (h *Host) outbound(k outKey) (*outbound, error) {
 	o, ok := h.out[k]
 	closed := h.closed
 	h.mu.RUnlock()
-	if ok {
-		return o, nil
-	}
 	if closed {
 		return nil, ErrClosed
+	}
+	if ok {
+		return o, nil
 	}
 	if !h.hasRoute(k.peer) {
 		return nil, ErrNoAddress
