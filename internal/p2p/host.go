@@ -79,10 +79,6 @@ func New(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := newMetrics(cfg.Registerer)
-	if err != nil {
-		return nil, err
-	}
 	for _, a := range cfg.ListenAddrs {
 		if err := probeListen(a); err != nil {
 			return nil, err
@@ -111,6 +107,11 @@ func New(cfg Config) (*Host, error) {
 			_ = lh.Close()
 			return nil, listenError(a, err)
 		}
+	}
+	m := newMetrics()
+	if err := m.register(cfg.Registerer); err != nil {
+		_ = lh.Close()
+		return nil, err
 	}
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -460,6 +460,13 @@ func TestListenAddrInUse(t *testing.T) {
 			if !strings.Contains(err.Error(), taken.String()) {
 				t.Errorf("error %q does not name the address", err)
 			}
+			// The failed New left nothing registered: the registry is usable again.
+			cfg.ListenAddrs = mustAddrs(t, tcpLoopback)
+			if again, err := New(cfg); err != nil {
+				t.Errorf("New after a failed New with the same registry: %v", err)
+			} else {
+				again.Close()
+			}
 		})
 	}
 }

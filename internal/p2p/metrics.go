@@ -30,9 +30,11 @@ type frameMetrics struct {
 type metrics struct {
 	frames     [numFrameProtocols]frameMetrics
 	heartbeats *prometheus.CounterVec
+	collectors []prometheus.Collector
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// newMetrics creates the host's collectors, unregistered.
+func newMetrics() *metrics {
 	sent := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "relayd", Subsystem: "p2p", Name: "frames_sent_total",
 		Help: "Frames written to peers, by protocol.",
@@ -58,7 +60,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		Help: "Heartbeat pings, by result (ok, fail).",
 	}, []string{"result"})
 
-	m := &metrics{heartbeats: heartbeats}
+	m := &metrics{
+		heartbeats: heartbeats,
+		collectors: []prometheus.Collector{sent, received, bytesSent, bytesReceived, dropped, heartbeats},
+	}
 	for i, p := range []Protocol{ProtocolMsg, ProtocolAck} {
 		name := p.String()
 		fm := frameMetrics{
@@ -76,12 +81,21 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	heartbeats.WithLabelValues("ok")
 	heartbeats.WithLabelValues("fail")
 
-	if reg != nil {
-		for _, c := range []prometheus.Collector{sent, received, bytesSent, bytesReceived, dropped, heartbeats} {
-			if err := reg.Register(c); err != nil {
-				return nil, fmt.Errorf("register p2p metrics: %w", err)
+	return m
+}
+
+// register registers every collector with reg, or none of them.
+func (m *metrics) register(reg prometheus.Registerer) error {
+	if reg == nil {
+		return nil
+	}
+	for i, c := range m.collectors {
+		if err := reg.Register(c); err != nil {
+			for _, done := range m.collectors[:i] {
+				reg.Unregister(done)
 			}
+			return fmt.Errorf("register p2p metrics: %w", err)
 		}
 	}
-	return m, nil
+	return nil
 }
