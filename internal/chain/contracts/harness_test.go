@@ -13,8 +13,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
+	"github.com/ethereum/go-ethereum/node"
 	"github.com/holiman/uint256"
 
 	"github.com/relayd/relayd/internal/chain/contracts"
@@ -48,13 +50,14 @@ type actor struct {
 
 // env is a simulated chain with RelayToken and RelayChannels deployed, the deployer holding the
 // supply and alice, bob and carol holding 1000 tokens each and having approved the channels
-// contract for all of it.
+// contract for all of it. dave has ether but no tokens.
 type env struct {
 	t                   *testing.T
 	sim                 *simulated.Backend
 	client              simulated.Client
 	deployer            *actor
 	alice, bob, carol   *actor
+	dave                *actor
 	token, channels     *bind.BoundContract
 	tokenAddr, chanAddr common.Address
 	gas                 map[string]uint64 // first gas use of each operation, for BENCHMARKS.md
@@ -78,17 +81,20 @@ func newActor(t *testing.T, name string) *actor {
 	return &actor{name: name, key: key, addr: crypto.PubkeyToAddress(key.PublicKey), opts: opts}
 }
 
-func newEnv(t *testing.T) *env {
+// newEnv starts a simulated chain with go-ethereum's dev-chain rules (every fork it knows,
+// which is what relayd's embedded dev chain runs) and deploys the contracts.
+func newEnv(t *testing.T, options ...func(*node.Config, *ethconfig.Config)) *env {
 	t.Helper()
 	e := &env{t: t, gas: map[string]uint64{}}
 	e.deployer = newActor(t, "deployer")
 	e.alice, e.bob, e.carol = newActor(t, "alice"), newActor(t, "bob"), newActor(t, "carol")
+	e.dave = newActor(t, "dave")
 	alloc := types.GenesisAlloc{}
 	eth := new(big.Int).Mul(big.NewInt(100), oneToken)
-	for _, a := range []*actor{e.deployer, e.alice, e.bob, e.carol} {
+	for _, a := range []*actor{e.deployer, e.alice, e.bob, e.carol, e.dave} {
 		alloc[a.addr] = types.Account{Balance: eth}
 	}
-	e.sim = simulated.NewBackend(alloc)
+	e.sim = simulated.NewBackend(alloc, options...)
 	t.Cleanup(func() { _ = e.sim.Close() })
 	e.client = e.sim.Client()
 
@@ -325,6 +331,15 @@ func (e *env) redeem(by, src *actor, tk contracts.RelayChannelsTicket, response 
 	e.preRedeem.channel = call(e, e.channels, channelsABI.PackChannels(tk.ChannelId), channelsABI.UnpackChannels)
 	e.preRedeem.balance = e.balanceOf(by.addr)
 	return e.send(by, "redeemTicket", e.channels, channelsABI.PackRedeemTicket(src.addr, tk, response))
+}
+
+// osakaRules is a simulated backend option that switches off the forks after Osaka (the dev
+// chain's default includes draft forks such as EIP-8037 state-gas metering), so gas figures
+// match today's mainnet rules.
+func osakaRules(_ *node.Config, ec *ethconfig.Config) {
+	cfg := *ec.Genesis.Config
+	cfg.AmsterdamTime, cfg.BogotaTime = nil, nil
+	ec.Genesis.Config = &cfg
 }
 
 // bindDeploy deploys another RelayChannels with the given constructor input.
