@@ -11,7 +11,7 @@ import (
 
 // PublicKey is a parsed secp256k1 node public key. Parse each peer's key once
 // with ParsePublicKey and keep it: parsing costs a square root, building a
-// route with pre-parsed keys does not.
+// route with pre-parsed keys does not. The zero PublicKey is not a key.
 type PublicKey struct {
 	compressed [PublicKeySize]byte
 	x, y       [32]byte // affine coordinates, big-endian
@@ -37,7 +37,8 @@ func ParsePublicKey(b []byte) (*PublicKey, error) {
 // Bytes returns the key in SEC1 compressed form.
 func (p *PublicKey) Bytes() [PublicKeySize]byte { return p.compressed }
 
-// PrivateKey is a node's secp256k1 key, prepared for Peel.
+// PrivateKey is a node's secp256k1 key, prepared for Peel. Make it with
+// NewPrivateKey; it is safe for concurrent use.
 type PrivateKey struct {
 	scalar [32]byte
 	pub    PublicKey

@@ -394,6 +394,11 @@ func TestNewRouteErrors(t *testing.T) {
 	if _, err := NewRoute(rand, pubs(nodes)); !errors.Is(err, ErrTooManyHops) {
 		t.Errorf("%d hops: err = %v, want ErrTooManyHops", len(nodes), err)
 	}
+	for name, hops := range map[string][]*PublicKey{"nil": {nodes[0].pub, nil}, "zero": {{}}} {
+		if _, err := NewRoute(rand, hops); !errors.Is(err, ErrBadPoint) {
+			t.Errorf("%s key: err = %v, want ErrBadPoint", name, err)
+		}
+	}
 	if _, err := NewRoute(bytes.NewReader(make([]byte, 40)), pubs(nodes[:2])); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("short reader: err = %v, want io.ErrUnexpectedEOF", err)
 	}

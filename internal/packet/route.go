@@ -44,6 +44,11 @@ func NewRoute(rand io.Reader, hops []*PublicKey) (*Route, error) {
 	case len(hops) > MaxHops:
 		return nil, ErrTooManyHops
 	}
+	for _, p := range hops {
+		if p == nil || (p.compressed[0] != 2 && p.compressed[0] != 3) {
+			return nil, ErrBadPoint // not from ParsePublicKey or PrivateKey.PublicKey
+		}
+	}
 	r := &Route{n: len(hops)}
 	var scalars [MaxHops][32]byte
 	defer clear(scalars[:])
