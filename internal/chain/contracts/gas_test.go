@@ -15,8 +15,8 @@ import (
 // gasSteps are the settlement steps TestSettlementGas measures, with a ceiling under Osaka rules
 // (about 25 % above the measured figure) so that a much more expensive change is noticed.
 var gasSteps = []struct {
-	what        string
-	osakaCeilng uint64
+	what         string
+	osakaCeiling uint64
 }{
 	{"deploy RelayToken", 1_000_000},
 	{"deploy RelayChannels", 1_500_000},
@@ -44,8 +44,8 @@ func TestSettlementGas(t *testing.T) {
 	b.WriteString("\n| step | gas, Osaka rules | gas, dev-chain default rules |\n|---|---:|---:|\n")
 	for _, s := range gasSteps {
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", s.what, thousands(osaka[s.what]), thousands(dev[s.what]))
-		if osaka[s.what] > s.osakaCeilng {
-			t.Errorf("%s used %d gas under Osaka rules, ceiling %d", s.what, osaka[s.what], s.osakaCeilng)
+		if osaka[s.what] > s.osakaCeiling {
+			t.Errorf("%s used %d gas under Osaka rules, ceiling %d", s.what, osaka[s.what], s.osakaCeiling)
 		}
 	}
 	t.Log(b.String())
