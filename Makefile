@@ -1,0 +1,26 @@
+# relayd: build and test entry points. `make test` is the README's test command.
+GO ?= go
+
+.PHONY: build test test-short setup generate fuzz vet
+
+build:
+	$(GO) build -o bin/ ./cmd/...
+
+setup:
+	scripts/setup.sh
+
+test: vet
+	$(GO) test -race -timeout 20m ./...
+
+test-short:
+	$(GO) test -short -timeout 10m ./...
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+
+generate:
+	scripts/gen-contracts.sh
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzParseLine -fuzztime 30s ./internal/ws/

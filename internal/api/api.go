@@ -1,0 +1,127 @@
+// Package api serves the node's REST interface under /api/v2: routing,
+// authentication, one JSON error envelope and the handlers. It reaches the
+// node's core only through the small interfaces declared here and must not
+// import internal/node.
+package api
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// Prefix is the path prefix of every REST operation.
+const Prefix = "/api/v2"
+
+// MaxBodyBytes is the largest request body the API reads.
+const MaxBodyBytes = 64 << 10
+
+// Identity is the part of the node the account operations show.
+type Identity interface {
+	Address() common.Address
+	PeerID() peer.ID
+}
+
+// Config configures a Server. All fields are required except Logger and
+// DisableAuth; Token is ignored when DisableAuth is set.
+type Config struct {
+	Token       string
+	DisableAuth bool
+	Identity    Identity
+	Logger      *slog.Logger
+}
+
+// Server is the REST API. It is an http.Handler.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	auth    *authenticator
+	routes  []Route
+	handler http.Handler
+}
+
+// Route is one served operation: a method and a ServeMux path pattern
+// relative to Prefix.
+type Route struct {
+	Method  string
+	Pattern string
+	handler http.HandlerFunc
+}
+
+// New builds the API server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Identity == nil {
+		return nil, fmt.Errorf("api: Identity is required")
+	}
+	if !cfg.DisableAuth && cfg.Token == "" {
+		return nil, fmt.Errorf("api: Token is required unless DisableAuth")
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log, auth: newAuthenticator(cfg.Token, cfg.DisableAuth)}
+	s.routes = []Route{
+		{http.MethodGet, "/account/address", s.getAddress},
+		{http.MethodGet, "/account/addresses", s.getAddresses},
+	}
+	s.handler = s.buildMux()
+	return s, nil
+}
+
+// Routes returns the served operations, sorted by pattern then method.
+func (s *Server) Routes() []Route {
+	out := append([]Route(nil), s.routes...)
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Pattern != out[j].Pattern {
+			return out[i].Pattern < out[j].Pattern
+		}
+		return out[i].Method < out[j].Method
+	})
+	return out
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// buildMux registers one handler per path that dispatches on the method, so
+// a wrong method gets the JSON envelope (405) instead of ServeMux's text.
+func (s *Server) buildMux() http.Handler {
+	byPattern := map[string]map[string]http.HandlerFunc{}
+	for _, rt := range s.routes {
+		if byPattern[rt.Pattern] == nil {
+			byPattern[rt.Pattern] = map[string]http.HandlerFunc{}
+		}
+		byPattern[rt.Pattern][rt.Method] = rt.handler
+	}
+	mux := http.NewServeMux()
+	for pattern, methods := range byPattern {
+		allowed := make([]string, 0, len(methods))
+		for m := range methods {
+			allowed = append(allowed, m)
+		}
+		sort.Strings(allowed)
+		allow := strings.Join(allowed, ", ")
+		mux.Handle(Prefix+pattern, s.auth.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h, ok := methods[r.Method]
+			if !ok {
+				w.Header().Set("Allow", allow)
+				writeError(w, http.StatusMethodNotAllowed, CodeInvalidInput, "method "+r.Method+" is not allowed here; allowed: "+allow)
+				return
+			}
+			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			h(w, r)
+		})))
+	}
+	notFound := func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no operation at "+r.Method+" "+r.URL.Path)
+	}
+	mux.Handle(Prefix+"/", s.auth.wrap(http.HandlerFunc(notFound)))
+	mux.HandleFunc("/", notFound)
+	return mux
+}

@@ -1,0 +1,175 @@
+package api
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/relayd/relayd/internal/identity"
+)
+
+const testToken = "S3cret!token"
+
+const want403 = `{"status":403,"challenge":"Basic realm=relayd","message":"You must authenticate to access relayd."}` + "\n"
+
+func newTestServer(t *testing.T, disableAuth bool) (*httptest.Server, *identity.Identity) {
+	t.Helper()
+	id, err := identity.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Token: testToken, DisableAuth: disableAuth, Identity: id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv, id
+}
+
+func do(t *testing.T, method, url string, header map[string]string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(b)
+}
+
+func basic(s string) string { return "Basic " + base64.StdEncoding.EncodeToString([]byte(s)) }
+
+func TestAuthentication(t *testing.T) {
+	srv, _ := newTestServer(t, false)
+	url := srv.URL + "/api/v2/account/addresses"
+	tests := []struct {
+		name   string
+		header map[string]string
+		ok     bool
+	}{
+		{"no token", nil, false},
+		{"wrong x-auth-token", map[string]string{"x-auth-token": "S3cret!tokem"}, false},
+		{"wrong basic", map[string]string{"Authorization": basic("nope-nope-nope")}, false},
+		{"basic with trailing newline", map[string]string{"Authorization": basic(testToken + "\n")}, false},
+		{"basic not base64", map[string]string{"Authorization": "Basic !!!"}, false},
+		{"bearer scheme", map[string]string{"Authorization": "Bearer " + testToken}, false},
+		{"token prefix", map[string]string{"x-auth-token": testToken[:8]}, false},
+		{"basic token", map[string]string{"Authorization": basic(testToken)}, true},
+		{"basic token:x", map[string]string{"Authorization": basic(testToken + ":x")}, true},
+		{"basic lower-case scheme", map[string]string{"Authorization": "basic " + base64.StdEncoding.EncodeToString([]byte(testToken))}, true},
+		{"x-auth-token", map[string]string{"x-auth-token": testToken}, true},
+		{"wrong x-auth-token, right basic", map[string]string{"x-auth-token": "wrong-wrong", "Authorization": basic(testToken)}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, hdr, body := do(t, http.MethodGet, url, tt.header)
+			if tt.ok {
+				if status != http.StatusOK {
+					t.Fatalf("status %d body %s", status, body)
+				}
+				return
+			}
+			if status != http.StatusForbidden || body != want403 {
+				t.Fatalf("got %d %q, want 403 %q", status, body, want403)
+			}
+			if ct := hdr.Get("Content-Type"); ct != "application/json" {
+				t.Fatalf("content type %q", ct)
+			}
+		})
+	}
+}
+
+func TestAuthCoversUnknownPathsAndWrongMethods(t *testing.T) {
+	srv, _ := newTestServer(t, false)
+	for _, path := range []string{"/api/v2/nothing/here", "/api/v2/account/address"} {
+		status, _, body := do(t, http.MethodDelete, srv.URL+path, nil)
+		if status != http.StatusForbidden || body != want403 {
+			t.Fatalf("%s without token: %d %s", path, status, body)
+		}
+	}
+}
+
+func TestDisabledAuth(t *testing.T) {
+	srv, _ := newTestServer(t, true)
+	if status, _, body := do(t, http.MethodGet, srv.URL+"/api/v2/account/address", nil); status != http.StatusOK {
+		t.Fatalf("got %d %s", status, body)
+	}
+}
+
+func TestAddressOperations(t *testing.T) {
+	srv, id := newTestServer(t, false)
+	auth := map[string]string{"x-auth-token": testToken}
+
+	status, _, body := do(t, http.MethodGet, srv.URL+"/api/v2/account/address", auth)
+	if status != http.StatusOK {
+		t.Fatalf("address: %d %s", status, body)
+	}
+	var short map[string]string
+	if err := json.Unmarshal([]byte(body), &short); err != nil {
+		t.Fatal(err)
+	}
+	if len(short) != 2 || short["nativeAddress"] != id.Address().Hex() || short["relayAddress"] != id.PeerID().String() {
+		t.Fatalf("address body %s", body)
+	}
+
+	status, _, body = do(t, http.MethodGet, srv.URL+"/api/v2/account/addresses", auth)
+	if status != http.StatusOK {
+		t.Fatalf("addresses: %d %s", status, body)
+	}
+	var long map[string]string
+	if err := json.Unmarshal([]byte(body), &long); err != nil {
+		t.Fatal(err)
+	}
+	if len(long) != 4 || long["nativeAddress"] != id.Address().Hex() || long["native"] != long["nativeAddress"] ||
+		long["relayAddress"] != id.PeerID().String() || long["relay"] != long["relayAddress"] {
+		t.Fatalf("addresses body %s", body)
+	}
+}
+
+func TestNotFoundAndMethodNotAllowedAreJSON(t *testing.T) {
+	srv, _ := newTestServer(t, false)
+	auth := map[string]string{"x-auth-token": testToken}
+	tests := []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{http.MethodGet, "/api/v2/no/such/thing", http.StatusNotFound, CodeNotFound},
+		{http.MethodGet, "/elsewhere", http.StatusNotFound, CodeNotFound},
+		{http.MethodPost, "/api/v2/account/addresses", http.StatusMethodNotAllowed, CodeInvalidInput},
+	}
+	for _, tt := range tests {
+		status, hdr, body := do(t, tt.method, srv.URL+tt.path, auth)
+		var e ErrorBody
+		if status != tt.status || json.Unmarshal([]byte(body), &e) != nil || e.Status != tt.code || e.Error == "" {
+			t.Fatalf("%s %s: %d %s", tt.method, tt.path, status, body)
+		}
+		if tt.status == http.StatusMethodNotAllowed && hdr.Get("Allow") != "GET" {
+			t.Fatalf("Allow header %q", hdr.Get("Allow"))
+		}
+	}
+}
+
+func TestRoutesListed(t *testing.T) {
+	_, id := newTestServer(t, false)
+	s, _ := New(Config{Token: testToken, Identity: id})
+	var got []string
+	for _, r := range s.Routes() {
+		got = append(got, r.Method+" "+r.Pattern)
+	}
+	if strings.Join(got, ",") != "GET /account/address,GET /account/addresses" {
+		t.Fatalf("routes %v", got)
+	}
+}

@@ -1,0 +1,208 @@
+// Package config owns the node's configuration: the flags of `relayd`, their
+// environment-variable fallbacks (RELAYD_<UPPER_SNAKE>), defaults and
+// validation. It does no I/O beyond reading the environment and must not
+// import any other relayd package.
+package config
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// MinTokenLength is the shortest API token a node accepts.
+const MinTokenLength = 8
+
+// ClusterDefaultToken is the API token `relayd cluster` uses when none is
+// given. It is published in the README, so a node refuses it whenever its API
+// or admin server listens on a non-loopback address.
+const ClusterDefaultToken = "relayd-local-cluster"
+
+// publishedTokens are tokens anybody can read in public documentation.
+var publishedTokens = []string{ClusterDefaultToken, "^^LOCAL-testing-123^^"}
+
+// Config is everything a node needs to start. Fields are filled by Parse;
+// Validate checks them.
+type Config struct {
+	APIToken          string // required unless DisableAPIAuth; at least MinTokenLength characters
+	DisableAPIAuth    bool
+	APIHost           string // REST server host, default 127.0.0.1
+	APIPort           int    // REST server port, default 3001
+	AdminHost         string // WebSocket admin server host, default 127.0.0.1
+	AdminPort         int    // WebSocket admin server port, default 3000
+	Host              string // p2p listen address host:port, default 127.0.0.1:9091
+	Identity          string // keystore file; default <Data>/identity.json
+	Password          string // keystore password; required
+	Init              bool   // create identity and data directory when missing
+	Data              string // data directory, default ./relayd-data
+	Provider          string // chain JSON-RPC URL
+	WeakCrypto        bool   // light scrypt parameters for new keystores (tests, local clusters)
+	ShutdownTimeout   time.Duration
+	LogLevel          string // debug, info, warn or error
+	identitySetByUser bool
+}
+
+// FieldError is a configuration error about one flag. Its text names the
+// flag so a user can fix it from a single line.
+type FieldError struct {
+	Flag string
+	Msg  string
+}
+
+func (e *FieldError) Error() string { return "--" + e.Flag + " " + e.Msg }
+
+// ErrHelp is returned by Parse when the user asked for usage text.
+var ErrHelp = flag.ErrHelp
+
+// Parse reads flags from args and, for every flag not given, the environment
+// variable RELAYD_<UPPER_SNAKE> of its name (through getenv). Usage text and
+// flag-syntax errors are written to out. It does not validate: call Validate.
+func Parse(args []string, getenv func(string) string, out io.Writer) (Config, error) {
+	var c Config
+	fs := flag.NewFlagSet("relayd", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&c.APIToken, "apiToken", "", "API token for REST and the admin WebSocket (min 8 characters)")
+	fs.BoolVar(&c.DisableAPIAuth, "disableApiAuthentication", false, "serve REST and WebSocket without a token (local testing only)")
+	fs.StringVar(&c.APIHost, "apiHost", "127.0.0.1", "REST API listen host")
+	fs.IntVar(&c.APIPort, "apiPort", 3001, "REST API listen port")
+	fs.StringVar(&c.AdminHost, "adminHost", "127.0.0.1", "WebSocket admin server listen host")
+	fs.IntVar(&c.AdminPort, "adminPort", 3000, "WebSocket admin server listen port")
+	fs.StringVar(&c.Host, "host", "127.0.0.1:9091", "p2p listen address (host:port)")
+	fs.StringVar(&c.Identity, "identity", "", "identity keystore file (default <data>/identity.json)")
+	fs.StringVar(&c.Password, "password", "", "password of the identity keystore")
+	fs.BoolVar(&c.Init, "init", false, "create the identity and the data directory if missing")
+	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
+	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL")
+	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
+	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
+	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
+
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		if given[f.Name] || envErr != nil {
+			return
+		}
+		name := EnvName(f.Name)
+		if v := getenv(name); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				envErr = fmt.Errorf("%s: %w", name, err)
+			}
+			given[f.Name] = true
+		}
+	})
+	if envErr != nil {
+		return c, envErr
+	}
+	c.identitySetByUser = given["identity"]
+	if !c.identitySetByUser {
+		c.Identity = filepath.Join(c.Data, "identity.json")
+	}
+	return c, nil
+}
+
+// EnvName returns the environment variable that stands in for a flag:
+// RELAYD_ followed by the flag name in upper snake case (apiToken →
+// RELAYD_API_TOKEN).
+func EnvName(flagName string) string {
+	var b strings.Builder
+	b.WriteString("RELAYD_")
+	for i, r := range flagName {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// Validate checks the configuration and returns the first problem as a
+// *FieldError. It does not touch the file system.
+func (c Config) Validate() error {
+	if !c.DisableAPIAuth {
+		switch {
+		case c.APIToken == "":
+			return &FieldError{"apiToken", "is required (or pass --disableApiAuthentication for local testing)"}
+		case len(c.APIToken) < MinTokenLength:
+			return &FieldError{"apiToken", fmt.Sprintf("must be at least %d characters long", MinTokenLength)}
+		}
+		if c.isPublishedToken() {
+			if !isLoopback(c.APIHost) {
+				return &FieldError{"apiToken", "is a published default token and cannot be used with a non-loopback --apiHost; choose your own"}
+			}
+			if !isLoopback(c.AdminHost) {
+				return &FieldError{"apiToken", "is a published default token and cannot be used with a non-loopback --adminHost; choose your own"}
+			}
+		}
+	}
+	if err := checkPort("apiPort", c.APIPort); err != nil {
+		return err
+	}
+	if err := checkPort("adminPort", c.AdminPort); err != nil {
+		return err
+	}
+	if c.APIHost == "" {
+		return &FieldError{"apiHost", "must not be empty"}
+	}
+	if c.AdminHost == "" {
+		return &FieldError{"adminHost", "must not be empty"}
+	}
+	if _, _, err := net.SplitHostPort(c.Host); err != nil {
+		return &FieldError{"host", fmt.Sprintf("must be host:port (%v)", err)}
+	}
+	if c.Data == "" {
+		return &FieldError{"data", "must not be empty"}
+	}
+	if c.Identity == "" {
+		return &FieldError{"identity", "must not be empty"}
+	}
+	if c.Password == "" {
+		return &FieldError{"password", "is required: it encrypts the identity keystore"}
+	}
+	if c.ShutdownTimeout <= 0 {
+		return &FieldError{"shutdownTimeout", "must be positive"}
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return &FieldError{"logLevel", "must be one of debug, info, warn, error"}
+	}
+	return nil
+}
+
+func (c Config) isPublishedToken() bool {
+	for _, t := range publishedTokens {
+		if c.APIToken == t {
+			return true
+		}
+	}
+	return false
+}
+
+func checkPort(flagName string, p int) error {
+	if p < 0 || p > 65535 {
+		return &FieldError{flagName, "must be between 0 and 65535"}
+	}
+	return nil
+}
+
+// isLoopback reports whether host names only the local machine.
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

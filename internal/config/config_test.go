@@ -1,0 +1,96 @@
+package config
+
+import (
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestEnvName(t *testing.T) {
+	for flag, want := range map[string]string{
+		"apiToken":                 "RELAYD_API_TOKEN",
+		"disableApiAuthentication": "RELAYD_DISABLE_API_AUTHENTICATION",
+		"host":                     "RELAYD_HOST",
+		"adminPort":                "RELAYD_ADMIN_PORT",
+	} {
+		if got := EnvName(flag); got != want {
+			t.Errorf("EnvName(%q) = %q, want %q", flag, got, want)
+		}
+	}
+}
+
+func TestParseFlagsEnvAndDefaults(t *testing.T) {
+	c, err := Parse([]string{"--apiPort", "4001"}, env(map[string]string{
+		"RELAYD_API_TOKEN": "from-env-token",
+		"RELAYD_API_PORT":  "5001", // the flag wins
+		"RELAYD_DATA":      "/tmp/d",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.APIToken != "from-env-token" || c.APIPort != 4001 || c.Data != "/tmp/d" {
+		t.Fatalf("got token %q port %d data %q", c.APIToken, c.APIPort, c.Data)
+	}
+	if c.APIHost != "127.0.0.1" || c.AdminHost != "127.0.0.1" || c.AdminPort != 3000 {
+		t.Fatalf("defaults not loopback 3000/3001: %+v", c)
+	}
+	if want := filepath.Join("/tmp/d", "identity.json"); c.Identity != want {
+		t.Fatalf("identity default %q, want %q", c.Identity, want)
+	}
+}
+
+func TestParseBadEnvValue(t *testing.T) {
+	_, err := Parse(nil, env(map[string]string{"RELAYD_API_PORT": "abc"}), io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "RELAYD_API_PORT") {
+		t.Fatalf("want error naming RELAYD_API_PORT, got %v", err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := Config{APIToken: "S3cret!token", APIHost: "127.0.0.1", APIPort: 3001, AdminHost: "127.0.0.1",
+		AdminPort: 3000, Host: "127.0.0.1:9091", Data: "d", Identity: "d/id", Password: "p",
+		ShutdownTimeout: 1, LogLevel: "info"}
+	tests := []struct {
+		name string
+		mod  func(*Config)
+		flag string // "" = valid
+	}{
+		{"valid", func(*Config) {}, ""},
+		{"missing token", func(c *Config) { c.APIToken = "" }, "apiToken"},
+		{"short token", func(c *Config) { c.APIToken = "1234567" }, "apiToken"},
+		{"auth disabled needs no token", func(c *Config) { c.APIToken = ""; c.DisableAPIAuth = true }, ""},
+		{"published token on loopback", func(c *Config) { c.APIToken = ClusterDefaultToken }, ""},
+		{"published token on localhost", func(c *Config) { c.APIToken = ClusterDefaultToken; c.APIHost = "localhost" }, ""},
+		{"published token public api", func(c *Config) { c.APIToken = ClusterDefaultToken; c.APIHost = "0.0.0.0" }, "apiToken"},
+		{"published token public admin", func(c *Config) { c.APIToken = ClusterDefaultToken; c.AdminHost = "192.0.2.1" }, "apiToken"},
+		{"own token public", func(c *Config) { c.APIHost = "0.0.0.0" }, ""},
+		{"bad port", func(c *Config) { c.APIPort = 70000 }, "apiPort"},
+		{"bad host", func(c *Config) { c.Host = "nope" }, "host"},
+		{"no password", func(c *Config) { c.Password = "" }, "password"},
+		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, "logLevel"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := good
+			tt.mod(&c)
+			err := c.Validate()
+			if tt.flag == "" {
+				if err != nil {
+					t.Fatalf("unexpected error %v", err)
+				}
+				return
+			}
+			var fe *FieldError
+			if !errors.As(err, &fe) || fe.Flag != tt.flag {
+				t.Fatalf("want FieldError for %s, got %v", tt.flag, err)
+			}
+			if !strings.HasPrefix(err.Error(), "--"+tt.flag+" ") || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error is not one line naming the flag: %q", err)
+			}
+		})
+	}
+}

@@ -1,0 +1,207 @@
+// Package node is the one place that builds and wires every subsystem of a
+// relayd node; Run supervises them until its context ends. Only cmd/ may
+// import it.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// Version is the node's release.
+const Version = "0.1.0"
+
+// Node is a built, not yet running, relayd node.
+type Node struct {
+	cfg      config.Config
+	log      *slog.Logger
+	id       *identity.Identity
+	hub      *ws.Hub
+	apiLn    net.Listener
+	adminLn  net.Listener
+	apiSrv   *http.Server
+	adminSrv *http.Server
+}
+
+// StartupError is a problem a user fixes by changing one flag or the
+// environment; its text is a single line that names the flag.
+type StartupError struct {
+	Flag string
+	Err  error
+}
+
+func (e *StartupError) Error() string { return "--" + e.Flag + ": " + e.Err.Error() }
+func (e *StartupError) Unwrap() error { return e.Err }
+
+// New validates cfg, opens (or with cfg.Init creates) the identity and the
+// data directory, and binds the API and admin listeners. Nothing is served
+// until Run. logOut receives the node's log lines (they also go to the
+// admin WebSocket).
+func New(cfg config.Config, logOut *os.File) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	level := new(slog.LevelVar)
+	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
+		return nil, &StartupError{"logLevel", err}
+	}
+	hub := ws.NewHub(time.Now)
+	log := slog.New(slog.NewMultiHandler(
+		slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}),
+		ws.NewLogHandler(hub, level),
+	))
+
+	if err := prepareDataDir(cfg); err != nil {
+		return nil, err
+	}
+	params := identity.StandardScrypt
+	if cfg.WeakCrypto {
+		params = identity.LightScrypt
+	}
+	id, created, err := identity.LoadOrCreate(cfg.Identity, cfg.Password, cfg.Init, params)
+	switch {
+	case errors.Is(err, identity.ErrNotFound):
+		return nil, &StartupError{"identity", fmt.Errorf("%s does not exist (pass --init to create it)", cfg.Identity)}
+	case errors.Is(err, identity.ErrWrongPassword):
+		return nil, &StartupError{"password", fmt.Errorf("does not decrypt the keystore %s", cfg.Identity)}
+	case err != nil:
+		return nil, &StartupError{"identity", err}
+	}
+	if created {
+		log.Info("created new identity", "keystore", cfg.Identity)
+	}
+
+	n := &Node{cfg: cfg, log: log, id: id, hub: hub}
+	if err := n.buildServers(); err != nil {
+		n.closeListeners()
+		return nil, err
+	}
+	return n, nil
+}
+
+func prepareDataDir(cfg config.Config) error {
+	st, err := os.Stat(cfg.Data)
+	switch {
+	case err == nil && !st.IsDir():
+		return &StartupError{"data", fmt.Errorf("%s is not a directory", cfg.Data)}
+	case err == nil:
+		return nil
+	case !errors.Is(err, os.ErrNotExist):
+		return &StartupError{"data", err}
+	case !cfg.Init:
+		return &StartupError{"data", fmt.Errorf("%s does not exist (pass --init to create it)", cfg.Data)}
+	}
+	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
+		return &StartupError{"data", err}
+	}
+	return nil
+}
+
+func (n *Node) buildServers() error {
+	apiHandler, err := api.New(api.Config{
+		Token:       n.cfg.APIToken,
+		DisableAuth: n.cfg.DisableAPIAuth,
+		Identity:    n.id,
+		Logger:      n.log.With("component", "api"),
+	})
+	if err != nil {
+		return err
+	}
+	cmds, err := ws.NewCommands(n.commands()...)
+	if err != nil {
+		return err
+	}
+	adminHandler, err := ws.New(ws.Config{
+		Token:       n.cfg.APIToken,
+		DisableAuth: n.cfg.DisableAPIAuth,
+		Hub:         n.hub,
+		Commands:    cmds,
+		Logger:      n.log.With("component", "admin"),
+	})
+	if err != nil {
+		return err
+	}
+	if n.apiLn, err = listen("apiPort", n.cfg.APIHost, n.cfg.APIPort); err != nil {
+		return err
+	}
+	if n.adminLn, err = listen("adminPort", n.cfg.AdminHost, n.cfg.AdminPort); err != nil {
+		return err
+	}
+	n.apiSrv = &http.Server{Handler: apiHandler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	n.adminSrv = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second}
+	return nil
+}
+
+func listen(flag, host string, port int) (net.Listener, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		var se interface{ Unwrap() error }
+		if errors.As(err, &se) {
+			err = se.Unwrap()
+		}
+		return nil, &StartupError{flag, fmt.Errorf("cannot listen on %s:%d: %w", host, port, err)}
+	}
+	return ln, nil
+}
+
+func (n *Node) closeListeners() {
+	for _, ln := range []net.Listener{n.apiLn, n.adminLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}
+
+// APIAddr is the REST server's bound address (useful with port 0).
+func (n *Node) APIAddr() net.Addr { return n.apiLn.Addr() }
+
+// AdminAddr is the admin WebSocket server's bound address.
+func (n *Node) AdminAddr() net.Addr { return n.adminLn.Addr() }
+
+// Identity is the node's identity.
+func (n *Node) Identity() *identity.Identity { return n.id }
+
+// Run serves until ctx ends, then shuts down within the configured timeout.
+func (n *Node) Run(ctx context.Context) error {
+	n.log.Info("relayd started", "version", Version,
+		"peerId", n.id.PeerID().String(), "address", n.id.Address().Hex(),
+		"api", "http://"+n.apiLn.Addr().String()+api.Prefix, "admin", "ws://"+n.adminLn.Addr().String())
+	g, gctx := errgroup.WithContext(ctx)
+	// Admin connections are hijacked, so the server cannot end them itself:
+	// their request contexts derive from gctx and end with it.
+	n.adminSrv.BaseContext = func(net.Listener) context.Context { return gctx }
+	serve := func(name string, srv *http.Server, ln net.Listener) {
+		g.Go(func() error {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				return fmt.Errorf("%s server: %w", name, err)
+			}
+			return nil
+		})
+	}
+	serve("api", n.apiSrv, n.apiLn)
+	serve("admin", n.adminSrv, n.adminLn)
+	g.Go(func() error {
+		<-gctx.Done()
+		n.log.Info("relayd shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
+		defer cancel()
+		return errors.Join(n.apiSrv.Shutdown(sctx), n.adminSrv.Shutdown(sctx))
+	})
+	err := g.Wait()
+	n.log.Info("relayd stopped")
+	return err
+}

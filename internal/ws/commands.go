@@ -1,0 +1,126 @@
+package ws
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxLineBytes is the longest command line the server accepts.
+const MaxLineBytes = 4096
+
+// Line is a parsed command line: the command name and the rest of the line
+// with its leading spaces removed.
+type Line struct {
+	Name string
+	Args string
+}
+
+// Errors of ParseLine.
+var (
+	ErrEmptyLine   = errors.New("empty command line")
+	ErrLongLine    = fmt.Errorf("command line longer than %d bytes", MaxLineBytes)
+	ErrInvalidText = errors.New("command line is not valid UTF-8 text")
+)
+
+// ParseLine splits an operator's command line into the command name and its
+// arguments. Control characters other than tab are refused.
+func ParseLine(s string) (Line, error) {
+	if len(s) > MaxLineBytes {
+		return Line{}, ErrLongLine
+	}
+	if !utf8.ValidString(s) {
+		return Line{}, ErrInvalidText
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' && r != '\n' && r != '\r' {
+			return Line{}, ErrInvalidText
+		}
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return Line{}, ErrEmptyLine
+	}
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return Line{Name: s}, nil
+	}
+	return Line{Name: s[:i], Args: strings.TrimSpace(s[i:])}, nil
+}
+
+// Command is an operator command. Run returns the output lines, each sent as
+// one log frame; an error is sent as one log frame with its text.
+type Command struct {
+	Name  string
+	Usage string // e.g. "send <peer> <message>"
+	Help  string // one sentence
+	Run   func(ctx context.Context, args string) ([]string, error)
+}
+
+// UsageError is returned by a command whose arguments are wrong; the server
+// answers with the command's usage line.
+type UsageError struct{ Reason string }
+
+func (e *UsageError) Error() string { return e.Reason }
+
+// Commands is a set of operator commands, with a built-in "help".
+type Commands struct {
+	byName map[string]Command
+}
+
+// NewCommands returns a command set holding cmds and help.
+func NewCommands(cmds ...Command) (*Commands, error) {
+	c := &Commands{byName: map[string]Command{}}
+	for _, cmd := range cmds {
+		if cmd.Name == "" || cmd.Run == nil || strings.ContainsAny(cmd.Name, " \t") {
+			return nil, fmt.Errorf("ws: invalid command %q", cmd.Name)
+		}
+		if _, dup := c.byName[cmd.Name]; dup || cmd.Name == "help" {
+			return nil, fmt.Errorf("ws: duplicate command %q", cmd.Name)
+		}
+		c.byName[cmd.Name] = cmd
+	}
+	c.byName["help"] = Command{Name: "help", Usage: "help", Help: "Show the available commands.", Run: c.help}
+	return c, nil
+}
+
+func (c *Commands) help(context.Context, string) ([]string, error) {
+	names := make([]string, 0, len(c.byName))
+	width := 0
+	for n, cmd := range c.byName {
+		names = append(names, n)
+		width = max(width, len(cmd.Usage))
+	}
+	sort.Strings(names)
+	out := []string{"Available commands:"}
+	for _, n := range names {
+		cmd := c.byName[n]
+		out = append(out, fmt.Sprintf("  %-*s  %s", width, cmd.Usage, cmd.Help))
+	}
+	return out, nil
+}
+
+// Run executes one command line and returns its output lines.
+func (c *Commands) Run(ctx context.Context, raw string) []string {
+	line, err := ParseLine(raw)
+	if err != nil {
+		return []string{"Invalid command: " + err.Error() + ". Type 'help'."}
+	}
+	cmd, ok := c.byName[line.Name]
+	if !ok {
+		return []string{"Unknown command: " + line.Name + ". Type 'help'."}
+	}
+	out, err := cmd.Run(ctx, line.Args)
+	var ue *UsageError
+	switch {
+	case errors.As(err, &ue):
+		return []string{ue.Reason + ". Usage: " + cmd.Usage}
+	case err != nil:
+		return append(out, "Error: "+err.Error())
+	}
+	return out
+}

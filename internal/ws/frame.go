@@ -1,0 +1,39 @@
+// Package ws serves the node's WebSocket admin server: JSON frames
+// {type, msg, ts}, a replay buffer of recent frames for new clients, bounded
+// per-client queues, token authentication by query parameter, and a
+// dispatcher for operator command lines. The commands themselves are given
+// by the node; this package must not import internal/node.
+package ws
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Frame types.
+const (
+	TypeLog        = "log"
+	TypeMessage    = "message"
+	TypeAuthFailed = "auth-failed"
+)
+
+// TimeFormat is the layout of a frame's ts: ISO 8601 in UTC with
+// milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Frame is one server message.
+type Frame struct {
+	Type string `json:"type"`
+	Msg  string `json:"msg"`
+	TS   string `json:"ts"`
+}
+
+// NewFrame builds a frame stamped with t.
+func NewFrame(typ, msg string, t time.Time) Frame {
+	return Frame{Type: typ, Msg: msg, TS: t.UTC().Format(TimeFormat)}
+}
+
+func (f Frame) encode() []byte {
+	b, _ := json.Marshal(f) // three strings: cannot fail
+	return b
+}

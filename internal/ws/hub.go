@@ -1,0 +1,107 @@
+package ws
+
+import (
+	"sync"
+	"time"
+)
+
+// ReplaySize is how many recent frames a new client receives first.
+const ReplaySize = 100
+
+// Hub fans frames out to every connected client and keeps the last
+// ReplaySize frames for clients that connect later. Publishing never blocks:
+// a client whose queue is full is disconnected instead.
+type Hub struct {
+	now func() time.Time
+
+	mu      sync.Mutex
+	ring    [ReplaySize][]byte
+	next    int // ring index of the next frame
+	count   int // frames in the ring
+	clients map[*client]struct{}
+}
+
+// NewHub returns an empty hub that stamps frames with now.
+func NewHub(now func() time.Time) *Hub {
+	if now == nil {
+		now = time.Now
+	}
+	return &Hub{now: now, clients: map[*client]struct{}{}}
+}
+
+// Log publishes a log frame.
+func (h *Hub) Log(msg string) { h.Publish(TypeLog, msg) }
+
+// Publish sends a frame of the given type to every client and keeps it for
+// replay.
+func (h *Hub) Publish(typ, msg string) {
+	b := NewFrame(typ, msg, h.now()).encode()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.publishLocked(b)
+}
+
+func (h *Hub) publishLocked(b []byte) {
+	h.ring[h.next] = b
+	h.next = (h.next + 1) % ReplaySize
+	if h.count < ReplaySize {
+		h.count++
+	}
+	for c := range h.clients {
+		if !c.offer(b) {
+			delete(h.clients, c)
+		}
+	}
+}
+
+// join publishes the connect line to everybody, then registers c and queues
+// the replay (which ends with that line) for it alone.
+func (h *Hub) join(c *client, connectLine string) {
+	b := NewFrame(TypeLog, connectLine, h.now()).encode()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.publishLocked(b)
+	start := (h.next - h.count + ReplaySize) % ReplaySize
+	for i := 0; i < h.count; i++ {
+		if !c.offer(h.ring[(start+i)%ReplaySize]) {
+			return
+		}
+	}
+	h.clients[c] = struct{}{}
+}
+
+func (h *Hub) leave(c *client) {
+	h.mu.Lock()
+	delete(h.clients, c)
+	h.mu.Unlock()
+}
+
+// Clients returns how many clients are connected.
+func (h *Hub) Clients() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// client is one connection's outbound queue. offer never blocks; when the
+// queue is full the client is marked slow and its connection is closed by
+// its writer.
+type client struct {
+	queue chan []byte
+	slow  chan struct{}
+	once  sync.Once
+}
+
+func newClient(queueSize int) *client {
+	return &client{queue: make(chan []byte, queueSize), slow: make(chan struct{})}
+}
+
+func (c *client) offer(b []byte) bool {
+	select {
+	case c.queue <- b:
+		return true
+	default:
+		c.once.Do(func() { close(c.slow) })
+		return false
+	}
+}

@@ -1,0 +1,286 @@
+package ws
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+const testToken = "S3cret!token"
+
+var tsPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+
+func testCommands(t *testing.T) *Commands {
+	t.Helper()
+	cmds, err := NewCommands(
+		Command{Name: "echo", Usage: "echo <text>", Help: "Repeat the text.", Run: func(_ context.Context, args string) ([]string, error) {
+			if args == "" {
+				return nil, &UsageError{"missing text"}
+			}
+			return []string{args}, nil
+		}},
+		Command{Name: "fail", Usage: "fail", Help: "Always fails.", Run: func(context.Context, string) ([]string, error) {
+			return nil, errors.New("it failed")
+		}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmds
+}
+
+type harness struct {
+	hub *Hub
+	srv *httptest.Server
+}
+
+func newHarness(t *testing.T, cfg Config) *harness {
+	t.Helper()
+	if cfg.Hub == nil {
+		cfg.Hub = NewHub(nil)
+	}
+	if cfg.Commands == nil {
+		cfg.Commands = testCommands(t)
+	}
+	if cfg.Token == "" && !cfg.DisableAuth {
+		cfg.Token = testToken
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return &harness{hub: cfg.Hub, srv: srv}
+}
+
+func (h *harness) dial(t *testing.T, token string) *websocket.Conn {
+	t.Helper()
+	u := "ws" + strings.TrimPrefix(h.srv.URL, "http") + "/any/path?apiToken=" + url.QueryEscape(token)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return c
+}
+
+func read(t *testing.T, c *websocket.Conn) Frame {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	typ, b, err := c.Read(ctx)
+	if err != nil {
+		t.Fatalf("read: %v", err)
+	}
+	if typ != websocket.MessageText {
+		t.Fatalf("frame type %v", typ)
+	}
+	var f Frame
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		t.Fatalf("frame %s: %v", b, err)
+	}
+	if !tsPattern.MatchString(f.TS) {
+		t.Fatalf("ts %q is not ISO 8601 UTC with milliseconds", f.TS)
+	}
+	return f
+}
+
+func send(t *testing.T, c *websocket.Conn, line string) {
+	t.Helper()
+	if err := c.Write(t.Context(), websocket.MessageText, []byte(line)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func expect(t *testing.T, c *websocket.Conn, typ string, msgs ...string) {
+	t.Helper()
+	for _, m := range msgs {
+		f := read(t, c)
+		if f.Type != typ || f.Msg != m {
+			t.Fatalf("got %s %q, want %s %q", f.Type, f.Msg, typ, m)
+		}
+	}
+}
+
+func TestBadTokenRefused(t *testing.T) {
+	h := newHarness(t, Config{})
+	for _, tok := range []string{"", "wrong-token", testToken + "\n", testToken[:8]} {
+		c := h.dial(t, tok)
+		f := read(t, c)
+		if f.Type != TypeAuthFailed || f.Msg != "authentication failed" {
+			t.Fatalf("token %q: first frame %+v", tok, f)
+		}
+		_, _, err := c.Read(t.Context())
+		if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+			t.Fatalf("token %q: want policy-violation close, got %v", tok, err)
+		}
+	}
+	if n := h.hub.Clients(); n != 0 {
+		t.Fatalf("%d refused clients registered", n)
+	}
+}
+
+func TestConnectLine(t *testing.T) {
+	for _, tt := range []struct {
+		disable bool
+		want    string
+	}{{false, "ws client connected [ authentication ENABLED ]"}, {true, "ws client connected [ authentication DISABLED ]"}} {
+		h := newHarness(t, Config{DisableAuth: tt.disable})
+		c := h.dial(t, testToken)
+		expect(t, c, TypeLog, tt.want)
+	}
+}
+
+func TestReplayOfLast100(t *testing.T) {
+	h := newHarness(t, Config{})
+	for i := 1; i <= 150; i++ {
+		h.hub.Log(fmt.Sprintf("line %d", i))
+	}
+	c := h.dial(t, testToken)
+	for i := 52; i <= 150; i++ {
+		expect(t, c, TypeLog, fmt.Sprintf("line %d", i))
+	}
+	expect(t, c, TypeLog, "ws client connected [ authentication ENABLED ]")
+	// Nothing else was queued: the next frame is a live one.
+	h.hub.Publish(TypeMessage, "live")
+	expect(t, c, TypeMessage, "live")
+}
+
+func TestConnectLineReachesEarlierClients(t *testing.T) {
+	h := newHarness(t, Config{})
+	first := h.dial(t, testToken)
+	expect(t, first, TypeLog, "ws client connected [ authentication ENABLED ]")
+	h.dial(t, testToken)
+	expect(t, first, TypeLog, "ws client connected [ authentication ENABLED ]")
+}
+
+func TestCommands(t *testing.T) {
+	h := newHarness(t, Config{})
+	c := h.dial(t, testToken)
+	read(t, c) // connect line
+	tests := []struct {
+		line string
+		out  []string
+	}{
+		{"echo hello world", []string{"admin > echo hello world", "hello world"}},
+		{"  echo   spaced  ", []string{"admin >   echo   spaced  ", "spaced"}},
+		{"echo", []string{"admin > echo", "missing text. Usage: echo <text>"}},
+		{"fail", []string{"admin > fail", "Error: it failed"}},
+		{"frobnicate now", []string{"admin > frobnicate now", "Unknown command: frobnicate. Type 'help'."}},
+		{"   ", []string{"admin >    ", "Invalid command: empty command line. Type 'help'."}},
+		{"help", []string{"admin > help", "Available commands:",
+			"  echo <text>  Repeat the text.",
+			"  fail         Always fails.",
+			"  help         Show the available commands."}},
+	}
+	for _, tt := range tests {
+		send(t, c, tt.line)
+		expect(t, c, TypeLog, tt.out...)
+	}
+}
+
+func TestSlowClientDropped(t *testing.T) {
+	h := newHarness(t, Config{QueueSize: 128})
+	fast := h.dial(t, testToken)
+	slow := h.dial(t, testToken) // never read
+	_ = slow
+	big := strings.Repeat("x", 4096)
+	deadline := time.Now().Add(20 * time.Second)
+	for i := 0; h.hub.Clients() == 2; i++ {
+		if time.Now().After(deadline) || i > 200000 {
+			t.Fatal("slow client was never dropped")
+		}
+		h.hub.Log(big)
+		if i%64 == 0 { // keep the fast client drained
+			drain(t, fast)
+		}
+	}
+	if h.hub.Clients() != 1 {
+		t.Fatalf("%d clients left, want the fast one", h.hub.Clients())
+	}
+}
+
+// drain reads whatever the client has received within a short window.
+func drain(t *testing.T, c *websocket.Conn) {
+	for {
+		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Millisecond)
+		_, _, err := c.Read(ctx)
+		cancel()
+		if err != nil {
+			return
+		}
+	}
+}
+
+func TestLogHandlerPublishes(t *testing.T) {
+	hub := NewHub(nil)
+	h := newHarness(t, Config{Hub: hub})
+	c := h.dial(t, testToken)
+	read(t, c)
+	log := slog.New(NewLogHandler(hub, slog.LevelInfo))
+	log.Debug("hidden")
+	log.Info("channel opened", "peer", "16Uiu2HAm")
+	expect(t, c, TypeLog, `level=INFO msg="channel opened" peer=16Uiu2HAm`)
+}
+
+func TestParseLine(t *testing.T) {
+	tests := []struct {
+		in   string
+		want Line
+		err  error
+	}{
+		{"help", Line{Name: "help"}, nil},
+		{"  send ,16Uiu2 hello there ", Line{Name: "send", Args: ",16Uiu2 hello there"}, nil},
+		{"send\t,x  msg", Line{Name: "send", Args: ",x  msg"}, nil},
+		{"", Line{}, ErrEmptyLine},
+		{" \t ", Line{}, ErrEmptyLine},
+		{"a\x00b", Line{}, ErrInvalidText},
+		{"\xff", Line{}, ErrInvalidText},
+		{strings.Repeat("a", MaxLineBytes+1), Line{}, ErrLongLine},
+	}
+	for _, tt := range tests {
+		got, err := ParseLine(tt.in)
+		if !errors.Is(err, tt.err) || got != tt.want {
+			t.Errorf("ParseLine(%q) = %+v, %v; want %+v, %v", tt.in, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	for _, s := range []string{"help", "send ,16Uiu2HAm hi", " send a,b,c text ", "", "\x00", "é ü"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		l, err := ParseLine(s)
+		if err != nil {
+			if l != (Line{}) {
+				t.Fatalf("error with non-empty result %+v", l)
+			}
+			return
+		}
+		if l.Name == "" || strings.ContainsFunc(l.Name, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
+			t.Fatalf("bad name %q from %q", l.Name, s)
+		}
+		if l.Args != strings.TrimSpace(l.Args) {
+			t.Fatalf("args not trimmed: %q", l.Args)
+		}
+		if !strings.Contains(s, l.Name) || !strings.Contains(s, l.Args) {
+			t.Fatalf("parse of %q invented text: %+v", s, l)
+		}
+	})
+}
