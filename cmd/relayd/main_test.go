@@ -85,7 +85,6 @@ func TestStartupErrors(t *testing.T) {
 
 func itoa(i int) string { return strconv.Itoa(i) }
 
-
 func checkOneLineError(t *testing.T, cmd *exec.Cmd, mention string) {
 	t.Helper()
 	var stderr bytes.Buffer
