@@ -62,10 +62,11 @@ func ChannelID(src, dst common.Address) [32]byte {
 	return crypto.Keccak256Hash(b[:])
 }
 
-// AmountFor returns the value of a ticket issued to a hop with relayersAhead relayers still
-// between it and the recipient, inclusive of itself when it is a relayer: PricePerRelayer ×
-// relayersAhead. The ticket to the recipient (0 relayers ahead) is worth 0. relayersAhead must
-// not be negative; a negative count is a programming error and panics.
+// AmountFor returns PricePerRelayer × relayersAhead, the value of a ticket whose issuer still has
+// relayersAhead relayers ahead of it on the packet's path (its receiver counts when it is a
+// relayer, the recipient never does): for a message over 2 relayers the sender issues
+// AmountFor(2), the first relayer AmountFor(1) and the last relayer AmountFor(0), which is 0.
+// relayersAhead must not be negative; a negative count is a programming error and panics.
 func AmountFor(relayersAhead int) uint256.Int {
 	if relayersAhead < 0 {
 		panic(fmt.Sprintf("tickets: AmountFor(%d): negative relayer count", relayersAhead))
