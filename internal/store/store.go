@@ -1,0 +1,60 @@
+// Package store is the node's transactional embedded store: one bbolt file
+// in the data directory. It keeps aliases, the chain indexer's cursor and
+// channel cache, tickets and their indexes, and replay tags. Each concern has
+// its own file and buckets; this package must not import other relayd
+// packages except pure ones.
+package store
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// FileName is the store's file inside the data directory.
+const FileName = "relayd.db"
+
+// DB is an open store. It is safe for concurrent use.
+type DB struct {
+	bolt *bolt.DB
+}
+
+// Open opens (creating if needed) the store in dir. Only one process may
+// hold it: a second Open waits up to a second, then fails with ErrLocked.
+func Open(dir string) (*DB, error) {
+	b, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	db := &DB{bolt: b}
+	if err := b.Update(func(tx *bolt.Tx) error {
+		for _, name := range allBuckets {
+			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Close()
+		return nil, fmt.Errorf("create buckets: %w", err)
+	}
+	return db, nil
+}
+
+// Close closes the store.
+func (db *DB) Close() error { return db.bolt.Close() }
+
+// allBuckets lists every top-level bucket; each file adds its own in init.
+var allBuckets [][]byte
+
+func bucket(name string) []byte {
+	b := []byte(name)
+	allBuckets = append(allBuckets, b)
+	return b
+}
