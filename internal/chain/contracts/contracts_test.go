@@ -524,9 +524,7 @@ func TestChannelClosure(t *testing.T) {
 		_, err = e.send(e.alice, "finalizeChannelClosure", e.channels, channelsABI.PackFinalizeChannelClosure(e.bob.addr))
 		wantRevert(t, err, &contracts.RelayChannelsClosureTimeNotReached{ClosureTime: closureTime})
 
-		if err := e.sim.AdjustTime(closurePeriod); err != nil {
-			t.Fatal(err)
-		}
+		e.advance(closurePeriod)
 		r = e.must(e.alice, "finalizeChannelClosure", e.channels, channelsABI.PackFinalizeChannelClosure(e.bob.addr))
 		e.wantChannel(e.alice, e.bob, contracts.ChannelsOutput{Balance: big.NewInt(0), Epoch: 1, Status: statusClosed})
 		e.wantUpdate(r, e.alice, e.bob)

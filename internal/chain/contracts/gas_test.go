@@ -69,9 +69,7 @@ func settlementGas(t *testing.T, options ...func(*node.Config, *ethconfig.Config
 	redeem("redeemTicket", e.bob, 2, 21)
 	redeem("redeemTicket (destination held no tokens)", e.dave, 1, 22)
 	e.must(e.alice, "initiateChannelClosure", e.channels, channelsABI.PackInitiateChannelClosure(e.bob.addr))
-	if err := e.sim.AdjustTime(closurePeriod); err != nil {
-		t.Fatal(err)
-	}
+	e.advance(closurePeriod)
 	e.must(e.alice, "finalizeChannelClosure", e.channels, channelsABI.PackFinalizeChannelClosure(e.bob.addr))
 	e.must(e.dave, "closeIncomingChannel", e.channels, channelsABI.PackCloseIncomingChannel(e.alice.addr))
 	for _, s := range gasSteps {

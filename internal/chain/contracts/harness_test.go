@@ -333,6 +333,17 @@ func (e *env) redeem(by, src *actor, tk contracts.RelayChannelsTicket, response 
 	return e.send(by, "redeemTicket", e.channels, channelsABI.PackRedeemTicket(src.addr, tk, response))
 }
 
+// advance moves the chain's clock forward by d in a new empty block. The empty Commit before it
+// makes the backend sync its transaction pool, which AdjustTime needs empty: right after a mined
+// transaction the pool's own reset may still be running.
+func (e *env) advance(d time.Duration) {
+	e.t.Helper()
+	e.sim.Commit()
+	if err := e.sim.AdjustTime(d); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
 // osakaRules is a simulated backend option that switches off the forks after Osaka (the dev
 // chain's default includes draft forks such as EIP-8037 state-gas metering), so gas figures
 // match today's mainnet rules.
