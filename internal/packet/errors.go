@@ -5,8 +5,7 @@ import (
 	"fmt"
 )
 
-// Errors returned by this package. Match them with errors.Is: Peel and Seal
-// may wrap them with context.
+// Errors returned by this package. Match them with errors.Is.
 var (
 	// ErrSize is returned by Peel for a packet that is not exactly PacketSize
 	// bytes long (truncated or oversized).
@@ -21,9 +20,9 @@ var (
 	ErrReplay = errors.New("packet: replayed packet")
 
 	// ErrBadPoint is returned for bytes that are not a valid secp256k1 point
-	// in the expected encoding: a public key given to ParsePublicKey, a
-	// packet's ephemeral key, or a next-hop key in authenticated routing
-	// information.
+	// in the expected encoding: a public key given to ParsePublicKey, a nil
+	// or zero PublicKey given to NewRoute, a packet's ephemeral key, or a
+	// next-hop key in authenticated routing information.
 	ErrBadPoint = errors.New("packet: malformed secp256k1 point")
 
 	// ErrBadKey is returned by NewPrivateKey for a scalar that is not in
