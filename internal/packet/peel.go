@@ -61,7 +61,8 @@ const (
 // retained. Errors: ErrSize, ErrBadPoint (ephemeral key), ErrMAC (altered
 // packet or not for this key), ErrReplay, a wrapped error of replay itself,
 // and, for packets a faulty sender authenticated, ErrBadPoint (next hop) or
-// ErrPayload. The result's slices share one fresh allocation.
+// ErrPayload. The result's slices share one fresh allocation. Peel is safe
+// for concurrent use, also with one key.
 func Peel(key *PrivateKey, pkt []byte, replay ReplayChecker) (Peeled, error) {
 	if len(pkt) != PacketSize {
 		return Peeled{}, ErrSize
