@@ -18,12 +18,12 @@ type Addresses struct {
 
 func (s *Server) getAddress(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Address{
-		NativeAddress: s.cfg.Identity.Address().Hex(),
-		RelayAddress:  s.cfg.Identity.PeerID().String(),
+		NativeAddress: s.cfg.Node.Address().Hex(),
+		RelayAddress:  s.cfg.Node.PeerID().String(),
 	})
 }
 
 func (s *Server) getAddresses(w http.ResponseWriter, r *http.Request) {
-	native, relay := s.cfg.Identity.Address().Hex(), s.cfg.Identity.PeerID().String()
+	native, relay := s.cfg.Node.Address().Hex(), s.cfg.Node.PeerID().String()
 	writeJSON(w, http.StatusOK, Addresses{NativeAddress: native, Native: native, RelayAddress: relay, Relay: relay})
 }

@@ -5,11 +5,13 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -21,10 +23,20 @@ const Prefix = "/api/v2"
 // MaxBodyBytes is the largest request body the API reads.
 const MaxBodyBytes = 64 << 10
 
-// Identity is the part of the node the account operations show.
-type Identity interface {
+// Node is what the REST operations need from the node. The node implements
+// it; tests use small fakes.
+type Node interface {
 	Address() common.Address
 	PeerID() peer.ID
+	Version() string
+	// Peers lists the peers the node knows, with heartbeat quality.
+	Peers() []PeerInfo
+	// Ping measures the round trip to a peer.
+	Ping(ctx context.Context, id peer.ID) (time.Duration, error)
+	// Aliases returns the stored aliases (alias → PeerId); a fresh map.
+	Aliases() (map[string]string, error)
+	SetAlias(alias string, id peer.ID) error
+	DeleteAlias(alias string) error
 }
 
 // Config configures a Server. All fields are required except Logger and
@@ -32,7 +44,7 @@ type Identity interface {
 type Config struct {
 	Token       string
 	DisableAuth bool
-	Identity    Identity
+	Node        Node
 	Logger      *slog.Logger
 }
 
@@ -55,8 +67,8 @@ type Route struct {
 
 // New builds the API server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Identity == nil {
-		return nil, fmt.Errorf("api: Identity is required")
+	if cfg.Node == nil {
+		return nil, fmt.Errorf("api: Node is required")
 	}
 	if !cfg.DisableAuth && cfg.Token == "" {
 		return nil, fmt.Errorf("api: Token is required unless DisableAuth")
@@ -69,6 +81,13 @@ func New(cfg Config) (*Server, error) {
 	s.routes = []Route{
 		{http.MethodGet, "/account/address", s.getAddress},
 		{http.MethodGet, "/account/addresses", s.getAddresses},
+		{http.MethodGet, "/aliases", s.getAliases},
+		{http.MethodPost, "/aliases", s.postAlias},
+		{http.MethodGet, "/aliases/{alias}", s.getAlias},
+		{http.MethodDelete, "/aliases/{alias}", s.deleteAlias},
+		{http.MethodGet, "/node/version", s.getVersion},
+		{http.MethodGet, "/node/peers", s.getPeers},
+		{http.MethodPost, "/node/ping", s.postPing},
 	}
 	s.handler = s.buildMux()
 	return s, nil

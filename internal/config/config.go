@@ -42,6 +42,11 @@ type Config struct {
 	Data              string // data directory, default ./relayd-data
 	Provider          string // chain JSON-RPC URL
 	WeakCrypto        bool   // light scrypt parameters for new keystores (tests, local clusters)
+	Network           string        // relay network name, part of every protocol ID; default "local"
+	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
+	HeartbeatInterval time.Duration // how often every known peer is pinged
+	MixDelayMin       time.Duration // per-hop random delay, lower bound
+	MixDelayMax       time.Duration // per-hop random delay, upper bound; default 20 ms
 	ShutdownTimeout   time.Duration
 	LogLevel          string // debug, info, warn or error
 	identitySetByUser bool
@@ -79,6 +84,18 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
 	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
+	fs.StringVar(&c.Network, "network", "local", "relay network name (nodes talk only within one network)")
+	fs.Func("peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>", func(v string) error {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				c.Peers = append(c.Peers, p)
+			}
+		}
+		return nil
+	})
+	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
+	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop random mixing delay, lower bound")
+	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 20*time.Millisecond, "per-hop random mixing delay, upper bound")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
 
@@ -170,6 +187,15 @@ func (c Config) Validate() error {
 	}
 	if c.Password == "" {
 		return &FieldError{"password", "is required: it encrypts the identity keystore"}
+	}
+	if c.Network == "" {
+		return &FieldError{"network", "must not be empty"}
+	}
+	if c.HeartbeatInterval <= 0 {
+		return &FieldError{"heartbeatInterval", "must be positive"}
+	}
+	if c.MixDelayMin < 0 || c.MixDelayMax < c.MixDelayMin {
+		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin, and both not negative"}
 	}
 	if c.ShutdownTimeout <= 0 {
 		return &FieldError{"shutdownTimeout", "must be positive"}

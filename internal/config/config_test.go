@@ -24,7 +24,7 @@ func TestEnvName(t *testing.T) {
 }
 
 func TestParseFlagsEnvAndDefaults(t *testing.T) {
-	c, err := Parse([]string{"--apiPort", "4001"}, env(map[string]string{
+	c, err := Parse([]string{"--apiPort", "4001", "--peers", "/ip4/127.0.0.1/tcp/1/p2p/a, /ip4/127.0.0.1/tcp/2/p2p/b"}, env(map[string]string{
 		"RELAYD_API_TOKEN": "from-env-token",
 		"RELAYD_API_PORT":  "5001", // the flag wins
 		"RELAYD_DATA":      "/tmp/d",
@@ -34,6 +34,9 @@ func TestParseFlagsEnvAndDefaults(t *testing.T) {
 	}
 	if c.APIToken != "from-env-token" || c.APIPort != 4001 || c.Data != "/tmp/d" {
 		t.Fatalf("got token %q port %d data %q", c.APIToken, c.APIPort, c.Data)
+	}
+	if len(c.Peers) != 2 || c.Peers[1] != "/ip4/127.0.0.1/tcp/2/p2p/b" {
+		t.Fatalf("peers %q", c.Peers)
 	}
 	if c.APIHost != "127.0.0.1" || c.AdminHost != "127.0.0.1" || c.AdminPort != 3000 {
 		t.Fatalf("defaults not loopback 3000/3001: %+v", c)
@@ -53,7 +56,7 @@ func TestParseBadEnvValue(t *testing.T) {
 func TestValidate(t *testing.T) {
 	good := Config{APIToken: "S3cret!token", APIHost: "127.0.0.1", APIPort: 3001, AdminHost: "127.0.0.1",
 		AdminPort: 3000, Host: "127.0.0.1:9091", Data: "d", Identity: "d/id", Password: "p",
-		ShutdownTimeout: 1, LogLevel: "info"}
+		ShutdownTimeout: 1, LogLevel: "info", Network: "local", HeartbeatInterval: 1, MixDelayMax: 1}
 	tests := []struct {
 		name string
 		mod  func(*Config)
@@ -71,6 +74,8 @@ func TestValidate(t *testing.T) {
 		{"bad port", func(c *Config) { c.APIPort = 70000 }, "apiPort"},
 		{"bad host", func(c *Config) { c.Host = "nope" }, "host"},
 		{"no password", func(c *Config) { c.Password = "" }, "password"},
+		{"negative mix delay", func(c *Config) { c.MixDelayMin = -1 }, "mixDelayMax"},
+		{"mix delay max below min", func(c *Config) { c.MixDelayMin = 5; c.MixDelayMax = 4 }, "mixDelayMax"},
 		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, "logLevel"},
 	}
 	for _, tt := range tests {

@@ -14,11 +14,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -31,6 +34,9 @@ type Node struct {
 	log      *slog.Logger
 	id       *identity.Identity
 	hub      *ws.Hub
+	metrics  *prometheus.Registry
+	host     *p2p.Host
+	db       *store.DB
 	apiLn    net.Listener
 	adminLn  net.Listener
 	apiSrv   *http.Server
@@ -85,9 +91,9 @@ func New(cfg config.Config, logOut *os.File) (*Node, error) {
 		log.Info("created new identity", "keystore", cfg.Identity)
 	}
 
-	n := &Node{cfg: cfg, log: log, id: id, hub: hub}
-	if err := n.buildServers(); err != nil {
-		n.closeListeners()
+	n := &Node{cfg: cfg, log: log, id: id, hub: hub, metrics: prometheus.NewRegistry()}
+	if err := n.build(); err != nil {
+		n.close()
 		return nil, err
 	}
 	return n, nil
@@ -115,7 +121,7 @@ func (n *Node) buildServers() error {
 	apiHandler, err := api.New(api.Config{
 		Token:       n.cfg.APIToken,
 		DisableAuth: n.cfg.DisableAPIAuth,
-		Identity:    n.id,
+		Node:        apiNode{n},
 		Logger:      n.log.With("component", "api"),
 	})
 	if err != nil {
@@ -158,11 +164,31 @@ func listen(flag, host string, port int) (net.Listener, error) {
 	return ln, nil
 }
 
-func (n *Node) closeListeners() {
+// build creates every subsystem; on error the caller closes what exists.
+func (n *Node) build() error {
+	db, err := store.Open(n.cfg.Data)
+	if err != nil {
+		return &StartupError{"data", err}
+	}
+	n.db = db
+	if err := n.buildTransport(); err != nil {
+		return err
+	}
+	return n.buildServers()
+}
+
+// close releases what build created, after Run or after a failed build.
+func (n *Node) close() {
 	for _, ln := range []net.Listener{n.apiLn, n.adminLn} {
 		if ln != nil {
 			ln.Close()
 		}
+	}
+	if n.host != nil {
+		n.host.Close()
+	}
+	if n.db != nil {
+		n.db.Close()
 	}
 }
 
@@ -177,8 +203,9 @@ func (n *Node) Identity() *identity.Identity { return n.id }
 
 // Run serves until ctx ends, then shuts down within the configured timeout.
 func (n *Node) Run(ctx context.Context) error {
+	defer n.close()
 	n.log.Info("relayd started", "version", Version,
-		"peerId", n.id.PeerID().String(), "address", n.id.Address().Hex(),
+		"peerId", n.id.PeerID().String(), "address", n.id.Address().Hex(), "p2p", n.cfg.Host,
 		"api", "http://"+n.apiLn.Addr().String()+api.Prefix, "admin", "ws://"+n.adminLn.Addr().String())
 	g, gctx := errgroup.WithContext(ctx)
 	// Admin connections are hijacked, so the server cannot end them itself:
@@ -194,6 +221,7 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	serve("api", n.apiSrv, n.apiLn)
 	serve("admin", n.adminSrv, n.adminLn)
+	g.Go(func() error { return n.host.Run(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		n.log.Info("relayd shutting down")

@@ -21,6 +21,7 @@ func testConfig(t *testing.T) config.Config {
 		APIToken: "S3cret!token", APIHost: "127.0.0.1", AdminHost: "127.0.0.1", Host: "127.0.0.1:0",
 		Data: filepath.Join(dir, "data"), Identity: filepath.Join(dir, "id.json"), Password: "pw",
 		Init: true, WeakCrypto: true, ShutdownTimeout: 5 * time.Second, LogLevel: "info",
+		Network: "test", HeartbeatInterval: time.Second,
 	}
 }
 
@@ -81,5 +82,105 @@ func TestAdminCommandsAndShutdown(t *testing.T) {
 	}
 	if _, _, err := c.Read(t.Context()); err == nil {
 		t.Fatal("admin connection still open after shutdown")
+	}
+}
+
+// startNode runs a node until the test ends.
+func startNode(t *testing.T, cfg config.Config) *Node {
+	t.Helper()
+	n, err := New(cfg, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+	return n
+}
+
+type adminClient struct {
+	t *testing.T
+	c *websocket.Conn
+}
+
+func dialAdmin(t *testing.T, n *Node) *adminClient {
+	t.Helper()
+	u := "ws://" + n.AdminAddr().String() + "/?apiToken=" + url.QueryEscape("S3cret!token")
+	c, _, err := websocket.Dial(t.Context(), u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.CloseNow() })
+	return &adminClient{t, c}
+}
+
+// run sends a command line and returns the log lines that follow its echo
+// until one matches done.
+func (a *adminClient) run(line string, done func(string) bool) []string {
+	a.t.Helper()
+	if err := a.c.Write(a.t.Context(), websocket.MessageText, []byte(line)); err != nil {
+		a.t.Fatal(err)
+	}
+	var out []string
+	echoed := false
+	ctx, cancel := context.WithTimeout(a.t.Context(), 15*time.Second)
+	defer cancel()
+	for {
+		_, b, err := a.c.Read(ctx)
+		if err != nil {
+			a.t.Fatalf("%s: read: %v (got %q)", line, err, out)
+		}
+		var f struct{ Type, Msg string }
+		json.Unmarshal(b, &f)
+		if !echoed {
+			echoed = f.Msg == "admin > "+line
+			continue
+		}
+		if strings.Contains(f.Msg, "level=") { // the node's own log lines
+			continue
+		}
+		out = append(out, f.Msg)
+		if done(f.Msg) {
+			return out
+		}
+	}
+}
+
+func TestPeersPingAndAliases(t *testing.T) {
+	a := startNode(t, testConfig(t))
+	cfgB := testConfig(t)
+	cfgB.Peers = []string{a.host.Addrs()[0].String()}
+	b := startNode(t, cfgB)
+	admin := dialAdmin(t, b)
+
+	out := admin.run("ping "+a.id.PeerID().String(), func(s string) bool { return true })
+	if !strings.HasPrefix(out[0], "Pong from "+a.id.PeerID().String()) {
+		t.Fatalf("ping: %q", out)
+	}
+	out = admin.run("alias "+a.id.PeerID().String()+" alice", func(string) bool { return true })
+	if out[0] != "Set alias alice -> "+a.id.PeerID().String() {
+		t.Fatalf("alias: %q", out)
+	}
+	out = admin.run("ping alice", func(string) bool { return true })
+	if !strings.HasPrefix(out[0], "Pong from "+a.id.PeerID().String()) {
+		t.Fatalf("ping by alias: %q", out)
+	}
+	out = admin.run("peers", func(s string) bool { return strings.Contains(s, a.id.PeerID().String()) })
+	if out[0] != "1 known peers:" || !strings.Contains(out[1], "connected") {
+		t.Fatalf("peers: %q", out)
+	}
+	out = admin.run("ping nobody", func(string) bool { return true })
+	if !strings.HasPrefix(out[0], "Error: ") || !strings.Contains(out[0], "neither an alias nor a valid PeerId") {
+		t.Fatalf("ping unknown: %q", out)
+	}
+	out = admin.run("ping", func(string) bool { return true })
+	if out[0] != "ping needs exactly one peer. Usage: ping <peer>" {
+		t.Fatalf("ping usage: %q", out)
 	}
 }

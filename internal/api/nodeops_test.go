@@ -1,0 +1,106 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/identity"
+)
+
+var auth = map[string]string{"x-auth-token": testToken}
+
+func TestVersion(t *testing.T) {
+	srv, _ := newTestServer(t, false)
+	status, _, body := do(t, http.MethodGet, srv.URL+"/api/v2/node/version", auth)
+	if status != http.StatusOK || body != "\"9.9.9\"\n" {
+		t.Fatalf("%d %q", status, body)
+	}
+}
+
+func TestPeers(t *testing.T) {
+	n := newFakeNode(t)
+	n.peers = []PeerInfo{
+		{PeerID: "16Uiu2HAmA", MultiAddrs: []string{"/ip4/127.0.0.1/tcp/1"}, Quality: 1, Connected: true, LatencyMs: 0.5, LastSeen: "2026-11-22T00:00:00.000Z"},
+		{PeerID: "16Uiu2HAmB", MultiAddrs: []string{}, Quality: 0.1},
+	}
+	srv, _ := serve(t, n, false)
+	status, _, body := do(t, http.MethodGet, srv.URL+"/api/v2/node/peers", auth)
+	var got Peers
+	if status != http.StatusOK || json.Unmarshal([]byte(body), &got) != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	if len(got.Announced) != 2 || len(got.Connected) != 1 || got.Connected[0].PeerID != "16Uiu2HAmA" {
+		t.Fatalf("peers %s", body)
+	}
+	n.peers = nil
+	_, _, body = do(t, http.MethodGet, srv.URL+"/api/v2/node/peers", auth)
+	if !strings.Contains(body, `"connected":[]`) || !strings.Contains(body, `"announced":[]`) {
+		t.Fatalf("empty lists must be [] not null: %s", body)
+	}
+}
+
+func TestPing(t *testing.T) {
+	other, _ := identity.Generate()
+	n := newFakeNode(t)
+	var pinged peer.ID
+	n.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
+		pinged = id
+		if id == other.PeerID() {
+			return 1500 * time.Microsecond, nil
+		}
+		return 0, errors.New("peer unreachable")
+	}
+	srv, _ := serve(t, n, false)
+	url := srv.URL + "/api/v2/node/ping"
+	unreachable, _ := identity.Generate()
+	tests := []struct {
+		name, body string
+		status     int
+		want       string
+	}{
+		{"ok", `{"peerId":"` + other.PeerID().String() + `"}`, 200, `{"latency":1.5}`},
+		{"unreachable", `{"peerId":"` + unreachable.PeerID().String() + `"}`, 422, `"status":"TIMEOUT"`},
+		{"invalid peer", `{"peerId":"16Uiu2HAmNOPE"}`, 400, `"status":"INVALID_PEERID"`},
+		{"empty peer", `{"peerId":""}`, 400, `"status":"INVALID_PEERID"`},
+		{"chain address", `{"peerId":"0x059c779Fd53Eb799aF70Bb720960F6787eB4548D"}`, 400, `"status":"INVALID_PEERID"`},
+		{"malformed json", `{"peerId":`, 400, `"status":"INVALID_INPUT"`},
+		{"wrong type", `{"peerId":42}`, 400, `field \"peerId\" must be a string`},
+		{"unknown field", `{"peerId":"x","extra":1}`, 400, `unknown field`},
+		{"trailing data", `{"peerId":"x"} {}`, 400, `after the JSON object`},
+		{"empty body", ``, 400, `request body is empty`},
+		{"array body", `[]`, 400, `"status":"INVALID_INPUT"`},
+		{"oversized body", `{"peerId":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 400, `larger than 65536 bytes`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pinged = ""
+			status, _, body := doBody(t, http.MethodPost, url, auth, tt.body)
+			if status != tt.status || !strings.Contains(body, tt.want) {
+				t.Fatalf("got %d %s, want %d containing %s", status, body, tt.status, tt.want)
+			}
+			if status == 400 && pinged != "" {
+				t.Fatal("invalid request reached the node")
+			}
+		})
+	}
+}
+
+func FuzzDecodeJSON(f *testing.F) {
+	for _, s := range []string{`{"peerId":"x"}`, `{`, `[]`, `{"peerId":1}`, `null`, `{"peerId":"a"}{}`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var v PingRequest
+		err := decodeJSON(strings.NewReader(s), &v)
+		if err == nil && !json.Valid([]byte(s)) {
+			t.Fatalf("accepted invalid JSON %q", s)
+		}
+	})
+}

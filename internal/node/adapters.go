@@ -1,0 +1,65 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// apiNode is the node as the REST API sees it.
+type apiNode struct{ n *Node }
+
+func (a apiNode) Address() common.Address { return a.n.id.Address() }
+func (a apiNode) PeerID() peer.ID         { return a.n.id.PeerID() }
+func (a apiNode) Version() string         { return Version }
+
+func (a apiNode) Ping(ctx context.Context, id peer.ID) (time.Duration, error) {
+	return a.n.host.Ping(ctx, id)
+}
+
+func (a apiNode) Peers() []api.PeerInfo {
+	peers := a.n.host.Peers()
+	out := make([]api.PeerInfo, 0, len(peers))
+	for _, p := range peers {
+		out = append(out, peerInfo(p))
+	}
+	return out
+}
+
+func peerInfo(p p2p.PeerInfo) api.PeerInfo {
+	info := api.PeerInfo{
+		PeerID:     p.ID.String(),
+		MultiAddrs: make([]string, 0, len(p.Addrs)),
+		Quality:    p.Quality,
+		LatencyMs:  float64(p.Latency.Microseconds()) / 1000,
+		Connected:  p.Connected,
+	}
+	for _, a := range p.Addrs {
+		info.MultiAddrs = append(info.MultiAddrs, a.String())
+	}
+	if !p.LastSeen.IsZero() {
+		info.LastSeen = p.LastSeen.UTC().Format(ws.TimeFormat)
+	}
+	return info
+}
+
+func (a apiNode) Aliases() (map[string]string, error) {
+	list, err := a.n.db.Aliases()
+	if err != nil {
+		return nil, err
+	}
+	m := make(map[string]string, len(list)+1)
+	for _, kv := range list {
+		m[kv[0]] = kv[1]
+	}
+	return m, nil
+}
+
+func (a apiNode) SetAlias(alias string, id peer.ID) error { return a.n.db.SetAlias(alias, id.String()) }
+func (a apiNode) DeleteAlias(alias string) error          { return a.n.db.DeleteAlias(alias) }
