@@ -25,11 +25,11 @@ type fakeNode struct {
 	*identity.Identity
 	aliases map[string]string
 	peers   []PeerInfo
-	ping  func(context.Context, peer.ID) (time.Duration, error)
+	ping    func(context.Context, peer.ID) (time.Duration, error)
 }
 
-func (f *fakeNode) Version() string     { return "9.9.9" }
-func (f *fakeNode) Peers() []PeerInfo   { return f.peers }
+func (f *fakeNode) Version() string   { return "9.9.9" }
+func (f *fakeNode) Peers() []PeerInfo { return f.peers }
 func (f *fakeNode) Ping(ctx context.Context, id peer.ID) (time.Duration, error) {
 	return f.ping(ctx, id)
 }
@@ -208,5 +208,3 @@ func TestNotFoundAndMethodNotAllowedAreJSON(t *testing.T) {
 		}
 	}
 }
-
-

@@ -31,17 +31,17 @@ var publishedTokens = []string{ClusterDefaultToken, "^^LOCAL-testing-123^^"}
 type Config struct {
 	APIToken          string // required unless DisableAPIAuth; at least MinTokenLength characters
 	DisableAPIAuth    bool
-	APIHost           string // REST server host, default 127.0.0.1
-	APIPort           int    // REST server port, default 3001
-	AdminHost         string // WebSocket admin server host, default 127.0.0.1
-	AdminPort         int    // WebSocket admin server port, default 3000
-	Host              string // p2p listen address host:port, default 127.0.0.1:9091
-	Identity          string // keystore file; default <Data>/identity.json
-	Password          string // keystore password; required
-	Init              bool   // create identity and data directory when missing
-	Data              string // data directory, default ./relayd-data
-	Provider          string // chain JSON-RPC URL
-	WeakCrypto        bool   // light scrypt parameters for new keystores (tests, local clusters)
+	APIHost           string        // REST server host, default 127.0.0.1
+	APIPort           int           // REST server port, default 3001
+	AdminHost         string        // WebSocket admin server host, default 127.0.0.1
+	AdminPort         int           // WebSocket admin server port, default 3000
+	Host              string        // p2p listen address host:port, default 127.0.0.1:9091
+	Identity          string        // keystore file; default <Data>/identity.json
+	Password          string        // keystore password; required
+	Init              bool          // create identity and data directory when missing
+	Data              string        // data directory, default ./relayd-data
+	Provider          string        // chain JSON-RPC URL
+	WeakCrypto        bool          // light scrypt parameters for new keystores (tests, local clusters)
 	Network           string        // relay network name, part of every protocol ID; default "local"
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
 	HeartbeatInterval time.Duration // how often every known peer is pinged
