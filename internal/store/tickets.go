@@ -1,0 +1,279 @@
+package store
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+// Ticket state of the relay layer (docs/PROTOCOL.md §4, DESIGN §5). Acknowledged tickets are
+// money: they are written in one fsynced transaction per batch and leave the store only when
+// they are settled (redeemed, found losing, or void), which bumps the matching counter.
+var (
+	// channel id (32) ‖ epoch (4) ‖ index (8) → source (20) ‖ ticket (168) ‖ response (32)
+	bucketTicketsAcked = bucket("tickets.acked")
+	// channel id (32) ‖ epoch (4) → first index not yet reserved (8)
+	bucketTicketIndexes = bucket("tickets.outindex")
+	// counter name → uint64 (8) or uint256 (32)
+	bucketTicketCounters = bucket("tickets.counters")
+)
+
+const (
+	ackedKeyLen   = 32 + 4 + 8
+	ackedValueLen = common.AddressLength + tickets.EncodedLen + 32
+)
+
+// Counter names in bucketTicketCounters.
+var (
+	counterRedeemed      = []byte("redeemed")
+	counterRedeemedValue = []byte("redeemedValue")
+	counterLosing        = []byte("losing")
+	counterNeglected     = []byte("neglected")
+	counterRejected      = []byte("rejected")
+	counterRejectedValue = []byte("rejectedValue")
+)
+
+// AckedTicket is an incoming ticket whose next hop acknowledged the packet: with Response it is
+// redeemable by this node (the ticket's destination) until it is settled.
+type AckedTicket struct {
+	// Source is the chain address of the channel's source, who signed the ticket.
+	Source common.Address
+	// Ticket is the ticket as received.
+	Ticket tickets.Ticket
+	// Response is the proof-of-relay response own + ack mod n that opens Ticket.Challenge.
+	Response [32]byte
+}
+
+// Outcome is how an acknowledged ticket left the store.
+type Outcome uint8
+
+// Outcomes of SettleTicket.
+const (
+	// OutcomeRedeemed: the contract paid the ticket (or had already paid its index).
+	OutcomeRedeemed Outcome = iota + 1
+	// OutcomeLosing: the ticket does not win (section 4.5); it is worth nothing.
+	OutcomeLosing
+	// OutcomeNeglected: the ticket became void before it was redeemed (the channel closed or
+	// reopened with a new epoch).
+	OutcomeNeglected
+)
+
+// TicketCounters are the persistent statistics of settled and rejected tickets.
+type TicketCounters struct {
+	Redeemed      uint64
+	RedeemedValue uint256.Int
+	Losing        uint64
+	Neglected     uint64
+	Rejected      uint64
+	RejectedValue uint256.Int
+}
+
+func ackedKey(channelID [32]byte, epoch uint32, index uint64) []byte {
+	k := make([]byte, ackedKeyLen)
+	copy(k, channelID[:])
+	binary.BigEndian.PutUint32(k[32:], epoch)
+	binary.BigEndian.PutUint64(k[36:], index)
+	return k
+}
+
+// SaveAcknowledgedTickets records ts as acknowledged in one transaction, synced to disk before
+// it returns: once it returned nil the tickets survive a crash. A ticket already stored under
+// the same channel, epoch and index is overwritten.
+func (db *DB) SaveAcknowledgedTickets(ts []AckedTicket) error {
+	if len(ts) == 0 {
+		return nil
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTicketsAcked)
+		for i := range ts {
+			t := &ts[i]
+			v := make([]byte, 0, ackedValueLen)
+			v = append(v, t.Source[:]...)
+			v, err := t.Ticket.AppendBinary(v)
+			if err != nil {
+				return fmt.Errorf("acknowledged ticket %d: %w", t.Ticket.Index, err)
+			}
+			v = append(v, t.Response[:]...)
+			if err := b.Put(ackedKey(t.Ticket.ChannelID, t.Ticket.Epoch, t.Ticket.Index), v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func decodeAcked(v []byte) (AckedTicket, error) {
+	var t AckedTicket
+	if len(v) != ackedValueLen {
+		return t, fmt.Errorf("acknowledged ticket: %d bytes, want %d", len(v), ackedValueLen)
+	}
+	copy(t.Source[:], v)
+	if err := t.Ticket.UnmarshalBinary(v[common.AddressLength : common.AddressLength+tickets.EncodedLen]); err != nil {
+		return t, fmt.Errorf("acknowledged ticket: %w", err)
+	}
+	copy(t.Response[:], v[common.AddressLength+tickets.EncodedLen:])
+	return t, nil
+}
+
+// AcknowledgedTickets returns every acknowledged, unsettled ticket, ordered by channel id,
+// then epoch, then index (the order a channel's tickets must be redeemed in).
+func (db *DB) AcknowledgedTickets() ([]AckedTicket, error) {
+	return db.ackedWithPrefix(nil)
+}
+
+// AcknowledgedTicketsOf returns the acknowledged, unsettled tickets of one channel, ordered by
+// epoch, then index.
+func (db *DB) AcknowledgedTicketsOf(channelID [32]byte) ([]AckedTicket, error) {
+	return db.ackedWithPrefix(channelID[:])
+}
+
+func (db *DB) ackedWithPrefix(prefix []byte) ([]AckedTicket, error) {
+	var out []AckedTicket
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketTicketsAcked).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			t, err := decodeAcked(v)
+			if err != nil {
+				return fmt.Errorf("key %x: %w", k, err)
+			}
+			out = append(out, t)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SettleTicket removes an acknowledged ticket and counts it under outcome (with its amount for
+// OutcomeRedeemed), in one transaction. Settling a ticket that is not stored (already settled,
+// e.g. by a run that crashed after settling) changes nothing and is not an error.
+func (db *DB) SettleTicket(channelID [32]byte, epoch uint32, index uint64, outcome Outcome) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTicketsAcked)
+		k := ackedKey(channelID, epoch, index)
+		v := b.Get(k)
+		if v == nil {
+			return nil
+		}
+		t, err := decodeAcked(v)
+		if err != nil {
+			return err
+		}
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+		cb := tx.Bucket(bucketTicketCounters)
+		switch outcome {
+		case OutcomeRedeemed:
+			if err := addCount(cb, counterRedeemed, 1); err != nil {
+				return err
+			}
+			return addValue(cb, counterRedeemedValue, &t.Ticket.Amount)
+		case OutcomeLosing:
+			return addCount(cb, counterLosing, 1)
+		case OutcomeNeglected:
+			return addCount(cb, counterNeglected, 1)
+		default:
+			return fmt.Errorf("settle ticket: unknown outcome %d", outcome)
+		}
+	})
+}
+
+// AddTicketCounters adds neglected and rejected tickets (and the rejected tickets' value) to
+// the persistent counters. Callers batch these (they are statistics, not money).
+func (db *DB) AddTicketCounters(neglected, rejected uint64, rejectedValue uint256.Int) error {
+	if neglected == 0 && rejected == 0 && rejectedValue.IsZero() {
+		return nil
+	}
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		cb := tx.Bucket(bucketTicketCounters)
+		if err := addCount(cb, counterNeglected, neglected); err != nil {
+			return err
+		}
+		if err := addCount(cb, counterRejected, rejected); err != nil {
+			return err
+		}
+		return addValue(cb, counterRejectedValue, &rejectedValue)
+	})
+}
+
+// TicketCounters returns the persistent counters.
+func (db *DB) TicketCounters() (TicketCounters, error) {
+	var c TicketCounters
+	err := db.bolt.View(func(tx *bolt.Tx) error {
+		cb := tx.Bucket(bucketTicketCounters)
+		c.Redeemed = getCount(cb, counterRedeemed)
+		c.Losing = getCount(cb, counterLosing)
+		c.Neglected = getCount(cb, counterNeglected)
+		c.Rejected = getCount(cb, counterRejected)
+		getValue(cb, counterRedeemedValue, &c.RedeemedValue)
+		getValue(cb, counterRejectedValue, &c.RejectedValue)
+		return nil
+	})
+	return c, err
+}
+
+func getCount(b *bolt.Bucket, name []byte) uint64 {
+	if v := b.Get(name); len(v) == 8 {
+		return binary.BigEndian.Uint64(v)
+	}
+	return 0
+}
+
+func addCount(b *bolt.Bucket, name []byte, n uint64) error {
+	if n == 0 {
+		return nil
+	}
+	return b.Put(name, binary.BigEndian.AppendUint64(nil, getCount(b, name)+n))
+}
+
+func getValue(b *bolt.Bucket, name []byte, out *uint256.Int) {
+	if v := b.Get(name); len(v) == 32 {
+		out.SetBytes32(v)
+	} else {
+		out.Clear()
+	}
+}
+
+func addValue(b *bolt.Bucket, name []byte, x *uint256.Int) error {
+	if x.IsZero() {
+		return nil
+	}
+	var cur uint256.Int
+	getValue(b, name, &cur)
+	cur.Add(&cur, x)
+	v := cur.Bytes32()
+	return b.Put(name, v[:])
+}
+
+// ReserveTicketIndexes reserves n consecutive outgoing ticket indexes of a channel epoch and
+// returns the first. The reservation is synced to disk before it returns, so an index handed
+// out from it is never handed out again, also after a crash: the next reservation starts after
+// it (indexes reserved but never used are skipped, which the contract allows). The first index
+// is at least min (e.g. one above the channel's last redeemed index on chain) and at least 1.
+func (db *DB) ReserveTicketIndexes(channelID [32]byte, epoch uint32, min, n uint64) (uint64, error) {
+	if n == 0 {
+		return 0, fmt.Errorf("reserve ticket indexes: n must be at least 1")
+	}
+	var first uint64
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketTicketIndexes)
+		k := make([]byte, 36)
+		copy(k, channelID[:])
+		binary.BigEndian.PutUint32(k[32:], epoch)
+		first = max(min, 1)
+		if v := b.Get(k); len(v) == 8 {
+			first = max(first, binary.BigEndian.Uint64(v))
+		}
+		if first > ^uint64(0)-n {
+			return fmt.Errorf("reserve ticket indexes: index space of channel exhausted")
+		}
+		return b.Put(k, binary.BigEndian.AppendUint64(nil, first+n))
+	})
+	return first, err
+}

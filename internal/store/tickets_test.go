@@ -1,0 +1,156 @@
+package store
+
+import (
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
+
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+func signedTestTicket(t *testing.T, epoch uint32, index uint64, amount uint256.Int) AckedTicket {
+	t.Helper()
+	key, err := crypto.ToECDSA(crypto.Keccak256([]byte("store source")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := crypto.PubkeyToAddress(key.PublicKey)
+	tk := tickets.Ticket{
+		ChannelID: tickets.ChannelID(src, common.Address{0xd5}),
+		Amount:    amount,
+		Index:     index,
+		Epoch:     epoch,
+		WinProb:   tickets.MaxWinProb,
+		Challenge: [20]byte{1, 2, 3},
+	}
+	if err := tk.Sign(key, 1337, common.Address{0xcc}); err != nil {
+		t.Fatal(err)
+	}
+	return AckedTicket{Source: src, Ticket: tk, Response: [32]byte{byte(index)}}
+}
+
+func reopen(t *testing.T, db *DB, dir string) *DB {
+	t.Helper()
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestReserveTicketIndexesNeverGoBack(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := [32]byte{7}
+	first, err := db.ReserveTicketIndexes(ch, 1, 0, 16)
+	if err != nil || first != 1 {
+		t.Fatalf("first reservation = %d, %v; want 1", first, err)
+	}
+	second, err := db.ReserveTicketIndexes(ch, 1, 0, 16)
+	if err != nil || second != 17 {
+		t.Fatalf("second reservation = %d, %v; want 17", second, err)
+	}
+	// Another epoch starts again at 1; min raises the start.
+	if got, _ := db.ReserveTicketIndexes(ch, 2, 0, 4); got != 1 {
+		t.Fatalf("new epoch starts at %d", got)
+	}
+	if got, _ := db.ReserveTicketIndexes(ch, 2, 100, 4); got != 100 {
+		t.Fatalf("min 100 gave %d", got)
+	}
+	// "Crash": reopen without telling the store which indexes were used.
+	db = reopen(t, db, dir)
+	got, err := db.ReserveTicketIndexes(ch, 1, 0, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got <= 32 {
+		t.Fatalf("after reopen the next index is %d, not above every issued index (32)", got)
+	}
+	if got, _ := db.ReserveTicketIndexes(ch, 2, 0, 1); got != 104 {
+		t.Fatalf("epoch 2 after reopen: %d, want 104", got)
+	}
+	if _, err := db.ReserveTicketIndexes(ch, 1, 0, 0); err == nil {
+		t.Fatal("reserving 0 indexes succeeded")
+	}
+}
+
+func TestAcknowledgedTicketsSurviveReopenAndSettle(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	price := tickets.AmountFor(1)
+	a3 := signedTestTicket(t, 1, 3, price)
+	a1 := signedTestTicket(t, 1, 1, price)
+	a2 := signedTestTicket(t, 1, 2, tickets.AmountFor(2))
+	if err := db.SaveAcknowledgedTickets([]AckedTicket{a3, a1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SaveAcknowledgedTickets([]AckedTicket{a2}); err != nil {
+		t.Fatal(err)
+	}
+	db = reopen(t, db, dir)
+
+	all, err := db.AcknowledgedTickets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 3 {
+		t.Fatalf("%d tickets after reopen, want 3", len(all))
+	}
+	for i, want := range []uint64{1, 2, 3} {
+		if all[i].Ticket.Index != want {
+			t.Fatalf("ticket %d has index %d, want %d (index order)", i, all[i].Ticket.Index, want)
+		}
+	}
+	if all[0] != a1 || all[1] != a2 {
+		t.Fatalf("tickets changed through the store: %+v", all[0])
+	}
+	of, err := db.AcknowledgedTicketsOf(a1.Ticket.ChannelID)
+	if err != nil || len(of) != 3 {
+		t.Fatalf("per channel: %d, %v", len(of), err)
+	}
+	if of, _ := db.AcknowledgedTicketsOf([32]byte{9}); len(of) != 0 {
+		t.Fatalf("other channel has %d tickets", len(of))
+	}
+
+	ch := a1.Ticket.ChannelID
+	if err := db.SettleTicket(ch, 1, 1, OutcomeRedeemed); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SettleTicket(ch, 1, 1, OutcomeRedeemed); err != nil { // twice: no-op
+		t.Fatal(err)
+	}
+	if err := db.SettleTicket(ch, 1, 2, OutcomeRedeemed); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SettleTicket(ch, 1, 3, OutcomeLosing); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.AddTicketCounters(2, 3, price); err != nil {
+		t.Fatal(err)
+	}
+	db = reopen(t, db, dir)
+	c, err := db.TicketCounters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRedeemed := tickets.AmountFor(3)
+	if c.Redeemed != 2 || c.RedeemedValue != wantRedeemed || c.Losing != 1 || c.Neglected != 2 ||
+		c.Rejected != 3 || c.RejectedValue != price {
+		t.Fatalf("counters = %+v", c)
+	}
+	if left, _ := db.AcknowledgedTickets(); len(left) != 0 {
+		t.Fatalf("%d tickets left after settling all", len(left))
+	}
+}
