@@ -1,0 +1,183 @@
+package path
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+const (
+	// DefaultRelayers is the number of relayers Select uses when asked for 0.
+	DefaultRelayers = 2
+	// MinRelayers is the fewest relayers a path may have.
+	MinRelayers = 2
+	// MaxRelayers is the most relayers a path may have (a packet has at most 4 hops).
+	MaxRelayers = 3
+
+	// MinQuality is the lowest heartbeat quality of a node Select uses as a relayer. A peer that
+	// was never pinged has quality 0.5; three failed pings in a row take it below MinQuality.
+	MinQuality = 0.2
+
+	// maxExpansions bounds the search on large graphs: the number of candidate hops examined
+	// before Select gives up on one search.
+	maxExpansions = 20_000
+)
+
+// Node is a node of the channel graph.
+type Node struct {
+	// Address is the node's chain address.
+	Address common.Address
+	// Peer is the node's libp2p PeerId.
+	Peer peer.ID
+	// Quality is the node's heartbeat quality in [0, 1] (internal/p2p); higher is better.
+	Quality float64
+}
+
+// Edge is a payment channel from Source to Destination.
+type Edge struct {
+	Source, Destination common.Address
+	// Balance is the channel's balance in the token's smallest unit.
+	Balance uint256.Int
+	// Open reports whether tickets may be issued on the channel (the contract's Open status).
+	// Closed and pending-to-close channels carry no packets.
+	Open bool
+}
+
+// Graph is a snapshot of the channel graph: the known nodes and the channels between them.
+// Edges whose ends are not in Nodes are ignored. It is read, never modified, by Select.
+type Graph struct {
+	Nodes []Node
+	Edges []Edge
+}
+
+type hop struct {
+	to      int // index into Graph.Nodes
+	balance *uint256.Int
+	weight  float64
+}
+
+type index struct {
+	g      *Graph
+	byAddr map[common.Address]int
+	out    [][]hop
+	open   map[[2]int]bool // open channel between two nodes, any balance
+}
+
+func newIndex(g *Graph) *index {
+	ix := &index{g: g, byAddr: make(map[common.Address]int, len(g.Nodes)), out: make([][]hop, len(g.Nodes)),
+		open: make(map[[2]int]bool)}
+	for i, n := range g.Nodes {
+		ix.byAddr[n.Address] = i
+	}
+	for i := range g.Edges {
+		e := &g.Edges[i]
+		s, ok1 := ix.byAddr[e.Source]
+		d, ok2 := ix.byAddr[e.Destination]
+		if !ok1 || !ok2 || s == d || !e.Open {
+			continue
+		}
+		ix.open[[2]int{s, d}] = true
+		ix.out[s] = append(ix.out[s], hop{to: d, balance: &e.Balance, weight: max(e.Balance.Float64(), 1)})
+	}
+	return ix
+}
+
+// Select picks a path from self to recipient over relayers relayers (0 means DefaultRelayers)
+// and returns its nodes: the relayers in order, then the recipient. Every consecutive pair needs
+// an open channel whose balance covers the ticket it carries: self's channel to the first relayer
+// price × relayers, the next one price × (relayers−1), and so on; the last relayer's channel to
+// the recipient carries a ticket worth 0 but must be open. Relayers are distinct, never self or
+// the recipient, and have a Quality of at least MinQuality. Among valid paths the choice is random
+// (from r), each hop weighted by its channel's balance times the next node's quality, so paths
+// vary between calls.
+//
+// Errors: ErrBadRelayers, ErrUnknownNode, ErrNotEnoughBalance when paths exist over open
+// channels but none is funded enough, ErrNoPath when there is none at all.
+func Select(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int) ([]Node, error) {
+	if relayers == 0 {
+		relayers = DefaultRelayers
+	}
+	if relayers < MinRelayers || relayers > MaxRelayers {
+		return nil, fmt.Errorf("%d relayers: %w", relayers, ErrBadRelayers)
+	}
+	ix := newIndex(g)
+	s, ok1 := ix.byAddr[self]
+	d, ok2 := ix.byAddr[recipient]
+	if !ok1 || !ok2 || s == d {
+		return nil, ErrUnknownNode
+	}
+	if p := ix.search(r, s, d, relayers, &price, true); p != nil {
+		return p, nil
+	}
+	if p := ix.search(r, s, d, relayers, &price, false); p != nil {
+		return nil, fmt.Errorf("%d relayers: %w", relayers, ErrNotEnoughBalance)
+	}
+	return nil, fmt.Errorf("%d relayers: %w", relayers, ErrNoPath)
+}
+
+// search runs a depth-first search with backtracking, trying each node's candidates in a
+// weighted random order. With funded false it ignores balances (only to tell ErrNoPath from
+// ErrNotEnoughBalance).
+func (ix *index) search(r *rand.Rand, self, recipient, relayers int, price *uint256.Int, funded bool) []Node {
+	used := make([]bool, len(ix.g.Nodes))
+	used[self], used[recipient] = true, true
+	route := make([]int, 0, relayers)
+	budget := maxExpansions
+
+	type cand struct {
+		to  int
+		key float64
+	}
+	var dfs func(cur int) bool
+	dfs = func(cur int) bool {
+		k := len(route)
+		if k == relayers {
+			return ix.open[[2]int{cur, recipient}]
+		}
+		var need uint256.Int
+		need.Mul(price, uint256.NewInt(uint64(relayers-k)))
+		var cands []cand
+		for _, h := range ix.out[cur] {
+			n := &ix.g.Nodes[h.to]
+			if used[h.to] || n.Quality < MinQuality || (funded && h.balance.Lt(&need)) {
+				continue
+			}
+			// Efraimidis–Spirakis weighted sampling without replacement: sort by u^(1/w),
+			// i.e. by log(u)/w, descending.
+			w := h.weight * max(n.Quality, 1e-9)
+			u := r.Float64()
+			for u == 0 {
+				u = r.Float64()
+			}
+			cands = append(cands, cand{h.to, math.Log(u) / w})
+		}
+		slices.SortFunc(cands, func(a, b cand) int { return cmp.Compare(b.key, a.key) })
+		for _, c := range cands {
+			if budget--; budget < 0 {
+				return false
+			}
+			used[c.to] = true
+			route = append(route, c.to)
+			if dfs(c.to) {
+				return true
+			}
+			route = route[:len(route)-1]
+			used[c.to] = false
+		}
+		return false
+	}
+	if !dfs(self) {
+		return nil
+	}
+	out := make([]Node, 0, relayers+1)
+	for _, i := range route {
+		out = append(out, ix.g.Nodes[i])
+	}
+	return append(out, ix.g.Nodes[recipient])
+}

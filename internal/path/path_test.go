@@ -1,0 +1,175 @@
+package path
+
+import (
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+var price = *uint256.NewInt(10)
+
+func addr(name string) common.Address { return common.BytesToAddress([]byte(name)) }
+
+// graph builds a graph from nodes (all quality 1 unless listed in quality) and edges
+// "src>dst" with balances.
+func graph(nodes []string, quality map[string]float64, edges map[string]uint64, closed ...string) *Graph {
+	g := &Graph{}
+	for _, n := range nodes {
+		q, ok := quality[n]
+		if !ok {
+			q = 1
+		}
+		g.Nodes = append(g.Nodes, Node{Address: addr(n), Peer: peer.ID("peer-" + n), Quality: q})
+	}
+	for k, b := range edges {
+		var src, dst string
+		for i := range k {
+			if k[i] == '>' {
+				src, dst = k[:i], k[i+1:]
+			}
+		}
+		open := true
+		for _, c := range closed {
+			if c == k {
+				open = false
+			}
+		}
+		g.Edges = append(g.Edges, Edge{Source: addr(src), Destination: addr(dst), Balance: *uint256.NewInt(b), Open: open})
+	}
+	return g
+}
+
+func names(p []Node) []string {
+	var out []string
+	for _, n := range p {
+		out = append(out, string(n.Peer[len("peer-"):]))
+	}
+	return out
+}
+
+func TestSelect(t *testing.T) {
+	nodes := []string{"me", "r1", "r2", "r3", "dst"}
+	full := map[string]uint64{"me>r1": 20, "r1>r2": 10, "r2>dst": 0}
+	tests := []struct {
+		name       string
+		nodes      []string
+		quality    map[string]float64
+		edges      map[string]uint64
+		closed     []string
+		relayers   int // 0: 2, unless useDefault
+		useDefault bool
+		want       []string // nil: expect err
+		err        error
+	}{
+		{name: "exact balances", edges: full, want: []string{"r1", "r2", "dst"}},
+		{name: "default relayers is 2", edges: full, useDefault: true, want: []string{"r1", "r2", "dst"}},
+		{name: "three relayers", edges: map[string]uint64{"me>r1": 30, "r1>r2": 20, "r2>r3": 10, "r3>dst": 5},
+			relayers: 3, want: []string{"r1", "r2", "r3", "dst"}},
+		{name: "first channel underfunded", edges: map[string]uint64{"me>r1": 19, "r1>r2": 10, "r2>dst": 0},
+			err: ErrNotEnoughBalance},
+		{name: "middle channel depleted", edges: map[string]uint64{"me>r1": 20, "r1>r2": 0, "r2>dst": 0},
+			err: ErrNotEnoughBalance},
+		{name: "last channel closed", edges: full, closed: []string{"r2>dst"}, err: ErrNoPath},
+		{name: "middle channel closed", edges: full, closed: []string{"r1>r2"}, err: ErrNoPath},
+		{name: "last channel missing", edges: map[string]uint64{"me>r1": 20, "r1>r2": 10}, err: ErrNoPath},
+		{name: "channel the wrong way", edges: map[string]uint64{"me>r1": 20, "r2>r1": 10, "r2>dst": 0}, err: ErrNoPath},
+		{name: "recipient is no relayer", edges: map[string]uint64{"me>dst": 20, "dst>r2": 10, "r2>dst": 0, "me>r1": 20, "r1>dst": 10},
+			err: ErrNoPath},
+		{name: "self is no relayer", edges: map[string]uint64{"me>r1": 20, "r1>me": 10, "me>dst": 5}, err: ErrNoPath},
+		{name: "no repeated relayer", edges: map[string]uint64{"me>r1": 30, "r1>r2": 20, "r2>r1": 10, "r1>dst": 0},
+			relayers: 3, err: ErrNoPath},
+		{name: "low quality relayer skipped", edges: full, quality: map[string]float64{"r2": 0.1}, err: ErrNoPath},
+		{name: "detour around a depleted channel",
+			edges: map[string]uint64{"me>r1": 20, "r1>r2": 0, "r1>r3": 10, "r3>dst": 0, "r2>dst": 0},
+			want:  []string{"r1", "r3", "dst"}},
+		{name: "detour around a bad quality peer",
+			edges:   map[string]uint64{"me>r1": 20, "r1>r2": 10, "r1>r3": 10, "r3>dst": 0, "r2>dst": 0},
+			quality: map[string]float64{"r2": 0.05}, want: []string{"r1", "r3", "dst"}},
+		{name: "too few relayers", edges: full, relayers: 1, err: ErrBadRelayers},
+		{name: "too many relayers", edges: full, relayers: 4, err: ErrBadRelayers},
+		{name: "unknown recipient", nodes: []string{"me", "r1", "r2"}, edges: full, err: ErrUnknownNode},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := tc.nodes
+			if ns == nil {
+				ns = nodes
+			}
+			relayers := tc.relayers
+			if relayers == 0 && !tc.useDefault {
+				relayers = 2
+			}
+			g := graph(ns, tc.quality, tc.edges, tc.closed...)
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 20 { // the outcome must not depend on the draw
+				got, err := Select(r, g, addr("me"), addr("dst"), relayers, price)
+				if tc.err != nil {
+					if !errors.Is(err, tc.err) {
+						t.Fatalf("err = %v, want %v (path %v)", err, tc.err, names(got))
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if gotN := names(got); len(gotN) != len(tc.want) || func() bool {
+					for i := range gotN {
+						if gotN[i] != tc.want[i] {
+							return true
+						}
+					}
+					return false
+				}() {
+					t.Fatalf("path %v, want %v", gotN, tc.want)
+				}
+			}
+		})
+	}
+}
+
+// TestSelectVaries checks on a well-connected graph that paths are valid and vary, and that a
+// much better funded channel is chosen more often.
+func TestSelectVaries(t *testing.T) {
+	nodes := []string{"me", "a", "b", "c", "d", "dst"}
+	edges := map[string]uint64{}
+	for _, x := range []string{"a", "b", "c", "d"} {
+		edges["me>"+x] = 100
+		edges[x+">dst"] = 0
+		for _, y := range []string{"a", "b", "c", "d"} {
+			if x != y {
+				edges[x+">"+y] = 100
+			}
+		}
+	}
+	edges["me>a"] = 10_000 // a is 100× better funded as first hop
+	g := graph(nodes, nil, edges)
+	r := rand.New(rand.NewPCG(7, 7))
+	seen := map[string]int{}
+	first := map[string]int{}
+	const rounds = 2000
+	for range rounds {
+		p, err := Select(r, g, addr("me"), addr("dst"), 2, price)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := names(p)
+		if len(n) != 3 || n[2] != "dst" || n[0] == n[1] {
+			t.Fatalf("invalid path %v", n)
+		}
+		seen[n[0]+","+n[1]]++
+		first[n[0]]++
+	}
+	if len(seen) < 8 {
+		t.Fatalf("only %d distinct paths in %d draws: %v", len(seen), rounds, seen)
+	}
+	if first["a"] < rounds/2 {
+		t.Fatalf("best funded first hop chosen %d/%d times", first["a"], rounds)
+	}
+	if first["b"] == 0 {
+		t.Fatalf("other first hops never chosen: %v", first)
+	}
+}
