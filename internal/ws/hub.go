@@ -29,6 +29,9 @@ func NewHub(now func() time.Time) *Hub {
 	return &Hub{now: now, clients: map[*client]struct{}{}}
 }
 
+// Now is the hub's clock.
+func (h *Hub) Now() time.Time { return h.now() }
+
 // Log publishes a log frame.
 func (h *Hub) Log(msg string) { h.Publish(TypeLog, msg) }
 
@@ -39,6 +42,16 @@ func (h *Hub) Publish(typ, msg string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.publishLocked(b)
+}
+
+// PublishSeq publishes frames back to back: every client receives them
+// consecutively, with no other frame between them.
+func (h *Hub) PublishSeq(frames ...Frame) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, f := range frames {
+		h.publishLocked(f.encode())
+	}
 }
 
 func (h *Hub) publishLocked(b []byte) {
