@@ -1,0 +1,272 @@
+package chain
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/relayd/relayd/internal/channels"
+)
+
+// Defaults of Config's optional fields.
+const (
+	DefaultReceiptPoll = 25 * time.Millisecond
+	DefaultCallTimeout = 10 * time.Second
+)
+
+// Config configures a Client. ProviderURL, Key and Channels are required; the rest have
+// defaults.
+type Config struct {
+	// ProviderURL is the JSON-RPC endpoint: http(s):// or ws(s)://.
+	ProviderURL string
+	// Key signs the node's transactions; its address is the node's account.
+	Key *ecdsa.PrivateKey
+	// Channels is the RelayChannels contract's address.
+	Channels common.Address
+	// Token is the RelayToken address. When zero it is read from the channels contract's
+	// token() view.
+	Token common.Address
+	// ReceiptPoll is how often a transaction's receipt is polled (DefaultReceiptPoll).
+	ReceiptPoll time.Duration
+	// CallTimeout bounds each JSON-RPC call; a call that takes longer fails with
+	// ErrProviderUnavailable (DefaultCallTimeout).
+	CallTimeout time.Duration
+	// Logger receives the client's logs (slog.Default() when nil). Keys are never logged.
+	Logger *slog.Logger
+}
+
+// Client is a connection to a chain with the channels contract deployed, acting as one account.
+// It is safe for concurrent use; transactions from one Client are serialised only while they are
+// signed and sent, not while they are mined.
+type Client struct {
+	eth           *ethclient.Client
+	key           *ecdsa.PrivateKey
+	addr          common.Address
+	chainID       *big.Int
+	signer        types.Signer
+	channels      common.Address
+	token         common.Address
+	closurePeriod time.Duration
+	symbol        string
+	ws            bool
+	poll          time.Duration
+	callTimeout   time.Duration
+	log           *slog.Logger
+
+	mu         sync.Mutex // guards nonce, nonceKnown; held while a transaction is signed and sent
+	nonce      uint64
+	nonceKnown bool
+}
+
+// Dial connects to cfg.ProviderURL and reads the chain id, the contracts' immutable parameters
+// (token address, closure period, token symbol). It fails with ErrProviderUnavailable when the
+// provider cannot be reached, ErrNoContract when there is no code at cfg.Channels.
+func Dial(ctx context.Context, cfg Config) (*Client, error) {
+	switch {
+	case cfg.ProviderURL == "":
+		return nil, fmt.Errorf("%w: provider URL is required", ErrBadConfig)
+	case cfg.Key == nil:
+		return nil, fmt.Errorf("%w: key is required", ErrBadConfig)
+	case cfg.Channels == (common.Address{}):
+		return nil, fmt.Errorf("%w: channels contract address is required", ErrBadConfig)
+	}
+	c := &Client{
+		key:         cfg.Key,
+		addr:        crypto.PubkeyToAddress(cfg.Key.PublicKey),
+		channels:    cfg.Channels,
+		token:       cfg.Token,
+		ws:          strings.HasPrefix(cfg.ProviderURL, "ws://") || strings.HasPrefix(cfg.ProviderURL, "wss://"),
+		poll:        cfg.ReceiptPoll,
+		callTimeout: cfg.CallTimeout,
+		log:         cfg.Logger,
+	}
+	if c.poll <= 0 {
+		c.poll = DefaultReceiptPoll
+	}
+	if c.callTimeout <= 0 {
+		c.callTimeout = DefaultCallTimeout
+	}
+	if c.log == nil {
+		c.log = slog.Default()
+	}
+	dctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	eth, err := ethclient.DialContext(dctx, cfg.ProviderURL)
+	if err != nil {
+		return nil, fmt.Errorf("dial chain provider: %w", classifyDial(ctx, err))
+	}
+	c.eth = eth
+	if err := c.init(ctx); err != nil {
+		eth.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// classifyDial treats every dial failure other than the caller's cancellation as the provider's.
+func classifyDial(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrProviderUnavailable, err)
+}
+
+func (c *Client) init(ctx context.Context) error {
+	var err error
+	if c.chainID, err = withTimeout(ctx, c, c.eth.ChainID); err != nil {
+		return fmt.Errorf("read chain id: %w", err)
+	}
+	c.signer = types.LatestSignerForChainID(c.chainID)
+	code, err := withTimeout(ctx, c, func(ctx context.Context) ([]byte, error) { return c.eth.CodeAt(ctx, c.channels, nil) })
+	if err != nil {
+		return fmt.Errorf("read channels contract code: %w", err)
+	}
+	if len(code) == 0 {
+		return fmt.Errorf("channels contract %s on chain %s: %w", c.channels, c.chainID, ErrNoContract)
+	}
+	if c.token == (common.Address{}) {
+		if c.token, err = callView(ctx, c, c.channels, channelsABI.PackToken(), channelsABI.UnpackToken); err != nil {
+			return fmt.Errorf("read token address: %w", err)
+		}
+	}
+	period, err := callView(ctx, c, c.channels, channelsABI.PackClosurePeriod(), channelsABI.UnpackClosurePeriod)
+	if err != nil {
+		return fmt.Errorf("read closure period: %w", err)
+	}
+	c.closurePeriod = time.Duration(period) * time.Second
+	if c.symbol, err = callView(ctx, c, c.token, tokenABI.PackSymbol(), tokenABI.UnpackSymbol); err != nil {
+		return fmt.Errorf("read token symbol: %w", err)
+	}
+	return nil
+}
+
+// Close closes the connection to the provider.
+func (c *Client) Close() { c.eth.Close() }
+
+// Address returns the account the client signs for.
+func (c *Client) Address() common.Address { return c.addr }
+
+// ChainID returns the chain's id, read at Dial.
+func (c *Client) ChainID() uint64 { return c.chainID.Uint64() }
+
+// ChannelsAddress returns the RelayChannels contract's address.
+func (c *Client) ChannelsAddress() common.Address { return c.channels }
+
+// TokenAddress returns the RelayToken contract's address.
+func (c *Client) TokenAddress() common.Address { return c.token }
+
+// ClosurePeriod returns the channels contract's closure period, read at Dial.
+func (c *Client) ClosurePeriod() time.Duration { return c.closurePeriod }
+
+// TokenSymbol returns the token's symbol, read at Dial.
+func (c *Client) TokenSymbol() string { return c.symbol }
+
+// BlockNumber returns the number of the provider's latest block.
+func (c *Client) BlockNumber(ctx context.Context) (uint64, error) {
+	n, err := withTimeout(ctx, c, c.eth.BlockNumber)
+	if err != nil {
+		return 0, fmt.Errorf("block number: %w", err)
+	}
+	return n, nil
+}
+
+// HeaderHash returns the hash of block n, and ethereum.NotFound when the chain has no such block.
+func (c *Client) HeaderHash(ctx context.Context, n uint64) (common.Hash, error) {
+	h, err := withTimeout(ctx, c, func(ctx context.Context) (*types.Header, error) {
+		return c.eth.HeaderByNumber(ctx, new(big.Int).SetUint64(n))
+	})
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("header %d: %w", n, err)
+	}
+	return h.Hash(), nil
+}
+
+// FilterLogs returns the logs matching q (ethereum.FilterQuery semantics).
+func (c *Client) FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error) {
+	logs, err := withTimeout(ctx, c, func(ctx context.Context) ([]types.Log, error) { return c.eth.FilterLogs(ctx, q) })
+	if err != nil {
+		return nil, fmt.Errorf("filter logs: %w", err)
+	}
+	return logs, nil
+}
+
+// NativeBalance returns addr's balance of the chain's native currency, in wei.
+func (c *Client) NativeBalance(ctx context.Context, addr common.Address) (*big.Int, error) {
+	b, err := withTimeout(ctx, c, func(ctx context.Context) (*big.Int, error) { return c.eth.BalanceAt(ctx, addr, nil) })
+	if err != nil {
+		return nil, fmt.Errorf("native balance: %w", err)
+	}
+	return b, nil
+}
+
+// TokenBalance returns addr's token balance, in the token's smallest unit.
+func (c *Client) TokenBalance(ctx context.Context, addr common.Address) (*big.Int, error) {
+	b, err := callView(ctx, c, c.token, tokenABI.PackBalanceOf(addr), tokenABI.UnpackBalanceOf)
+	if err != nil {
+		return nil, fmt.Errorf("token balance: %w", err)
+	}
+	return b, nil
+}
+
+// Channel reads the channel from src to dst from the contract (not from an index). A channel
+// never opened is returned as Closed with epoch 0.
+func (c *Client) Channel(ctx context.Context, src, dst common.Address) (channels.Channel, error) {
+	id := channels.IDOf(src, dst)
+	out, err := callView(ctx, c, c.channels, channelsABI.PackChannels(id), channelsABI.UnpackChannels)
+	if err != nil {
+		return channels.Channel{}, fmt.Errorf("read channel: %w", err)
+	}
+	ch := channels.Channel{
+		ID: id, Source: src, Destination: dst, Balance: out.Balance, TicketIndex: out.TicketIndex,
+		Epoch: out.Epoch, Status: channels.Status(out.Status),
+	}
+	if out.ClosureTime != 0 {
+		ch.ClosureTime = time.Unix(int64(out.ClosureTime), 0)
+	}
+	return ch, nil
+}
+
+// withTimeout runs one RPC call under the client's call timeout and classifies its error.
+func withTimeout[T any](ctx context.Context, c *Client, f func(context.Context) (T, error)) (T, error) {
+	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
+	defer cancel()
+	v, err := f(cctx)
+	return v, classify(ctx, err)
+}
+
+// callView calls a view of the contract at to and unpacks its result.
+func callView[T any](ctx context.Context, c *Client, to common.Address, data []byte, unpack func([]byte) (T, error)) (T, error) {
+	var zero T
+	out, err := withTimeout(ctx, c, func(ctx context.Context) ([]byte, error) {
+		return c.eth.CallContract(ctx, ethereum.CallMsg{From: c.addr, To: &to, Data: data}, nil)
+	})
+	if err != nil {
+		if rev := revertFrom(err); rev != nil {
+			return zero, rev
+		}
+		return zero, err
+	}
+	if len(out) == 0 {
+		return zero, fmt.Errorf("empty result from %s: %w", to, ErrNoContract)
+	}
+	v, err := unpack(out)
+	if err != nil {
+		return zero, fmt.Errorf("unpack result: %w", err)
+	}
+	return v, nil
+}
+
+// isNotFound reports whether err is the provider's "not found" (receipt or block not there yet).
+func isNotFound(err error) bool { return errors.Is(err, ethereum.NotFound) }

@@ -1,0 +1,148 @@
+package chain
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/relayd/relayd/internal/chain/contracts"
+)
+
+// DeployBackend is what Deploy needs from a chain: *ethclient.Client and the simulated
+// backend's client both satisfy it.
+type DeployBackend interface {
+	ChainID(ctx context.Context) (*big.Int, error)
+	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
+	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
+	SuggestGasTipCap(ctx context.Context) (*big.Int, error)
+	SuggestGasPrice(ctx context.Context) (*big.Int, error)
+	EstimateGas(ctx context.Context, msg ethereum.CallMsg) (uint64, error)
+	SendTransaction(ctx context.Context, tx *types.Transaction) error
+	TransactionReceipt(ctx context.Context, hash common.Hash) (*types.Receipt, error)
+}
+
+// Deployment is where Deploy put the contracts.
+type Deployment struct {
+	Token    common.Address
+	Channels common.Address
+	// Block is the block the channels contract was created in: an indexer needs no earlier one.
+	Block uint64
+}
+
+// Deploy deploys RelayToken, minting initialSupply to the deployer, and RelayChannels for it
+// with the given closure period (whole seconds), and waits until both are mined. Both creations
+// are sent at once (consecutive nonces), so they can share a block. Someone must be producing
+// blocks: a real chain, or a dev chain's Run.
+func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateKey, closurePeriod time.Duration, initialSupply *big.Int) (Deployment, error) {
+	if closurePeriod < 0 || initialSupply == nil || initialSupply.Sign() < 0 {
+		return Deployment{}, fmt.Errorf("deploy: %w: negative closure period or supply", ErrBadConfig)
+	}
+	from := crypto.PubkeyToAddress(deployer.PublicKey)
+	chainID, err := backend.ChainID(ctx)
+	if err != nil {
+		return Deployment{}, fmt.Errorf("deploy: chain id: %w", classify(ctx, err))
+	}
+	nonce, err := backend.PendingNonceAt(ctx, from)
+	if err != nil {
+		return Deployment{}, fmt.Errorf("deploy: nonce: %w", classify(ctx, err))
+	}
+	tokenAddr := crypto.CreateAddress(from, nonce)
+	codes := []struct {
+		name string
+		code []byte
+	}{
+		{"RelayToken", append(common.FromHex(contracts.RelayTokenMetaData.Bin), tokenABI.PackConstructor(initialSupply)...)},
+		{"RelayChannels", append(common.FromHex(contracts.RelayChannelsMetaData.Bin),
+			channelsABI.PackConstructor(tokenAddr, uint64(closurePeriod/time.Second))...)},
+	}
+	signer := types.LatestSignerForChainID(chainID)
+	var hashes []common.Hash
+	for i, cd := range codes {
+		gas, err := backend.EstimateGas(ctx, ethereum.CallMsg{From: from, Data: cd.code})
+		if err != nil {
+			return Deployment{}, fmt.Errorf("deploy %s: estimate gas: %w", cd.name, classify(ctx, err))
+		}
+		f, err := backendFees(ctx, backend)
+		if err != nil {
+			return Deployment{}, fmt.Errorf("deploy %s: %w", cd.name, err)
+		}
+		var txData types.TxData
+		if f.base == nil {
+			txData = &types.LegacyTx{Nonce: nonce + uint64(i), GasPrice: f.price, Gas: gas + gas/5, Data: cd.code}
+		} else {
+			feeCap := new(big.Int).Add(new(big.Int).Mul(f.base, big.NewInt(2)), f.tip)
+			txData = &types.DynamicFeeTx{ChainID: chainID, Nonce: nonce + uint64(i), GasTipCap: f.tip, GasFeeCap: feeCap, Gas: gas + gas/5, Data: cd.code}
+		}
+		tx, err := types.SignNewTx(deployer, signer, txData)
+		if err != nil {
+			return Deployment{}, fmt.Errorf("deploy %s: sign: %w", cd.name, err)
+		}
+		if err := backend.SendTransaction(ctx, tx); err != nil {
+			return Deployment{}, fmt.Errorf("deploy %s: send: %w", cd.name, classify(ctx, err))
+		}
+		hashes = append(hashes, tx.Hash())
+	}
+	var d Deployment
+	for i, h := range hashes {
+		r, err := waitReceipt(ctx, backend, h, DefaultReceiptPoll)
+		if err != nil {
+			return Deployment{}, fmt.Errorf("deploy %s: %w", codes[i].name, err)
+		}
+		if r.Status != types.ReceiptStatusSuccessful {
+			return Deployment{}, fmt.Errorf("deploy %s: %w", codes[i].name, &RevertError{Reason: "constructor failed", Sent: true})
+		}
+		if i == 0 {
+			d.Token = r.ContractAddress
+		} else {
+			d.Channels, d.Block = r.ContractAddress, r.BlockNumber.Uint64()
+		}
+	}
+	return d, nil
+}
+
+func backendFees(ctx context.Context, b DeployBackend) (fees, error) {
+	head, err := b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return fees{}, fmt.Errorf("latest header: %w", classify(ctx, err))
+	}
+	if head.BaseFee == nil {
+		p, err := b.SuggestGasPrice(ctx)
+		if err != nil {
+			return fees{}, fmt.Errorf("gas price: %w", classify(ctx, err))
+		}
+		return fees{price: p}, nil
+	}
+	tip, err := b.SuggestGasTipCap(ctx)
+	if err != nil {
+		return fees{}, fmt.Errorf("gas tip: %w", classify(ctx, err))
+	}
+	return fees{base: head.BaseFee, tip: tip}, nil
+}
+
+// waitReceipt polls backend for hash's receipt every poll until it is there or ctx ends.
+func waitReceipt(ctx context.Context, backend DeployBackend, hash common.Hash, poll time.Duration) (*types.Receipt, error) {
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		r, err := backend.TransactionReceipt(ctx, hash)
+		if err == nil {
+			return r, nil
+		}
+		if !errors.Is(err, ethereum.NotFound) {
+			return nil, fmt.Errorf("receipt of %s: %w", hash, classify(ctx, err))
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("receipt of %s: %w", hash, ctx.Err())
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,29 @@
+// Package chain is relayd's Ethereum side: a Client that talks to any JSON-RPC provider (balances,
+// transfers, announcing, funding and closing channels, redeeming tickets, deploying the
+// contracts), and an Indexer that follows the channels contract's events into a channels.Graph
+// and the node's store. docs/PROTOCOL.md section 4 specifies the contracts; their ABI and
+// bindings are in the contracts subpackage.
+//
+// Transactions. A Client signs with one key and keeps the account's nonce itself: it reads the
+// pending nonce once, increments it under a mutex for every transaction it sends, and re-reads it
+// when the provider answers "nonce too low" or "replacement transaction underpriced" (another
+// sender used the account) or when a send failed in a way that leaves its fate unknown. Every
+// transaction is gas-estimated first, so a call the contract would revert fails with a
+// *RevertError (ErrReverted) carrying the decoded custom error, and nothing is sent. Fees are
+// EIP-1559 (tip from eth_maxPriorityFeePerGas, cap 2×base fee + tip) when the latest block has a
+// base fee, legacy gas price otherwise. Receipts are polled every ReceiptPoll (25 ms by
+// default) instead of bind.WaitMined's second; over a WebSocket provider new heads wake the
+// poll at once.
+//
+// Errors a provider causes (connection refused or reset, timeouts of a single call, HTTP 5xx)
+// wrap ErrProviderUnavailable, so the API can answer 503 rather than 500.
+//
+// Indexing. The Indexer scans FilterLogs in bounded block ranges from its persisted cursor,
+// commits the cursor and every channel and announcement that changed in one store transaction,
+// and only then applies them to the Graph in one batch, so neither a restart nor a reader ever
+// sees a state the chain did not have at the end of an indexed block. See Indexer.
+//
+// The package must not import go-ethereum's simulated backend or node packages (they pull in a
+// whole Ethereum node): internal/devchain and tests do that. It imports the pure relayd packages
+// channels and tickets, and internal/store only through the StateStore interface's types.
+package chain

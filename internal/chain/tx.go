@@ -1,0 +1,182 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+)
+
+// maxNonceRetries bounds how often send re-reads the nonce after the provider rejected one.
+const maxNonceRetries = 3
+
+// transact sends a transaction calling to with value and data, waits for its receipt and returns
+// the transaction's hash. A revert at estimation or in the block is a *RevertError.
+func (c *Client) transact(ctx context.Context, to common.Address, value *big.Int, data []byte) (common.Hash, error) {
+	tx, err := c.send(ctx, to, value, data)
+	if err != nil {
+		return common.Hash{}, err
+	}
+	r, err := c.wait(ctx, tx.Hash())
+	if err != nil {
+		return tx.Hash(), err
+	}
+	if r.Status != types.ReceiptStatusSuccessful {
+		return tx.Hash(), c.failedInBlock(ctx, to, value, data, r)
+	}
+	return tx.Hash(), nil
+}
+
+// send estimates, signs and submits one transaction with the next local nonce.
+func (c *Client) send(ctx context.Context, to common.Address, value *big.Int, data []byte) (*types.Transaction, error) {
+	if value == nil {
+		value = new(big.Int)
+	}
+	msg := ethereum.CallMsg{From: c.addr, To: &to, Value: value, Data: data}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	gas, err := withTimeout(ctx, c, func(ctx context.Context) (uint64, error) { return c.eth.EstimateGas(ctx, msg) })
+	if err != nil {
+		if rev := revertFrom(err); rev != nil {
+			return nil, rev
+		}
+		return nil, fmt.Errorf("estimate gas: %w", err)
+	}
+	gas += gas / 5 // state may change between estimation and inclusion (e.g. a first token balance)
+
+	fees, err := c.fees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for attempt := 0; ; attempt++ {
+		if !c.nonceKnown {
+			n, err := withTimeout(ctx, c, func(ctx context.Context) (uint64, error) { return c.eth.PendingNonceAt(ctx, c.addr) })
+			if err != nil {
+				return nil, fmt.Errorf("read nonce: %w", err)
+			}
+			c.nonce, c.nonceKnown = n, true
+		}
+		tx, err := types.SignNewTx(c.key, c.signer, fees.tx(c.chainID, c.nonce, to, value, gas, data))
+		if err != nil {
+			return nil, fmt.Errorf("sign transaction: %w", err)
+		}
+		_, err = withTimeout(ctx, c, func(ctx context.Context) (struct{}, error) {
+			return struct{}{}, c.eth.SendTransaction(ctx, tx)
+		})
+		switch {
+		case err == nil, errText(err, "already known"):
+			c.nonce++
+			return tx, nil
+		case (errText(err, "nonce too low") || errText(err, "replacement transaction underpriced")) && attempt < maxNonceRetries:
+			c.log.Debug("nonce rejected, resyncing", "nonce", c.nonce, "err", err)
+			c.nonceKnown = false
+			continue
+		}
+		// Re-read the nonce before the next send: after a timeout the transaction may or may
+		// not have arrived, and a rejection leaves the nonce unused either way.
+		c.nonceKnown = false
+		return nil, fmt.Errorf("send transaction: %w", err)
+	}
+}
+
+func errText(err error, s string) bool { return err != nil && strings.Contains(err.Error(), s) }
+
+// fees are a transaction's fee parameters: EIP-1559 when base is set, legacy otherwise.
+type fees struct {
+	base, tip, price *big.Int
+}
+
+func (c *Client) fees(ctx context.Context) (fees, error) {
+	head, err := withTimeout(ctx, c, func(ctx context.Context) (*types.Header, error) { return c.eth.HeaderByNumber(ctx, nil) })
+	if err != nil {
+		return fees{}, fmt.Errorf("read latest header: %w", err)
+	}
+	if head.BaseFee == nil {
+		price, err := withTimeout(ctx, c, c.eth.SuggestGasPrice)
+		if err != nil {
+			return fees{}, fmt.Errorf("suggest gas price: %w", err)
+		}
+		return fees{price: price}, nil
+	}
+	tip, err := withTimeout(ctx, c, c.eth.SuggestGasTipCap)
+	if err != nil {
+		return fees{}, fmt.Errorf("suggest gas tip: %w", err)
+	}
+	return fees{base: head.BaseFee, tip: tip}, nil
+}
+
+func (f fees) tx(chainID *big.Int, nonce uint64, to common.Address, value *big.Int, gas uint64, data []byte) types.TxData {
+	if f.base == nil {
+		return &types.LegacyTx{Nonce: nonce, GasPrice: f.price, Gas: gas, To: &to, Value: value, Data: data}
+	}
+	feeCap := new(big.Int).Add(new(big.Int).Mul(f.base, big.NewInt(2)), f.tip)
+	return &types.DynamicFeeTx{
+		ChainID: chainID, Nonce: nonce, GasTipCap: f.tip, GasFeeCap: feeCap, Gas: gas, To: &to, Value: value, Data: data,
+	}
+}
+
+// wait polls for the receipt of hash every c.poll (and at every new head over a WebSocket) until
+// it is mined or ctx ends. Provider errors are retried for up to c.callTimeout in a row, then
+// returned as ErrProviderUnavailable.
+func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
+	ticker := time.NewTicker(c.poll)
+	defer ticker.Stop()
+	var heads chan *types.Header
+	if c.ws {
+		heads = make(chan *types.Header, 1)
+		if sub, err := c.eth.SubscribeNewHead(ctx, heads); err == nil {
+			defer sub.Unsubscribe()
+		} else {
+			heads = nil
+		}
+	}
+	var failingSince time.Time
+	for {
+		r, err := withTimeout(ctx, c, func(ctx context.Context) (*types.Receipt, error) { return c.eth.TransactionReceipt(ctx, hash) })
+		switch {
+		case err == nil:
+			return r, nil
+		case isNotFound(err):
+			failingSince = time.Time{}
+		case errors.Is(err, ErrProviderUnavailable):
+			if failingSince.IsZero() {
+				failingSince = time.Now()
+			} else if time.Since(failingSince) > c.callTimeout {
+				return nil, fmt.Errorf("wait for receipt of %s: %w", hash, err)
+			}
+		default:
+			return nil, fmt.Errorf("wait for receipt of %s: %w", hash, err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("wait for receipt of %s: %w", hash, ctx.Err())
+		case <-ticker.C:
+		case <-heads:
+		}
+	}
+}
+
+// failedInBlock explains a mined transaction that failed: it replays the call on the state before
+// its block to recover the revert reason (best effort: earlier transactions of the same block are
+// not replayed).
+func (c *Client) failedInBlock(ctx context.Context, to common.Address, value *big.Int, data []byte, r *types.Receipt) error {
+	rev := &RevertError{Reason: "unknown", Sent: true}
+	if r.BlockNumber != nil && r.BlockNumber.Sign() > 0 {
+		parent := new(big.Int).Sub(r.BlockNumber, big.NewInt(1))
+		_, err := withTimeout(ctx, c, func(ctx context.Context) ([]byte, error) {
+			return c.eth.CallContract(ctx, ethereum.CallMsg{From: c.addr, To: &to, Value: value, Data: data, Gas: r.GasUsed * 2}, parent)
+		})
+		if got := revertFrom(err); got != nil {
+			rev = got
+			rev.Sent = true
+		}
+	}
+	return fmt.Errorf("transaction %s in block %s: %w", r.TxHash, r.BlockNumber, rev)
+}

@@ -1,0 +1,140 @@
+package devchain
+
+import (
+	"context"
+	"errors"
+	"math/big"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+
+	"github.com/relayd/relayd/internal/chain"
+)
+
+func TestDevChainServesDeploysAndFunds(t *testing.T) {
+	c, err := New(t.Context(), Config{ClosurePeriod: 90 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	for _, url := range []string{c.RPCURL(), c.WSURL()} {
+		eth, err := ethclient.DialContext(t.Context(), url)
+		if err != nil {
+			t.Fatalf("%s: %v", url, err)
+		}
+		id, err := eth.ChainID(t.Context())
+		if err != nil || id.Uint64() != ChainID {
+			t.Fatalf("%s: chain id %v, %v", url, id, err)
+		}
+		for _, a := range []common.Address{c.TokenAddress(), c.ChannelsAddress()} {
+			if code, err := eth.CodeAt(t.Context(), a, nil); err != nil || len(code) == 0 {
+				t.Fatalf("%s: no code at %s: %v", url, a, err)
+			}
+		}
+		eth.Close()
+	}
+
+	key, _ := crypto.GenerateKey()
+	addr := crypto.PubkeyToAddress(key.PublicKey)
+	native, tokens := big.NewInt(1e18), big.NewInt(5e18)
+	if err := c.Fund(t.Context(), addr, native, tokens); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := chain.Dial(t.Context(), chain.Config{ProviderURL: c.RPCURL(), Key: key, Channels: c.ChannelsAddress()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if cl.TokenAddress() != c.TokenAddress() || cl.ClosurePeriod() != 90*time.Second || cl.TokenSymbol() != "RELAY" {
+		t.Fatalf("client sees token %s, closure %v, symbol %q", cl.TokenAddress(), cl.ClosurePeriod(), cl.TokenSymbol())
+	}
+	if b, err := cl.NativeBalance(t.Context(), addr); err != nil || b.Cmp(native) != 0 {
+		t.Fatalf("native balance %v, %v", b, err)
+	}
+	if b, err := cl.TokenBalance(t.Context(), addr); err != nil || b.Cmp(tokens) != 0 {
+		t.Fatalf("token balance %v, %v", b, err)
+	}
+}
+
+func TestDevChainRunStopsOnCancel(t *testing.T) {
+	c, err := New(t.Context(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	conn, err := net.DialTimeout("tcp", c.RPCURL()[len("http://"):], time.Second)
+	if err == nil {
+		conn.Close()
+		t.Fatal("RPC port still open after Run returned")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
+
+func TestDevChainPortInUse(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, err = New(t.Context(), Config{Port: l.Addr().(*net.TCPAddr).Port})
+	if err == nil {
+		t.Fatal("New on a busy port succeeded")
+	}
+	if errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+}
+
+// TestIdleBlocksFollowWallClock checks that an idle chain seals empty blocks and keeps its
+// timestamps within a second or two of the wall clock.
+func TestIdleBlocksFollowWallClock(t *testing.T) {
+	c, err := New(t.Context(), Config{BlockInterval: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	eth := c.sim.Client()
+	start, err := eth.BlockNumber(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		n, err := eth.BlockNumber(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n >= start+2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no idle blocks: still at %d", n)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	head, err := eth.HeaderByNumber(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lead := int64(head.Time) - time.Now().Unix(); lead > 2 || lead < -2 {
+		t.Fatalf("chain time is %d s off the wall clock", lead)
+	}
+}
