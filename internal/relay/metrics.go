@@ -1,0 +1,119 @@
+package relay
+
+import (
+	"errors"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relayd/relayd/internal/packet"
+)
+
+// Drop reasons, the "reason" label of relay_packets_dropped_total and relay_acks_dropped_total.
+const (
+	reasonFrameSize     = "frame_size"
+	reasonFrameVersion  = "frame_version"
+	reasonPacketSize    = "packet_size"
+	reasonBadPoint      = "bad_point"
+	reasonMAC           = "mac"
+	reasonReplay        = "replay"
+	reasonPayload       = "payload"
+	reasonReplayStore   = "replay_store"
+	reasonBadPeer       = "bad_peer"
+	reasonBadNextHop    = "bad_next_hop"
+	reasonTicketMissing = "ticket_missing"
+	reasonTicketBad     = "ticket_malformed"
+	reasonTicketChannel = "ticket_channel"
+	reasonChannelClosed = "channel_not_open"
+	reasonNoChannel     = "channel_not_found"
+	reasonTicketEpoch   = "ticket_epoch"
+	reasonTicketSigner  = "ticket_signer"
+	reasonTicketIndex   = "ticket_index"
+	reasonTicketAmount  = "ticket_amount"
+	reasonTicketBalance = "ticket_balance"
+	reasonTicketPoR     = "ticket_challenge"
+	reasonTicketOther   = "ticket_other"
+	reasonOverload      = "overload"
+	reasonDuplicate     = "duplicate"
+	reasonNoBalance     = "not_enough_balance"
+	reasonIssue         = "issue_failed"
+	reasonSend          = "send_failed"
+	reasonStopped       = "stopped"
+	reasonUnknownAck    = "unknown"
+	reasonWrongPeer     = "wrong_peer"
+	reasonBadAck        = "bad_ack"
+)
+
+var packetReasons = []string{reasonFrameSize, reasonFrameVersion, reasonPacketSize, reasonBadPoint,
+	reasonMAC, reasonReplay, reasonPayload, reasonReplayStore, reasonBadPeer, reasonBadNextHop,
+	reasonTicketMissing, reasonTicketBad, reasonTicketChannel, reasonChannelClosed, reasonNoChannel,
+	reasonTicketEpoch, reasonTicketSigner, reasonTicketIndex, reasonTicketAmount, reasonTicketBalance,
+	reasonTicketPoR, reasonTicketOther, reasonOverload, reasonDuplicate, reasonNoBalance, reasonIssue,
+	reasonSend, reasonStopped}
+
+var ackReasons = []string{reasonFrameSize, reasonFrameVersion, reasonUnknownAck, reasonWrongPeer,
+	reasonBadAck, reasonOverload, reasonStopped, reasonBadPeer}
+
+type metrics struct {
+	received, forwarded, delivered, sent prometheus.Counter
+	acksReceived, acksSent             prometheus.Counter
+	ticketsAcked, ticketsNeglected     prometheus.Counter
+	dropped, acksDropped               *prometheus.CounterVec
+}
+
+func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
+	c := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Namespace: "relayd", Subsystem: "relay", Name: name, Help: help})
+	}
+	m := &metrics{
+		received:         c("packets_received_total", "Msg frames received."),
+		forwarded:        c("packets_forwarded_total", "Packets forwarded to their next hop."),
+		delivered:        c("packets_delivered_total", "Messages delivered to this node as recipient."),
+		sent:             c("packets_sent_total", "Messages this node sent."),
+		acksReceived:     c("acks_received_total", "Valid acknowledgements received."),
+		acksSent:         c("acks_sent_total", "Acknowledgements sent to previous hops."),
+		ticketsAcked:     c("tickets_acknowledged_total", "Incoming tickets recorded as acknowledged."),
+		ticketsNeglected: c("tickets_neglected_total", "Pending tickets given up without acknowledgement."),
+		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "relayd", Subsystem: "relay",
+			Name: "packets_dropped_total", Help: "Packets dropped, by reason."}, []string{"reason"}),
+		acksDropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "relayd", Subsystem: "relay",
+			Name: "acks_dropped_total", Help: "Acknowledgements dropped, by reason."}, []string{"reason"}),
+	}
+	for _, r := range packetReasons {
+		m.dropped.WithLabelValues(r)
+	}
+	for _, r := range ackReasons {
+		m.acksDropped.WithLabelValues(r)
+	}
+	if reg != nil {
+		reg.MustRegister(m.received, m.forwarded, m.delivered, m.sent, m.acksReceived, m.acksSent,
+			m.ticketsAcked, m.ticketsNeglected, m.dropped, m.acksDropped,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "relayd", Subsystem: "relay",
+				Name: "pending_acks", Help: "Forwarded packets awaiting the next hop's acknowledgement."}, pending))
+	}
+	return m
+}
+
+// reasonOf maps an error of the receive path to its drop reason.
+func reasonOf(err error) string {
+	for _, e := range []struct {
+		err    error
+		reason string
+	}{
+		{ErrFrameSize, reasonFrameSize}, {ErrFrameVersion, reasonFrameVersion},
+		{packet.ErrSize, reasonPacketSize}, {packet.ErrBadPoint, reasonBadPoint}, {packet.ErrMAC, reasonMAC},
+		{packet.ErrReplay, reasonReplay}, {packet.ErrPayload, reasonPayload},
+		{ErrTicketMissing, reasonTicketMissing}, {ErrTicketMalformed, reasonTicketBad},
+		{ErrTicketChannel, reasonTicketChannel}, {ErrChannelNotOpen, reasonChannelClosed},
+		{ErrChannelNotFound, reasonNoChannel}, {ErrTicketEpoch, reasonTicketEpoch},
+		{ErrTicketSigner, reasonTicketSigner}, {ErrTicketIndex, reasonTicketIndex},
+		{ErrTicketAmount, reasonTicketAmount}, {ErrTicketBalance, reasonTicketBalance},
+		{ErrTicketChallenge, reasonTicketPoR}, {ErrInvalidTicket, reasonTicketOther},
+		{ErrOverloaded, reasonOverload}, {ErrNotEnoughBalance, reasonNoBalance},
+		{ErrUnknownAck, reasonUnknownAck}, {ErrBadAck, reasonBadAck},
+	} {
+		if errors.Is(err, e.err) {
+			return e.reason
+		}
+	}
+	return reasonReplayStore
+}

@@ -1,0 +1,795 @@
+package relay
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/por"
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+// Defaults used by New for zero Config fields.
+const (
+	DefaultMixDelayMax = 20 * time.Millisecond
+	DefaultAckTimeout  = time.Minute
+	DefaultMaxPending  = 100_000
+	DefaultQueueSize   = 1024
+)
+
+const (
+	fwdStripes  = 64  // forwarding locks, by next hop
+	ackBatchMax = 256 // acknowledged tickets per Payments.Acknowledge call
+)
+
+var errDuplicate = errors.New("relay: duplicate packet id")
+
+// Transport carries frames between nodes; *p2p.Host satisfies it.
+type Transport interface {
+	// Send queues frame for peer to on proto without waiting for the network; it copies frame.
+	Send(ctx context.Context, to peer.ID, proto p2p.Protocol, frame []byte) error
+	// Handle registers fn for inbound frames of proto. fn runs on the transport's read loop.
+	Handle(proto p2p.Protocol, fn p2p.Handler) error
+}
+
+// Received is a message delivered to this node as the recipient.
+type Received struct {
+	// Text is the message text (at most packet.MaxMessageSize bytes).
+	Text string
+	// SentAt is the sender's clock when it sent the message (millisecond precision).
+	SentAt time.Time
+	// ReceivedAt is this node's clock when the packet was peeled.
+	ReceivedAt time.Time
+}
+
+// Config configures a Relay. Key, Transport, Replay and Deliver are required; other zero
+// fields get defaults.
+type Config struct {
+	// Key is the node's secp256k1 key: it peels packets, and its PeerId and chain address
+	// name this node.
+	Key *ecdsa.PrivateKey
+	// Transport sends and receives msg and ack frames.
+	Transport Transport
+	// Payments validates, issues and records tickets. Nil is unpaid mode: no ticket is issued
+	// or required (incoming tickets are ignored).
+	Payments Payments
+	// Replay is the replay-tag store Peel checks every packet against.
+	Replay packet.ReplayChecker
+	// Deliver receives every message for which this node is the recipient. It is called from
+	// the relay's workers and must not block for long.
+	Deliver func(Received)
+	// OnAck, if set, is called with a sent message's ack challenge when its first hop
+	// acknowledges it.
+	OnAck func(por.AckChallenge)
+
+	// MixDelayMin and MixDelayMax bound the uniformly random delay each relayed packet waits
+	// before it is forwarded. Both zero means 0 to DefaultMixDelayMax; NoMixDelay forwards at
+	// once (benchmarks, tests).
+	MixDelayMin, MixDelayMax time.Duration
+	NoMixDelay               bool
+
+	// AckTimeout is how long a forwarded packet waits for the next hop's acknowledgement
+	// before its ticket is neglected (default DefaultAckTimeout).
+	AckTimeout time.Duration
+	// MaxPending bounds the packets awaiting acknowledgement (default DefaultMaxPending).
+	MaxPending int
+	// Workers is the number of packet workers (default and minimum: one per CPU).
+	Workers int
+	// QueueSize is each worker's queue length (default DefaultQueueSize); a full queue drops.
+	QueueSize int
+
+	// Clock is the time source (default: the system clock).
+	Clock Clock
+	// Rand is the randomness for packets and mixing delays (default crypto/rand.Reader). It
+	// must be safe for concurrent use.
+	Rand io.Reader
+	// Logger receives the relay's logs. Optional: nil discards them.
+	Logger *slog.Logger
+	// Registerer receives the relay's prometheus metrics. Optional.
+	Registerer prometheus.Registerer
+}
+
+// Relay is the packet pipeline of one node. Create it with New and start it with Run; Send
+// may be called concurrently once Run is running.
+type Relay struct {
+	cfg   Config
+	log   *slog.Logger
+	key   *packet.PrivateKey
+	self  peer.ID
+	addr  common.Address
+	clock Clock
+	rand  io.Reader
+	paid  bool
+
+	peers  *peerCache
+	pend   *pendingTable
+	m      *metrics
+	seed   maphash.Seed
+	queues []chan job
+	// delayIn feeds the mixing stage; acked feeds the acknowledged-ticket committer.
+	delayIn chan delayed
+	acked   chan AckedTicket
+
+	fwdLocks [fwdStripes]sync.Mutex
+	bufs     sync.Pool // *[PaidMsgFrameLen]byte
+	running  atomic.Bool
+	ran      atomic.Bool
+}
+
+type jobKind uint8
+
+const (
+	jobMsg jobKind = iota + 1
+	jobAck
+	jobForward
+)
+
+// job is one unit of work for a worker.
+type job struct {
+	kind jobKind
+	from peer.ID
+	buf  *[PaidMsgFrameLen]byte // jobMsg: the frame, n bytes
+	n    int
+	ack  [AckFrameLen]byte // jobAck: the frame
+	f    forward           // jobForward
+}
+
+// forward is a peeled packet on its way to the next hop.
+type forward struct {
+	id        packetID
+	entry     *pendingEntry
+	next      *peerEntry
+	pkt       []byte
+	amount    uint256.Int
+	challenge por.Challenge
+}
+
+// New checks cfg and returns a Relay. It starts nothing: Run registers the handlers and runs
+// the workers.
+func New(cfg Config) (*Relay, error) {
+	switch {
+	case cfg.Key == nil:
+		return nil, fmt.Errorf("%w: Key is required", ErrInvalidConfig)
+	case cfg.Transport == nil:
+		return nil, fmt.Errorf("%w: Transport is required", ErrInvalidConfig)
+	case cfg.Replay == nil:
+		return nil, fmt.Errorf("%w: Replay is required", ErrInvalidConfig)
+	case cfg.Deliver == nil:
+		return nil, fmt.Errorf("%w: Deliver is required", ErrInvalidConfig)
+	case cfg.MixDelayMin < 0 || cfg.MixDelayMax < 0 || cfg.MixDelayMin > cfg.MixDelayMax:
+		return nil, fmt.Errorf("%w: MixDelayMin and MixDelayMax must satisfy 0 <= min <= max", ErrInvalidConfig)
+	case cfg.AckTimeout < 0 || cfg.MaxPending < 0 || cfg.Workers < 0 || cfg.QueueSize < 0:
+		return nil, fmt.Errorf("%w: negative AckTimeout, MaxPending, Workers or QueueSize", ErrInvalidConfig)
+	}
+	if cfg.NoMixDelay {
+		cfg.MixDelayMin, cfg.MixDelayMax = 0, 0
+	} else if cfg.MixDelayMax == 0 {
+		cfg.MixDelayMax = DefaultMixDelayMax
+	}
+	if cfg.AckTimeout == 0 {
+		cfg.AckTimeout = DefaultAckTimeout
+	}
+	if cfg.MaxPending == 0 {
+		cfg.MaxPending = DefaultMaxPending
+	}
+	cfg.Workers = max(cfg.Workers, runtime.NumCPU())
+	if cfg.QueueSize == 0 {
+		cfg.QueueSize = DefaultQueueSize
+	}
+	if cfg.Clock == nil {
+		cfg.Clock = realClock{}
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.Reader
+	}
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	key, err := packet.NewPrivateKey(crypto.FromECDSA(cfg.Key))
+	if err != nil {
+		return nil, fmt.Errorf("%w: Key: %w", ErrInvalidConfig, err)
+	}
+	self, err := p2p.PeerIDFromPubKey(crypto.CompressPubkey(&cfg.Key.PublicKey))
+	if err != nil {
+		return nil, fmt.Errorf("%w: Key: %w", ErrInvalidConfig, err)
+	}
+	r := &Relay{
+		cfg:     cfg,
+		log:     log,
+		key:     key,
+		self:    self,
+		addr:    crypto.PubkeyToAddress(cfg.Key.PublicKey),
+		clock:   cfg.Clock,
+		rand:    cfg.Rand,
+		paid:    cfg.Payments != nil,
+		peers:   newPeerCache(),
+		pend:    newPendingTable(cfg.MaxPending),
+		seed:    maphash.MakeSeed(),
+		queues:  make([]chan job, cfg.Workers),
+		delayIn: make(chan delayed, cfg.QueueSize),
+		acked:   make(chan AckedTicket, cfg.QueueSize),
+	}
+	r.bufs.New = func() any { return new([PaidMsgFrameLen]byte) }
+	for i := range r.queues {
+		r.queues[i] = make(chan job, cfg.QueueSize)
+	}
+	r.m = newMetrics(cfg.Registerer, func() float64 { return float64(r.pend.len()) })
+	return r, nil
+}
+
+// ID returns this node's PeerId.
+func (r *Relay) ID() peer.ID { return r.self }
+
+// Run registers the msg and ack handlers and processes packets until ctx ends. When it
+// returns, every acknowledgement it verified has been handed to Payments. Call it once.
+func (r *Relay) Run(ctx context.Context) error {
+	if !r.ran.CompareAndSwap(false, true) {
+		return errors.New("relay: Run called twice")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.running.Store(true)
+	defer r.running.Store(false)
+	if err := r.cfg.Transport.Handle(p2p.ProtocolMsg, r.onMsg); err != nil {
+		return fmt.Errorf("relay: handle msg: %w", err)
+	}
+	if err := r.cfg.Transport.Handle(p2p.ProtocolAck, r.onAck); err != nil {
+		return fmt.Errorf("relay: handle ack: %w", err)
+	}
+	committed := make(chan struct{})
+	go func() {
+		defer close(committed)
+		r.runCommitter(context.WithoutCancel(ctx))
+	}()
+	var wg sync.WaitGroup
+	for _, q := range r.queues {
+		wg.Go(func() { r.worker(ctx, q) })
+	}
+	wg.Go(func() { r.runDelay(ctx) })
+	wg.Go(func() { r.runExpiry(ctx) })
+	<-ctx.Done()
+	r.running.Store(false)
+	wg.Wait()
+	close(r.acked) // only workers send on it, and they are done
+	<-committed
+	return nil
+}
+
+func (r *Relay) shard(id peer.ID) uint64 { return maphash.String(r.seed, string(id)) }
+
+// enqueue hands j to the worker of key without blocking.
+func (r *Relay) enqueue(key peer.ID, j job) error {
+	if !r.running.Load() {
+		return errStopped
+	}
+	select {
+	case r.queues[r.shard(key)%uint64(len(r.queues))] <- j:
+		return nil
+	default:
+		return ErrOverloaded
+	}
+}
+
+var errStopped = errors.New("relay: not running")
+
+func (r *Relay) worker(ctx context.Context, q chan job) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-q:
+			switch j.kind {
+			case jobMsg:
+				r.handleMsg(ctx, j.from, j.buf[:j.n])
+				r.bufs.Put(j.buf)
+			case jobAck:
+				r.handleAck(j.from, j.ack[:])
+			case jobForward:
+				r.forward(ctx, j.f)
+			}
+		}
+	}
+}
+
+// onMsg runs on the transport's read loop: it copies the frame and queues it for the sender's
+// worker (one peer's frames stay in order).
+func (r *Relay) onMsg(from peer.ID, frame []byte) {
+	r.m.received.Inc()
+	if len(frame) != MsgFrameLen && len(frame) != PaidMsgFrameLen {
+		r.dropPacket(from, reasonFrameSize, ErrFrameSize)
+		return
+	}
+	buf := r.bufs.Get().(*[PaidMsgFrameLen]byte)
+	n := copy(buf[:], frame)
+	if err := r.enqueue(from, job{kind: jobMsg, from: from, buf: buf, n: n}); err != nil {
+		r.bufs.Put(buf)
+		r.dropPacket(from, reasonForQueue(err), err)
+	}
+}
+
+// onAck runs on the transport's read loop.
+func (r *Relay) onAck(from peer.ID, frame []byte) {
+	if len(frame) != AckFrameLen {
+		r.dropAck(from, reasonFrameSize, ErrFrameSize)
+		return
+	}
+	j := job{kind: jobAck, from: from}
+	copy(j.ack[:], frame)
+	if err := r.enqueue(from, j); err != nil {
+		r.dropAck(from, reasonForQueue(err), err)
+	}
+}
+
+func reasonForQueue(err error) string {
+	if errors.Is(err, errStopped) {
+		return reasonStopped
+	}
+	return reasonOverload
+}
+
+func (r *Relay) dropPacket(from peer.ID, reason string, err error) {
+	r.m.dropped.WithLabelValues(reason).Inc()
+	r.log.Debug("relay: packet dropped", slog.String("peer_id", from.String()), slog.String("reason", reason), slog.Any("err", err))
+}
+
+func (r *Relay) dropAck(from peer.ID, reason string, err error) {
+	r.m.acksDropped.WithLabelValues(reason).Inc()
+	r.log.Debug("relay: acknowledgement dropped", slog.String("peer_id", from.String()), slog.String("reason", reason), slog.Any("err", err))
+}
+
+// handleMsg processes one msg frame (docs/PROTOCOL.md §5.4): peel, check the ticket, then
+// deliver, or acknowledge and forward after the mixing delay.
+func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
+	pkt, tb, err := decodeMsgFrame(frame)
+	if err != nil {
+		r.dropPacket(from, reasonOf(err), err)
+		return
+	}
+	p, err := packet.Peel(r.key, pkt, r.cfg.Replay)
+	if err != nil {
+		r.dropPacket(from, reasonOf(err), err)
+		return
+	}
+	prev, err := r.peers.byPeer(from)
+	if err != nil {
+		r.dropPacket(from, reasonBadPeer, err)
+		return
+	}
+	own, err1 := por.DeriveOwn(p.Secret)
+	ack, err2 := por.DeriveAck(p.Secret)
+	if err := errors.Join(err1, err2); err != nil {
+		r.dropPacket(from, reasonPayload, err)
+		return
+	}
+	id := idOf(pkt)
+	if p.Final {
+		r.receive(from, prev, id, &p, tb, own, ack)
+		return
+	}
+
+	next, err := r.peers.byPubKey(p.NextHop)
+	if err != nil || next.id == r.self {
+		r.dropPacket(from, reasonBadNextHop, err)
+		return
+	}
+	now := r.clock.Now()
+	e := &pendingEntry{next: next.id, expires: now.Add(r.cfg.AckTimeout), own: own, prev: prev.addr}
+	copy(e.challenge[:], p.PoR[:len(e.challenge)])
+	f := forward{id: idOf(p.Next), entry: e, next: next, pkt: p.Next}
+	copy(f.challenge[:], p.PoR[len(e.challenge):])
+	if r.paid {
+		if err := r.checkTicket(prev, tb, own, e.challenge, &e.ticket); err != nil {
+			r.dropPacket(from, reasonOf(err), err)
+			return
+		}
+		e.paid = true
+		f.amount.Sub(&e.ticket.Amount, &PricePerHop) // AcceptTicket checked Amount >= PricePerHop
+	}
+	if err := r.pend.add(f.id, e); err != nil {
+		if e.paid {
+			r.cfg.Payments.Neglect(e.prev, &e.ticket)
+		}
+		reason := reasonOverload
+		if errors.Is(err, errDuplicate) {
+			reason = reasonDuplicate
+		}
+		r.dropPacket(from, reason, err)
+		return
+	}
+	// Acknowledge at once, not when forwarding: an acknowledgement sent after the delay would
+	// show an observer which outgoing packet belongs to which incoming one.
+	r.sendAck(ctx, from, id, ack)
+	if d := r.mixDelay(); d > 0 {
+		select {
+		case r.delayIn <- delayed{due: now.Add(d), f: f}:
+		default:
+			r.dropForward(f, reasonOverload, ErrOverloaded)
+		}
+		return
+	}
+	r.forward(ctx, f)
+}
+
+// checkTicket decodes and validates a relayer's incoming ticket into t.
+func (r *Relay) checkTicket(prev *peerEntry, tb []byte, own por.Scalar, ackNext por.AckChallenge, t *tickets.Ticket) error {
+	if tb == nil {
+		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketMissing)
+	}
+	if err := t.UnmarshalBinary(tb); err != nil {
+		return fmt.Errorf("%w: %w: %w", ErrInvalidTicket, ErrTicketMalformed, err)
+	}
+	if !por.VerifyIncoming(own, ackNext, t.Challenge) {
+		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
+	}
+	return r.cfg.Payments.AcceptTicket(prev.addr, t, false)
+}
+
+// receive handles a packet for which this node is the recipient.
+func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Peeled, tb []byte, own, ack por.Scalar) {
+	if r.paid && tb != nil {
+		if err := r.checkFinalTicket(prev, tb, p.Secret, own); err != nil {
+			r.dropPacket(from, reasonOf(err), err)
+			return
+		}
+	}
+	r.sendAck(context.Background(), from, id, ack)
+	r.m.delivered.Inc()
+	r.cfg.Deliver(Received{
+		Text:       string(p.Message.Text),
+		SentAt:     time.UnixMilli(int64(p.Message.Timestamp)),
+		ReceivedAt: r.clock.Now(),
+	})
+}
+
+func (r *Relay) checkFinalTicket(prev *peerEntry, tb []byte, secret [packet.SecretSize]byte, own por.Scalar) error {
+	var t tickets.Ticket
+	if err := t.UnmarshalBinary(tb); err != nil {
+		return fmt.Errorf("%w: %w: %w", ErrInvalidTicket, ErrTicketMalformed, err)
+	}
+	end, err := por.DeriveEnd(secret)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidTicket, err)
+	}
+	if want, err := por.TicketChallenge(own, end); err != nil || want != t.Challenge {
+		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
+	}
+	return r.cfg.Payments.AcceptTicket(prev.addr, &t, true)
+}
+
+func (r *Relay) sendAck(ctx context.Context, to peer.ID, id packetID, ack por.Scalar) {
+	f := ackFrame(id, ack)
+	if err := r.cfg.Transport.Send(ctx, to, p2p.ProtocolAck, f[:]); err != nil {
+		r.log.Debug("relay: sending acknowledgement failed", slog.String("peer_id", to.String()), slog.Any("err", err))
+		return
+	}
+	r.m.acksSent.Inc()
+}
+
+// mixDelay draws a packet's mixing delay, uniform in [MixDelayMin, MixDelayMax].
+func (r *Relay) mixDelay() time.Duration {
+	lo, hi := r.cfg.MixDelayMin, r.cfg.MixDelayMax
+	if hi <= lo {
+		return lo
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(r.rand, b[:]); err != nil {
+		return hi
+	}
+	return lo + time.Duration(binary.LittleEndian.Uint64(b[:])%uint64(hi-lo+1))
+}
+
+// dispatchForward hands a due packet to the worker of its next hop.
+func (r *Relay) dispatchForward(f forward) {
+	if err := r.enqueue(f.next.id, job{kind: jobForward, f: f}); err != nil {
+		r.dropForward(f, reasonForQueue(err), err)
+	}
+}
+
+// forward issues the next hop's ticket and sends the packet. Issue and send happen under the
+// next hop's lock, so tickets reach it in index order.
+func (r *Relay) forward(ctx context.Context, f forward) {
+	mu := &r.fwdLocks[r.shard(f.next.id)%fwdStripes]
+	mu.Lock()
+	defer mu.Unlock()
+	var tp *tickets.Ticket
+	if r.paid {
+		t, err := r.cfg.Payments.IssueTicket(ctx, f.next.addr, &f.amount, f.challenge)
+		if err != nil {
+			reason := reasonIssue
+			if errors.Is(err, ErrNotEnoughBalance) || errors.Is(err, ErrChannelNotOpen) || errors.Is(err, ErrChannelNotFound) {
+				reason = reasonNoBalance
+			}
+			r.dropForward(f, reason, err)
+			return
+		}
+		tp = &t
+	}
+	if err := r.sendPacket(ctx, f.next.id, f.pkt, tp); err != nil {
+		r.dropForward(f, reasonSend, err)
+		return
+	}
+	r.m.forwarded.Inc()
+}
+
+func (r *Relay) sendPacket(ctx context.Context, to peer.ID, pkt []byte, t *tickets.Ticket) error {
+	buf := r.bufs.Get().(*[PaidMsgFrameLen]byte)
+	defer r.bufs.Put(buf)
+	frame, err := appendMsgFrame(buf[:0], pkt, t)
+	if err != nil {
+		return fmt.Errorf("encode frame: %w", err)
+	}
+	return r.cfg.Transport.Send(ctx, to, p2p.ProtocolMsg, frame)
+}
+
+// dropForward gives up a packet that was accepted but cannot be forwarded.
+func (r *Relay) dropForward(f forward, reason string, err error) {
+	r.dropPacket(f.next.id, reason, err)
+	if f.entry != nil && r.pend.remove(f.id, f.entry) {
+		r.settleUnacked(f.entry)
+	}
+}
+
+// settleUnacked ends a pending entry that will not be acknowledged.
+func (r *Relay) settleUnacked(e *pendingEntry) {
+	switch {
+	case e.sender:
+		close(e.done)
+	case e.paid:
+		r.cfg.Payments.Neglect(e.prev, &e.ticket)
+		r.m.ticketsNeglected.Inc()
+	}
+}
+
+// handleAck processes one ack frame: find the pending packet, check the acknowledgement,
+// and turn the ticket into an acknowledged one.
+func (r *Relay) handleAck(from peer.ID, frame []byte) {
+	id, ack, err := decodeAckFrame(frame)
+	if err != nil {
+		r.dropAck(from, reasonOf(err), err)
+		return
+	}
+	e := r.pend.get(id)
+	if e == nil {
+		r.dropAck(from, reasonUnknownAck, ErrUnknownAck)
+		return
+	}
+	if e.next != from {
+		r.dropAck(from, reasonWrongPeer, ErrBadAck)
+		return
+	}
+	if !por.VerifyAck(ack, e.challenge) {
+		r.dropAck(from, reasonBadAck, ErrBadAck)
+		return
+	}
+	if !r.pend.remove(id, e) {
+		r.dropAck(from, reasonUnknownAck, ErrUnknownAck) // expired or acknowledged meanwhile
+		return
+	}
+	r.m.acksReceived.Inc()
+	switch {
+	case e.sender:
+		e.acked = true
+		close(e.done)
+		if r.cfg.OnAck != nil {
+			r.cfg.OnAck(e.challenge)
+		}
+	case e.paid:
+		// Blocking: acknowledged tickets are money. The committer drains until Run ends.
+		r.acked <- AckedTicket{Source: e.prev, Ticket: e.ticket, Response: por.Response(e.own, ack)}
+	}
+}
+
+// runCommitter hands acknowledged tickets to Payments in batches until r.acked is closed.
+func (r *Relay) runCommitter(ctx context.Context) {
+	batch := make([]AckedTicket, 0, ackBatchMax)
+	for a := range r.acked {
+		batch = append(batch[:0], a)
+	drain:
+		for len(batch) < ackBatchMax {
+			select {
+			case a, ok := <-r.acked:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, a)
+			default:
+				break drain
+			}
+		}
+		r.commit(ctx, batch)
+	}
+}
+
+func (r *Relay) commit(ctx context.Context, batch []AckedTicket) {
+	backoff := 10 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := r.cfg.Payments.Acknowledge(ctx, batch)
+		if err == nil {
+			r.m.ticketsAcked.Add(float64(len(batch)))
+			return
+		}
+		r.log.Error("relay: recording acknowledged tickets failed", slog.Int("tickets", len(batch)),
+			slog.Int("attempt", attempt), slog.Any("err", err))
+		if attempt == 10 {
+			return
+		}
+		t := r.clock.NewTimer(backoff)
+		<-t.C()
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+// runExpiry neglects pending packets whose acknowledgement did not come in AckTimeout.
+func (r *Relay) runExpiry(ctx context.Context) {
+	every := max(r.cfg.AckTimeout/8, time.Millisecond)
+	t := r.clock.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+			for _, e := range r.pend.expire(r.clock.Now()) {
+				r.settleUnacked(e)
+			}
+			t.Reset(every)
+		}
+	}
+}
+
+// Send sends text to the last of hops over the others: hops lists the relayers in order, then
+// the recipient (1 to packet.MaxHops peers; 1 is a direct message, which carries no ticket).
+// It refuses a text over packet.MaxMessageSize bytes (packet.ErrMessageTooLarge) and a bad
+// route (ErrBadRoute) before any work, builds the packet with its proof-of-relay data, issues
+// the first hop's ticket worth tickets.AmountFor(relayers) (ErrNotEnoughBalance,
+// ErrChannelNotOpen, ErrChannelNotFound: nothing is sent) and queues it. It returns the ack
+// challenge A_1 that the first hop's acknowledgement opens; WaitAck waits for it.
+func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckChallenge, error) {
+	var zero por.AckChallenge
+	if len(text) > packet.MaxMessageSize {
+		return zero, fmt.Errorf("send: %d bytes: %w", len(text), packet.ErrMessageTooLarge)
+	}
+	if len(hops) == 0 || len(hops) > packet.MaxHops {
+		return zero, fmt.Errorf("send: %d hops: %w", len(hops), ErrBadRoute)
+	}
+	keys := make([]*packet.PublicKey, len(hops))
+	var first *peerEntry
+	for i, h := range hops {
+		if h == r.self || (i > 0 && h == hops[i-1]) {
+			return zero, fmt.Errorf("send: hop %d: %w", i, ErrBadRoute)
+		}
+		e, err := r.peers.byPeer(h)
+		if err != nil {
+			return zero, fmt.Errorf("send: hop %d: %w: %w", i, ErrBadRoute, err)
+		}
+		keys[i] = e.key
+		if i == 0 {
+			first = e
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	n := len(hops)
+	route, err := packet.NewRoute(r.rand, keys)
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	own := make([]por.Scalar, n)
+	ack := make([]por.Scalar, n)
+	for i := range n {
+		s := route.Secret(i)
+		var err1, err2 error
+		own[i], err1 = por.DeriveOwn(s)
+		ack[i], err2 = por.DeriveAck(s)
+		if err := errors.Join(err1, err2); err != nil {
+			return zero, fmt.Errorf("send: %w", err)
+		}
+	}
+	end, err := por.DeriveEnd(route.Secret(n - 1))
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	// after(i) is the scalar that pairs with own_i in hop i's ticket challenge.
+	after := func(i int) por.Scalar {
+		if i+1 < n {
+			return ack[i+1]
+		}
+		return end
+	}
+	fields := make([][packet.PoRSize]byte, n-1)
+	for i := range n - 1 {
+		a, err := por.AckChallengeOf(ack[i+1])
+		if err != nil {
+			return zero, fmt.Errorf("send: %w", err)
+		}
+		c, err := por.TicketChallenge(own[i+1], after(i+1))
+		if err != nil {
+			return zero, fmt.Errorf("send: %w", err)
+		}
+		copy(fields[i][:], a[:])
+		copy(fields[i][len(a):], c[:])
+	}
+	a0, err := por.AckChallengeOf(ack[0])
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	var c0 por.Challenge
+	if r.paid && n > 1 {
+		if c0, err = por.TicketChallenge(own[0], after(0)); err != nil {
+			return zero, fmt.Errorf("send: %w", err)
+		}
+	}
+	now := r.clock.Now()
+	pkt, err := route.Seal(packet.Message{Text: []byte(text), Timestamp: uint64(now.UnixMilli())}, fields)
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	id := idOf(pkt)
+	e := &pendingEntry{sender: true, challenge: a0, next: first.id, expires: now.Add(r.cfg.AckTimeout), done: make(chan struct{})}
+	if err := r.pend.add(id, e); err != nil {
+		return zero, fmt.Errorf("send: %w", ErrOverloaded)
+	}
+	if err := r.sendFirst(ctx, first, pkt, n-1, c0); err != nil {
+		r.pend.forgetSent(id, e)
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	r.m.sent.Inc()
+	return a0, nil
+}
+
+// sendFirst issues the first hop's ticket (paid mode, at least one relayer) and queues the
+// packet, under the first hop's forwarding lock.
+func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, relayers int, challenge por.Challenge) error {
+	mu := &r.fwdLocks[r.shard(first.id)%fwdStripes]
+	mu.Lock()
+	defer mu.Unlock()
+	var tp *tickets.Ticket
+	if r.paid && relayers > 0 {
+		amount := tickets.AmountFor(relayers)
+		t, err := r.cfg.Payments.IssueTicket(ctx, first.addr, &amount, challenge)
+		if err != nil {
+			return fmt.Errorf("first ticket: %w", err)
+		}
+		tp = &t
+	}
+	return r.sendPacket(ctx, first.id, pkt, tp)
+}
+
+// WaitAck waits until the first hop of a message this node sent acknowledges it (nil), its
+// AckTimeout passes (ErrAckTimeout) or ctx ends. It returns ErrUnknownAck for a challenge Send
+// did not return or that was forgotten (AckTimeout after sending).
+func (r *Relay) WaitAck(ctx context.Context, challenge por.AckChallenge) error {
+	e := r.pend.sender(challenge)
+	if e == nil {
+		return ErrUnknownAck
+	}
+	select {
+	case <-e.done:
+		if e.acked {
+			return nil
+		}
+		return ErrAckTimeout
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
