@@ -270,3 +270,9 @@ func callView[T any](ctx context.Context, c *Client, to common.Address, data []b
 
 // isNotFound reports whether err is the provider's "not found" (receipt or block not there yet).
 func isNotFound(err error) bool { return errors.Is(err, ethereum.NotFound) }
+
+// notYet reports whether a receipt query failed only because the receipt is not available yet:
+// not mined, or go-ethereum still indexing its transactions.
+func notYet(err error) bool {
+	return isNotFound(err) || errText(err, "transaction indexing is in progress")
+}

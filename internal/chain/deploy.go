@@ -3,7 +3,6 @@ package chain
 import (
 	"context"
 	"crypto/ecdsa"
-	"errors"
 	"fmt"
 	"math/big"
 	"time"
@@ -136,7 +135,7 @@ func waitReceipt(ctx context.Context, backend DeployBackend, hash common.Hash, p
 		if err == nil {
 			return r, nil
 		}
-		if !errors.Is(err, ethereum.NotFound) {
+		if !notYet(err) {
 			return nil, fmt.Errorf("receipt of %s: %w", hash, classify(ctx, err))
 		}
 		select {

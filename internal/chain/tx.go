@@ -143,7 +143,7 @@ func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, er
 		switch {
 		case err == nil:
 			return r, nil
-		case isNotFound(err):
+		case notYet(err):
 			failingSince = time.Time{}
 		case errors.Is(err, ErrProviderUnavailable):
 			if failingSince.IsZero() {

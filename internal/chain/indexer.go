@@ -1,0 +1,434 @@
+package chain
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
+
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/store"
+)
+
+// Defaults of IndexerConfig's optional fields.
+const (
+	DefaultIndexPoll   = 200 * time.Millisecond
+	DefaultMaxRange    = 2000
+	DefaultMaxBackoff  = 10 * time.Second
+	cursorPersistEvery = 5 * time.Second
+)
+
+// Source is what the Indexer reads from the chain. *Client implements it; its errors wrap
+// ErrProviderUnavailable when the provider is down.
+type Source interface {
+	BlockNumber(ctx context.Context) (uint64, error)
+	HeaderHash(ctx context.Context, n uint64) (common.Hash, error)
+	FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error)
+}
+
+// StateStore persists the Indexer's cursor and cache; *store.DB implements it.
+type StateStore interface {
+	LoadChainState() (store.ChainCursor, []channels.Channel, []channels.Announcement, error)
+	CommitChainState(cur store.ChainCursor, chans []channels.Channel, anns []channels.Announcement) error
+	ResetChainState() error
+}
+
+// EventKind says what an Event reports.
+type EventKind int
+
+// Event kinds.
+const (
+	// ChannelEvent: a channel's state changed (ChannelUpdated).
+	ChannelEvent EventKind = iota + 1
+	// AnnouncementEvent: an account announced its key and addresses.
+	AnnouncementEvent
+)
+
+// Event is one indexed contract event, reported to IndexerConfig.OnEvent after it is committed.
+type Event struct {
+	Kind   EventKind
+	Block  uint64
+	TxHash common.Hash
+	// Channel is the channel's new state (ChannelEvent).
+	Channel channels.Channel
+	// Previous is the channel's state before, or nil when the indexer had not seen it.
+	Previous *channels.Channel
+	// Announcement is the new announcement (AnnouncementEvent).
+	Announcement channels.Announcement
+}
+
+// IndexerConfig configures an Indexer. Source, Store, Graph, ChainID and Channels are required.
+type IndexerConfig struct {
+	Source   Source
+	Store    StateStore
+	Graph    *channels.Graph
+	ChainID  uint64
+	Channels common.Address
+	// StartBlock is the first block scanned when nothing is stored, normally the channels
+	// contract's deployment block.
+	StartBlock uint64
+	// Confirmations is how many blocks behind the head the indexer stays, so that a reorg of up
+	// to that depth never reaches the graph. 0 suits the dev chain, which never reorgs.
+	Confirmations uint64
+	// PollInterval is how often the head is polled once caught up (DefaultIndexPoll).
+	PollInterval time.Duration
+	// MaxRange bounds the blocks of one eth_getLogs query (DefaultMaxRange); it is halved while
+	// the provider rejects a range.
+	MaxRange uint64
+	// MaxBackoff caps the retry delay while the provider is down (DefaultMaxBackoff).
+	MaxBackoff time.Duration
+	// OnEvent, when set, is called from Run's goroutine for every event, in chain order, after
+	// the batch holding it is committed to the store and the graph. It must not block for long.
+	OnEvent func(Event)
+	// Logger receives the indexer's logs (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+// Indexer follows the channels contract's ChannelUpdated and Announcement events (which carry
+// full states, PROTOCOL.md section 4.6, so replaying them is idempotent) into a Graph and the
+// store. Each step queries one bounded block range ending at most Confirmations behind the head,
+// commits the cursor with every changed channel and announcement in one store transaction, and
+// then applies them to the Graph in one batch: the Graph and the store only ever hold the state
+// the chain had at the end of an indexed block. At start it checks that the stored cursor's block
+// hash is still on the provider's chain and re-indexes from StartBlock when it is not (a restarted
+// dev chain, or a reorg deeper than Confirmations). Provider outages are retried with backoff and
+// logged once.
+type Indexer struct {
+	cfg   IndexerConfig
+	log   *slog.Logger
+	rng   uint64 // current query range
+	topic []common.Hash
+
+	mu      sync.Mutex
+	next    uint64        // first block not yet indexed
+	hash    common.Hash   // hash of block next-1 (zero when unknown)
+	changed chan struct{} // closed and replaced when next advances
+
+	lastPersist time.Time
+	persisted   uint64 // next as last committed to the store
+}
+
+// NewIndexer checks cfg and returns an Indexer; it reads nothing until Run.
+func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
+	switch {
+	case cfg.Source == nil, cfg.Store == nil, cfg.Graph == nil:
+		return nil, fmt.Errorf("%w: indexer needs a source, a store and a graph", ErrBadConfig)
+	case cfg.ChainID == 0 || cfg.Channels == (common.Address{}):
+		return nil, fmt.Errorf("%w: indexer needs the chain id and the channels address", ErrBadConfig)
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = DefaultIndexPoll
+	}
+	if cfg.MaxRange == 0 {
+		cfg.MaxRange = DefaultMaxRange
+	}
+	if cfg.MaxBackoff <= 0 {
+		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	abi := channelsABI.GetABI()
+	return &Indexer{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		rng:     cfg.MaxRange,
+		topic:   []common.Hash{abi.Events["ChannelUpdated"].ID, abi.Events["Announcement"].ID},
+		changed: make(chan struct{}),
+	}, nil
+}
+
+// Run loads the stored state into the Graph and follows the chain until ctx ends; it then
+// returns nil. It returns an error only when the store cannot be read or written.
+func (ix *Indexer) Run(ctx context.Context) error {
+	cur, chans, anns, err := ix.cfg.Store.LoadChainState()
+	if err != nil {
+		return fmt.Errorf("indexer: %w", err)
+	}
+	if cur.Next != 0 && (cur.ChainID != ix.cfg.ChainID || cur.Contract != ix.cfg.Channels) {
+		ix.log.Warn("stored chain state is for another chain or contract; re-indexing",
+			"storedChainId", cur.ChainID, "storedContract", cur.Contract)
+		if err := ix.cfg.Store.ResetChainState(); err != nil {
+			return fmt.Errorf("indexer: %w", err)
+		}
+		cur, chans, anns = store.ChainCursor{}, nil, nil
+	}
+	ix.cfg.Graph.Reset()
+	ix.cfg.Graph.ApplyAll(chans, anns)
+	ix.setNext(max(cur.Next, ix.cfg.StartBlock), cur.Hash)
+	ix.persisted, ix.lastPersist = cur.Next, time.Now()
+	verified := cur.Next == 0
+
+	backoff := ix.cfg.PollInterval
+	var outageSince time.Time
+	for {
+		caughtUp, err := ix.step(ctx, &verified)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var fatal *storeError
+		if errors.As(err, &fatal) {
+			return fmt.Errorf("indexer: %w", err)
+		}
+		wait := ix.cfg.PollInterval
+		switch {
+		case err != nil:
+			if outageSince.IsZero() {
+				outageSince = time.Now()
+				ix.log.Warn("chain indexer cannot read the chain; retrying", "err", err, "block", ix.Next())
+			} else {
+				ix.log.Debug("chain indexer retry failed", "err", err)
+			}
+			wait, backoff = backoff, min(2*backoff, ix.cfg.MaxBackoff)
+		case !outageSince.IsZero():
+			ix.log.Info("chain indexer reads the chain again", "after", time.Since(outageSince).Round(time.Millisecond))
+			outageSince, backoff = time.Time{}, ix.cfg.PollInterval
+		}
+		if err == nil && !caughtUp {
+			continue
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// storeError marks a failure of the store, which Run does not retry.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
+// step indexes one block range; caughtUp is true when there was nothing left to index.
+func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err error) {
+	next, hash := ix.cursor()
+	src := ix.cfg.Source
+	if !*verified {
+		if err := ix.verify(ctx, next, hash); err != nil {
+			return false, err
+		}
+		*verified = true
+		next, hash = ix.cursor()
+	}
+	head, err := src.BlockNumber(ctx)
+	if err != nil {
+		return false, err
+	}
+	if head < ix.cfg.Confirmations || next > head-ix.cfg.Confirmations {
+		return true, nil
+	}
+	to := min(head-ix.cfg.Confirmations, next+ix.rng-1)
+	if next > 0 && hash != (common.Hash{}) {
+		// The block before the range must still be the one indexed: otherwise a reorg deeper than
+		// Confirmations happened and what is stored is not on the chain any more.
+		if err := ix.verify(ctx, next, hash); err != nil {
+			return false, err
+		}
+		if n, _ := ix.cursor(); n != next {
+			return false, nil // re-indexing from StartBlock
+		}
+	}
+	toHash, err := src.HeaderHash(ctx, to)
+	if err != nil {
+		return false, err
+	}
+	logs, err := src.FilterLogs(ctx, ethereum.FilterQuery{
+		FromBlock: new(big.Int).SetUint64(next),
+		ToBlock:   new(big.Int).SetUint64(to),
+		Addresses: []common.Address{ix.cfg.Channels},
+		Topics:    [][]common.Hash{ix.topic},
+	})
+	if err != nil {
+		if !errors.Is(err, ErrProviderUnavailable) && ix.rng > 1 {
+			ix.rng /= 2 // providers limit ranges and result sizes
+		}
+		return false, err
+	}
+	for _, l := range logs {
+		if l.BlockNumber == to && l.BlockHash != toHash {
+			return false, fmt.Errorf("block %d changed while indexing it", to)
+		}
+	}
+	if err := ix.apply(logs, store.ChainCursor{ChainID: ix.cfg.ChainID, Contract: ix.cfg.Channels, Next: to + 1, Hash: toHash}); err != nil {
+		return false, err
+	}
+	ix.rng = min(ix.rng*2, ix.cfg.MaxRange)
+	return to == head-ix.cfg.Confirmations, nil
+}
+
+// verify checks that block next-1 still has hash; when it does not (or is gone), it resets the
+// store and the graph to re-index from StartBlock.
+func (ix *Indexer) verify(ctx context.Context, next uint64, hash common.Hash) error {
+	if next == 0 || hash == (common.Hash{}) {
+		return nil
+	}
+	got, err := ix.cfg.Source.HeaderHash(ctx, next-1)
+	if err != nil && !isNotFound(err) {
+		return err
+	}
+	if err == nil && got == hash {
+		return nil
+	}
+	ix.log.Warn("indexed blocks are not on the provider's chain; re-indexing", "block", next-1)
+	if err := ix.cfg.Store.ResetChainState(); err != nil {
+		return &storeError{err}
+	}
+	ix.cfg.Graph.Reset()
+	ix.persisted = 0
+	ix.setNext(ix.cfg.StartBlock, common.Hash{})
+	return nil
+}
+
+// apply decodes logs (in chain order), commits them with cur, updates the graph and notifies.
+func (ix *Indexer) apply(logs []types.Log, cur store.ChainCursor) error {
+	var (
+		events  []Event
+		chans   = map[[32]byte]channels.Channel{}
+		anns    = map[common.Address]channels.Announcement{}
+		chOrder [][32]byte
+		anOrder []common.Address
+	)
+	snap := ix.cfg.Graph.Snapshot()
+	for i := range logs {
+		l := &logs[i]
+		if l.Removed || len(l.Topics) == 0 {
+			continue
+		}
+		ev := Event{Block: l.BlockNumber, TxHash: l.TxHash}
+		switch l.Topics[0] {
+		case ix.topic[0]:
+			u, err := channelsABI.UnpackChannelUpdatedEvent(l)
+			if err != nil {
+				ix.log.Error("undecodable ChannelUpdated event", "block", l.BlockNumber, "err", err)
+				continue
+			}
+			ch := channels.Channel{
+				ID: u.ChannelId, Source: u.Source, Destination: u.Destination, Balance: u.Balance,
+				TicketIndex: u.TicketIndex, Epoch: u.Epoch, Status: channels.Status(u.Status),
+			}
+			if u.ClosureTime != 0 {
+				ch.ClosureTime = time.Unix(int64(u.ClosureTime), 0)
+			}
+			if prev, ok := chans[ch.ID]; ok {
+				ev.Previous = &prev
+			} else if prev, ok := snap.ByID(ch.ID); ok {
+				ev.Previous = &prev
+				chOrder = append(chOrder, ch.ID)
+			} else {
+				chOrder = append(chOrder, ch.ID)
+			}
+			chans[ch.ID] = ch
+			ev.Kind, ev.Channel = ChannelEvent, ch
+		case ix.topic[1]:
+			a, err := channelsABI.UnpackAnnouncementEvent(l)
+			if err != nil {
+				ix.log.Error("undecodable Announcement event", "block", l.BlockNumber, "err", err)
+				continue
+			}
+			pub, err := channels.PublicKeyFromContract(a.PublicKey)
+			if err != nil {
+				ix.log.Error("announcement with a bad public key", "account", a.Account, "err", err)
+				continue
+			}
+			ann := channels.Announcement{Account: a.Account, PublicKey: pub, Multiaddrs: channels.DecodeMultiaddrs(a.Multiaddr)}
+			if _, ok := anns[ann.Account]; !ok {
+				anOrder = append(anOrder, ann.Account)
+			}
+			anns[ann.Account] = ann
+			ev.Kind, ev.Announcement = AnnouncementEvent, ann
+		default:
+			continue
+		}
+		events = append(events, ev)
+	}
+	changedChans := make([]channels.Channel, 0, len(chOrder))
+	for _, id := range chOrder {
+		changedChans = append(changedChans, chans[id])
+	}
+	changedAnns := make([]channels.Announcement, 0, len(anOrder))
+	for _, a := range anOrder {
+		changedAnns = append(changedAnns, anns[a])
+	}
+	if len(events) > 0 || time.Since(ix.lastPersist) >= cursorPersistEvery || ix.persisted == 0 {
+		if err := ix.cfg.Store.CommitChainState(cur, changedChans, changedAnns); err != nil {
+			return &storeError{err}
+		}
+		ix.persisted, ix.lastPersist = cur.Next, time.Now()
+	}
+	ix.cfg.Graph.ApplyAll(changedChans, changedAnns)
+	// WaitSynced returns only once the range's callbacks have run.
+	defer ix.setNext(cur.Next, cur.Hash)
+	for _, ev := range events {
+		if ix.cfg.OnEvent != nil {
+			ix.cfg.OnEvent(ev)
+		}
+		switch ev.Kind {
+		case ChannelEvent:
+			ix.log.Debug("channel updated", "source", ev.Channel.Source, "destination", ev.Channel.Destination,
+				"status", ev.Channel.Status, "balance", ev.Channel.Balance, "epoch", ev.Channel.Epoch, "block", ev.Block)
+		case AnnouncementEvent:
+			ix.log.Debug("node announced", "account", ev.Announcement.Account, "block", ev.Block)
+		}
+	}
+	return nil
+}
+
+func (ix *Indexer) cursor() (uint64, common.Hash) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	return ix.next, ix.hash
+}
+
+func (ix *Indexer) setNext(next uint64, hash common.Hash) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.next, ix.hash = next, hash
+	close(ix.changed)
+	ix.changed = make(chan struct{})
+}
+
+// Next returns the first block the indexer has not indexed yet: every event of blocks below it
+// is in the Graph.
+func (ix *Indexer) Next() uint64 {
+	n, _ := ix.cursor()
+	return n
+}
+
+// WaitSynced blocks until every event up to and including block is in the Graph and has been
+// passed to OnEvent, or ctx ends.
+// With Confirmations > 0 that is only once the head is Confirmations past block.
+func (ix *Indexer) WaitSynced(ctx context.Context, block uint64) error {
+	for {
+		ix.mu.Lock()
+		next, changed := ix.next, ix.changed
+		ix.mu.Unlock()
+		if next > block {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for block %d (indexed below %d): %w", block, next, ctx.Err())
+		case <-changed:
+		}
+	}
+}
+
+// Announcement returns addr's latest announcement from the graph, or ErrNotAnnounced.
+func (ix *Indexer) Announcement(addr common.Address) (channels.Announcement, error) {
+	a, ok := ix.cfg.Graph.Announced(addr)
+	if !ok {
+		return channels.Announcement{}, fmt.Errorf("%s: %w", addr, ErrNotAnnounced)
+	}
+	return a, nil
+}
