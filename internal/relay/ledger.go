@@ -319,7 +319,7 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.epoch != ch.Epoch {
-		*st = outChannel{epoch: ch.Epoch}
+		st.epoch, st.next, st.limit = ch.Epoch, 0, 0
 	}
 	if st.next <= ch.TicketIndex { // e.g. a lost store: the chain has seen higher indexes
 		st.next, st.limit = 0, 0

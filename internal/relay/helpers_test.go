@@ -1,0 +1,301 @@
+package relay
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/holiman/uint256"
+	lcrypto "github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/por"
+	"github.com/relayd/relayd/internal/store"
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+const testChainID = 1337
+
+var testContract = common.HexToAddress("0x00000000000000000000000000000000000000cc")
+
+// oneToken is 10^18, the token's unit.
+var oneToken = func() uint256.Int { var x uint256.Int; x.SetFromDecimal("1000000000000000000"); return x }()
+
+// channelMap is an in-memory ChannelLookup shared by the test nodes (their common view of the
+// chain).
+type channelMap struct {
+	mu sync.Mutex
+	m  map[[2]common.Address]ChannelState
+}
+
+func newChannelMap() *channelMap { return &channelMap{m: make(map[[2]common.Address]ChannelState)} }
+
+func (c *channelMap) Channel(src, dst common.Address) (ChannelState, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s, ok := c.m[[2]common.Address{src, dst}]
+	return s, ok
+}
+
+// open opens (or updates) the channel src → dst with balance, epoch 1.
+func (c *channelMap) open(src, dst common.Address, balance uint256.Int) {
+	c.set(src, dst, func(s *ChannelState) { s.Balance = balance; s.Status = StatusOpen; s.Epoch = max(s.Epoch, 1) })
+}
+
+func (c *channelMap) set(src, dst common.Address, edit func(*ChannelState)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := [2]common.Address{src, dst}
+	s := c.m[k]
+	s.ID = tickets.ChannelID(src, dst)
+	edit(&s)
+	c.m[k] = s
+}
+
+// recorder wraps Payments and records the tickets each node accepted.
+type recorder struct {
+	Payments
+	mu       sync.Mutex
+	accepted []tickets.Ticket
+	issued   []tickets.Ticket
+	// mutate, if set, changes each issued ticket (then it is re-signed with signKey).
+	mutate  func(*tickets.Ticket)
+	signKey *ecdsa.PrivateKey
+}
+
+func (r *recorder) AcceptTicket(from common.Address, t *tickets.Ticket, final bool) error {
+	err := r.Payments.AcceptTicket(from, t, final)
+	if err == nil {
+		r.mu.Lock()
+		r.accepted = append(r.accepted, *t)
+		r.mu.Unlock()
+	}
+	return err
+}
+
+func (r *recorder) IssueTicket(ctx context.Context, to common.Address, amount *uint256.Int, c por.Challenge) (tickets.Ticket, error) {
+	t, err := r.Payments.IssueTicket(ctx, to, amount, c)
+	if err != nil {
+		return t, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.mutate != nil {
+		r.mutate(&t)
+		if err := t.Sign(r.signKey, testChainID, testContract); err != nil {
+			return t, err
+		}
+	}
+	r.issued = append(r.issued, t)
+	return t, nil
+}
+
+func (r *recorder) acceptedTickets() []tickets.Ticket {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]tickets.Ticket(nil), r.accepted...)
+}
+
+// filterTransport wraps a Transport; dropAcks makes the node never acknowledge, and sent
+// records the msg frames it sends.
+type filterTransport struct {
+	Transport
+	mu       sync.Mutex
+	dropAcks bool
+	sent     [][]byte
+}
+
+func (f *filterTransport) Send(ctx context.Context, to peer.ID, proto p2p.Protocol, frame []byte) error {
+	f.mu.Lock()
+	if proto == p2p.ProtocolAck && f.dropAcks {
+		f.mu.Unlock()
+		return nil
+	}
+	if proto == p2p.ProtocolMsg {
+		f.sent = append(f.sent, append([]byte(nil), frame...))
+	}
+	f.mu.Unlock()
+	return f.Transport.Send(ctx, to, proto, frame)
+}
+
+type testNode struct {
+	name      string
+	key       *ecdsa.PrivateKey
+	addr      common.Address
+	host      *p2p.Host
+	transport *filterTransport
+	relay     *Relay
+	ledger    *Ledger
+	payments  *recorder
+	db        *store.DB
+
+	mu        sync.Mutex
+	delivered []Received
+}
+
+func (n *testNode) id() peer.ID { return n.relay.ID() }
+
+func (n *testNode) deliveries() []Received {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]Received(nil), n.delivered...)
+}
+
+type netOptions struct {
+	channels *channelMap // nil: unpaid mode
+	edit     func(name string, cfg *Config)
+}
+
+// newNet starts one node per name on 127.0.0.1 and introduces them to each other.
+func newNet(t *testing.T, opts netOptions, names ...string) map[string]*testNode {
+	t.Helper()
+	nodes := make(map[string]*testNode, len(names))
+	var all []*testNode
+	for _, name := range names {
+		key, err := crypto.GenerateKey()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lk, err := lcrypto.UnmarshalSecp256k1PrivateKey(crypto.FromECDSA(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		listen, _ := ma.NewMultiaddr("/ip4/127.0.0.1/tcp/0")
+		host, err := p2p.New(p2p.Config{
+			PrivKey: lk, ListenAddrs: []ma.Multiaddr{listen}, Network: "relaytest",
+			HeartbeatInterval: time.Hour, DialTimeout: 5 * time.Second,
+			BackoffMin: 5 * time.Millisecond, BackoffMax: 50 * time.Millisecond,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := &testNode{name: name, key: key, addr: crypto.PubkeyToAddress(key.PublicKey), host: host,
+			transport: &filterTransport{Transport: host}}
+		cfg := Config{
+			Key:        key,
+			Transport:  n.transport,
+			Replay:     NewMemoryReplay(),
+			Deliver:    func(r Received) { n.mu.Lock(); n.delivered = append(n.delivered, r); n.mu.Unlock() },
+			Registerer: prometheus.NewRegistry(),
+		}
+		if opts.channels != nil {
+			n.db, err = store.Open(t.TempDir())
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.ledger, err = NewLedger(LedgerConfig{Key: key, ChainID: testChainID, Contract: testContract,
+				Channels: opts.channels, Store: n.db})
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.payments = &recorder{Payments: n.ledger}
+			cfg.Payments = n.payments
+		}
+		if opts.edit != nil {
+			opts.edit(name, &cfg)
+		}
+		n.relay, err = New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- n.relay.Run(ctx) }()
+		t.Cleanup(func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("%s: Run: %v", name, err)
+			}
+			if err := host.Close(); err != nil {
+				t.Errorf("%s: Close: %v", name, err)
+			}
+			if n.db != nil {
+				n.db.Close()
+			}
+		})
+		nodes[name] = n
+		all = append(all, n)
+	}
+	for _, a := range all {
+		for _, b := range all {
+			if a == b {
+				continue
+			}
+			infos, err := peer.AddrInfosFromP2pAddrs(b.host.Addrs()...)
+			if err != nil || len(infos) != 1 {
+				t.Fatalf("addr info: %v", err)
+			}
+			if err := a.host.AddPeer(infos[0]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Run registers the handlers; wait until every relay runs.
+	for _, n := range all {
+		eventually(t, 5*time.Second, n.name+" running", n.relay.running.Load)
+	}
+	return nodes
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(2 * time.Millisecond) // poll interval, not synchronisation
+	}
+}
+
+func counter(c prometheus.Counter) float64 {
+	var m dto.Metric
+	if err := c.Write(&m); err != nil {
+		panic(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+func dropped(n *testNode, reason string) float64 {
+	return counter(n.relay.m.dropped.WithLabelValues(reason))
+}
+
+func ackDropped(n *testNode, reason string) float64 {
+	return counter(n.relay.m.acksDropped.WithLabelValues(reason))
+}
+
+func ids(ns ...*testNode) []peer.ID {
+	out := make([]peer.ID, len(ns))
+	for i, n := range ns {
+		out[i] = n.id()
+	}
+	return out
+}
+
+func waitAck(t *testing.T, n *testNode, a por.AckChallenge) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := n.relay.WaitAck(ctx, a); err != nil {
+		t.Fatalf("WaitAck: %v", err)
+	}
+}
+
+
+func newKeyPair(t testing.TB) (*ecdsa.PrivateKey, common.Address) {
+	t.Helper()
+	k, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, crypto.PubkeyToAddress(k.PublicKey)
+}
