@@ -28,6 +28,6 @@ func (realClock) NewTimer(d time.Duration) Timer { return realTimer{time.NewTime
 
 type realTimer struct{ t *time.Timer }
 
-func (t realTimer) C() <-chan time.Time    { return t.t.C }
+func (t realTimer) C() <-chan time.Time   { return t.t.C }
 func (t realTimer) Reset(d time.Duration) { t.t.Reset(d) }
 func (t realTimer) Stop()                 { t.t.Stop() }

@@ -290,7 +290,6 @@ func waitAck(t *testing.T, n *testNode, a por.AckChallenge) {
 	}
 }
 
-
 func newKeyPair(t testing.TB) (*ecdsa.PrivateKey, common.Address) {
 	t.Helper()
 	k, err := crypto.GenerateKey()

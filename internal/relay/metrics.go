@@ -55,9 +55,9 @@ var ackReasons = []string{reasonFrameSize, reasonFrameVersion, reasonUnknownAck,
 
 type metrics struct {
 	received, forwarded, delivered, sent prometheus.Counter
-	acksReceived, acksSent             prometheus.Counter
-	ticketsAcked, ticketsNeglected     prometheus.Counter
-	dropped, acksDropped               *prometheus.CounterVec
+	acksReceived, acksSent               prometheus.Counter
+	ticketsAcked, ticketsNeglected       prometheus.Counter
+	dropped, acksDropped                 *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {

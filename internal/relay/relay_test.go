@@ -264,14 +264,18 @@ func TestInvalidTicketRejected(t *testing.T) {
 			reason: reasonTicketEpoch},
 		{name: "reused index", mutate: func(t *tickets.Ticket) { t.Index = 1 }, reason: reasonTicketIndex, second: true},
 		{name: "index at or below redeemed", mutate: func(t *tickets.Ticket) { t.Index = 5 },
-			setup:  func(c *channelMap, a, r *testNode) { c.set(a.addr, r.addr, func(s *ChannelState) { s.TicketIndex = 5 }) },
+			setup: func(c *channelMap, a, r *testNode) {
+				c.set(a.addr, r.addr, func(s *ChannelState) { s.TicketIndex = 5 })
+			},
 			reason: reasonTicketIndex},
 		{name: "over balance", mutate: func(t *tickets.Ticket) { t.Amount = tickets.AmountFor(200) },
 			reason: reasonTicketBalance},
 		{name: "under price", mutate: func(t *tickets.Ticket) { t.Amount = *uint256.NewInt(1) }, reason: reasonTicketAmount},
 		{name: "wrong challenge", mutate: func(t *tickets.Ticket) { t.Challenge[0] ^= 1 }, reason: reasonTicketPoR},
 		{name: "closed channel",
-			setup:  func(c *channelMap, a, r *testNode) { c.set(a.addr, r.addr, func(s *ChannelState) { s.Status = StatusClosed }) },
+			setup: func(c *channelMap, a, r *testNode) {
+				c.set(a.addr, r.addr, func(s *ChannelState) { s.Status = StatusClosed })
+			},
 			reason: reasonChannelClosed},
 		{name: "pending to close",
 			setup: func(c *channelMap, a, r *testNode) {
