@@ -15,10 +15,16 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/api/openapi"
 )
 
 // Prefix is the path prefix of every REST operation.
 const Prefix = "/api/v2"
+
+// UIPath is where the interactive API reference (Swagger UI) and the
+// OpenAPI document (UIPath+"openapi.json") are served, without a token.
+const UIPath = Prefix + "/_swagger/"
 
 // MaxBodyBytes is the largest request body the API reads.
 const MaxBodyBytes = 64 << 10
@@ -53,6 +59,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	auth    *authenticator
+	valid   *validator // checks requests against the OpenAPI document
 	routes  []Route
 	handler http.Handler
 }
@@ -77,7 +84,11 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, log: log, auth: newAuthenticator(cfg.Token, cfg.DisableAuth)}
+	valid, err := newValidator(log)
+	if err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	s := &Server{cfg: cfg, log: log, auth: newAuthenticator(cfg.Token, cfg.DisableAuth), valid: valid}
 	s.routes = []Route{
 		{http.MethodGet, "/account/address", s.getAddress},
 		{http.MethodGet, "/account/addresses", s.getAddresses},
@@ -116,7 +127,7 @@ func (s *Server) buildMux() http.Handler {
 		if byPattern[rt.Pattern] == nil {
 			byPattern[rt.Pattern] = map[string]http.HandlerFunc{}
 		}
-		byPattern[rt.Pattern][rt.Method] = rt.handler
+		byPattern[rt.Pattern][rt.Method] = s.valid.wrap(rt.handler)
 	}
 	mux := http.NewServeMux()
 	for pattern, methods := range byPattern {
@@ -137,6 +148,10 @@ func (s *Server) buildMux() http.Handler {
 			h(w, r)
 		})))
 	}
+	// The reference UI and the document need no token (the calls made from
+	// the page do).
+	mux.Handle("GET "+UIPath, openapi.UIHandler(UIPath))
+	mux.Handle("GET "+strings.TrimSuffix(UIPath, "/"), http.RedirectHandler(UIPath, http.StatusMovedPermanently))
 	notFound := func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no operation at "+r.Method+" "+r.URL.Path)
 	}
