@@ -1,0 +1,250 @@
+package relay
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
+
+	"github.com/relayd/relayd/internal/por"
+	"github.com/relayd/relayd/internal/store"
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+type ledgerEnv struct {
+	chans      *channelMap
+	dir        string
+	db         *store.DB
+	self       *ecdsa.PrivateKey
+	selfAddr   common.Address
+	source     *ecdsa.PrivateKey
+	sourceAddr common.Address
+	l          *Ledger
+}
+
+func newLedgerEnv(t *testing.T) *ledgerEnv {
+	t.Helper()
+	e := &ledgerEnv{chans: newChannelMap(), dir: t.TempDir()}
+	e.self, e.selfAddr = newKeyPair(t)
+	e.source, e.sourceAddr = newKeyPair(t)
+	e.open(t)
+	t.Cleanup(func() { e.db.Close() })
+	return e
+}
+
+// open (re)opens the store and a fresh Ledger over it, as after a restart.
+func (e *ledgerEnv) open(t *testing.T) {
+	t.Helper()
+	if e.db != nil {
+		e.db.Close()
+	}
+	var err error
+	if e.db, err = store.Open(e.dir); err != nil {
+		t.Fatal(err)
+	}
+	e.l, err = NewLedger(LedgerConfig{Key: e.self, ChainID: testChainID, Contract: testContract, Channels: e.chans, Store: e.db})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// incoming signs a ticket from source to self.
+func (e *ledgerEnv) incoming(t *testing.T, index uint64, amount uint256.Int) tickets.Ticket {
+	t.Helper()
+	ch, _ := e.chans.Channel(e.sourceAddr, e.selfAddr)
+	tk := tickets.Ticket{ChannelID: ch.ID, Amount: amount, Index: index, Epoch: ch.Epoch, WinProb: tickets.MaxWinProb,
+		Challenge: [20]byte{0xaa}}
+	if err := tk.Sign(e.source, testChainID, testContract); err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+func TestLedgerOutgoingIndexNeverGoesBack(t *testing.T) {
+	e := newLedgerEnv(t)
+	dst := common.Address{0xd5}
+	e.chans.open(e.selfAddr, dst, oneToken)
+	issue := func() uint64 {
+		t.Helper()
+		tk, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s, err := tk.Signer(testChainID, testContract); err != nil || s != e.selfAddr {
+			t.Fatalf("issued ticket signed by %s, %v", s, err)
+		}
+		return tk.Index
+	}
+	var last uint64
+	for i := 1; i <= 3; i++ {
+		if got := issue(); got != uint64(i) {
+			t.Fatalf("ticket %d has index %d", i, got)
+		}
+		last = uint64(i)
+	}
+	e.open(t) // crash and restart: nothing told the store which indexes were used
+	if got := issue(); got <= last {
+		t.Fatalf("after restart index %d, not above %d", got, last)
+	}
+	// The chain has seen a higher index (e.g. a lost data directory): go above it.
+	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.TicketIndex = 1000 })
+	if got := issue(); got != 1001 {
+		t.Fatalf("index above the chain's: %d", got)
+	}
+	// A new epoch starts at 1.
+	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.Epoch = 2; s.TicketIndex = 0 })
+	if got := issue(); got != 1 {
+		t.Fatalf("new epoch starts at %d", got)
+	}
+	// Depleted, closed and missing channels issue nothing.
+	e.chans.open(e.selfAddr, dst, uint256.Int{})
+	if _, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1}); !errors.Is(err, ErrNotEnoughBalance) {
+		t.Fatalf("depleted: %v", err)
+	}
+	if _, err := e.l.IssueTicket(t.Context(), dst, &uint256.Int{}, por.Challenge{1}); err != nil {
+		t.Fatalf("a 0 ticket over a depleted open channel: %v", err)
+	}
+	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.Status = StatusClosed })
+	if _, err := e.l.IssueTicket(t.Context(), dst, &uint256.Int{}, por.Challenge{1}); !errors.Is(err, ErrChannelNotOpen) {
+		t.Fatalf("closed: %v", err)
+	}
+	if _, err := e.l.IssueTicket(t.Context(), common.Address{0xee}, &uint256.Int{}, por.Challenge{1}); !errors.Is(err, ErrChannelNotFound) {
+		t.Fatalf("missing: %v", err)
+	}
+}
+
+func TestLedgerBalanceCountsWhatIsOwed(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.open(e.sourceAddr, e.selfAddr, tickets.AmountFor(3))
+	t1 := e.incoming(t, 1, tickets.AmountFor(2))
+	if err := e.l.AcceptTicket(e.sourceAddr, &t1, false); err != nil {
+		t.Fatal(err)
+	}
+	t2 := e.incoming(t, 2, tickets.AmountFor(2))
+	if err := e.l.AcceptTicket(e.sourceAddr, &t2, false); !errors.Is(err, ErrTicketBalance) || !errors.Is(err, ErrInvalidTicket) {
+		t.Fatalf("ticket over what is left: %v", err)
+	}
+	e.l.Neglect(e.sourceAddr, &t1) // never acknowledged: no longer owed
+	if err := e.l.AcceptTicket(e.sourceAddr, &t2, false); err != nil {
+		t.Fatalf("after neglecting the first: %v", err)
+	}
+	if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: t2, Response: [32]byte{1}}}); err != nil {
+		t.Fatal(err)
+	}
+	// After a restart the acknowledged ticket is still owed and its index still used.
+	e.open(t)
+	t3 := e.incoming(t, 3, tickets.AmountFor(2))
+	if err := e.l.AcceptTicket(e.sourceAddr, &t3, false); !errors.Is(err, ErrTicketBalance) {
+		t.Fatalf("owed amount forgotten after restart: %v", err)
+	}
+	t2again := e.incoming(t, 2, tickets.AmountFor(1))
+	if err := e.l.AcceptTicket(e.sourceAddr, &t2again, false); !errors.Is(err, ErrTicketIndex) {
+		t.Fatalf("index reused after restart: %v", err)
+	}
+	// Once the chain redeemed index 2 the balance is free again (the chain's balance is
+	// what is left after the payment).
+	e.chans.set(e.sourceAddr, e.selfAddr, func(s *ChannelState) { s.TicketIndex = 2; s.Balance = tickets.AmountFor(2) })
+	if err := e.l.AcceptTicket(e.sourceAddr, &t3, false); err != nil {
+		t.Fatalf("after redemption: %v", err)
+	}
+	st, err := e.l.Statistics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Rejected != 2 || st.Pending != 1 || st.Unredeemed != 1 {
+		t.Fatalf("statistics %+v", st)
+	}
+}
+
+type fakeRedeemer struct {
+	calls []uint64
+	fail  map[uint64]error // consumed on use
+}
+
+func (f *fakeRedeemer) RedeemTicket(_ context.Context, t tickets.Ticket, response [32]byte) (common.Hash, error) {
+	f.calls = append(f.calls, t.Index)
+	if err, ok := f.fail[t.Index]; ok {
+		delete(f.fail, t.Index)
+		return common.Hash{}, err
+	}
+	return common.Hash{byte(t.Index)}, nil
+}
+
+func TestLedgerRedeem(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	var acks []AckedTicket
+	for i := uint64(1); i <= 4; i++ {
+		tk := e.incoming(t, i, PricePerHop)
+		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, AckedTicket{Source: e.sourceAddr, Ticket: tk, Response: [32]byte{byte(i)}})
+	}
+	// Acknowledged out of order; redemption still goes in index order.
+	if err := e.l.Acknowledge(t.Context(), []AckedTicket{acks[2], acks[0], acks[3], acks[1]}); err != nil {
+		t.Fatal(err)
+	}
+	e.open(t) // acknowledged tickets survive a restart
+
+	r := &fakeRedeemer{fail: map[uint64]error{3: errors.New("provider down"), 4: ErrAlreadyRedeemed}}
+	// Index 1 was redeemed on chain by a run that crashed before marking it.
+	e.chans.set(e.sourceAddr, e.selfAddr, func(s *ChannelState) { s.TicketIndex = 1 })
+	rep, err := e.l.Redeem(t.Context(), r)
+	if err == nil {
+		t.Fatal("failure of index 3 not reported")
+	}
+	if rep.Redeemed != 2 || len(r.calls) != 2 || r.calls[0] != 2 || r.calls[1] != 3 {
+		t.Fatalf("first run: report %+v, calls %v", rep, r.calls)
+	}
+	left, _ := e.l.TicketsFrom(e.sourceAddr)
+	if len(left) != 2 || left[0].Ticket.Index != 3 {
+		t.Fatalf("left after a failure: %d tickets", len(left))
+	}
+	rep, err = e.l.Redeem(t.Context(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Redeemed != 2 || len(r.calls) != 4 || r.calls[2] != 3 || r.calls[3] != 4 {
+		t.Fatalf("second run: report %+v, calls %v", rep, r.calls)
+	}
+	if left, _ := e.l.Tickets(); len(left) != 0 {
+		t.Fatalf("%d tickets left", len(left))
+	}
+	// Nothing is redeemed twice.
+	if rep, err := e.l.Redeem(t.Context(), r); err != nil || rep.Redeemed != 0 || len(r.calls) != 4 {
+		t.Fatalf("third run: %+v, %v, calls %v", rep, err, r.calls)
+	}
+	st, err := e.l.Statistics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := tickets.AmountFor(4)
+	if st.Redeemed != 4 || st.RedeemedValue != want || st.Unredeemed != 0 || st.WinProportion != 1 {
+		t.Fatalf("statistics %+v", st)
+	}
+}
+
+func TestLedgerRedeemVoidTickets(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	tk := e.incoming(t, 1, PricePerHop)
+	if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk}}); err != nil {
+		t.Fatal(err)
+	}
+	e.chans.set(e.sourceAddr, e.selfAddr, func(s *ChannelState) { s.Epoch = 2 }) // closed and reopened
+	r := &fakeRedeemer{}
+	rep, err := e.l.Redeem(t.Context(), r)
+	if err != nil || rep.Neglected != 1 || len(r.calls) != 0 {
+		t.Fatalf("report %+v, %v, calls %v", rep, err, r.calls)
+	}
+	if st, _ := e.l.Statistics(); st.Neglected != 1 || st.Unredeemed != 0 {
+		t.Fatalf("statistics %+v", st)
+	}
+}
