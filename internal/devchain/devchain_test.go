@@ -3,6 +3,8 @@ package devchain
 import (
 	"context"
 	"errors"
+	"io"
+	"log/slog"
 	"math/big"
 	"net"
 	"testing"
@@ -138,3 +140,42 @@ func TestIdleBlocksFollowWallClock(t *testing.T) {
 		t.Fatalf("chain time is %d s off the wall clock", lead)
 	}
 }
+
+// BenchmarkReceiptLatency measures one native transfer from send to receipt through
+// chain.Client over HTTP (receipt poll 5 ms), with instant sealing and with sealing only every
+// 200 ms block interval:
+//
+//	go test -run '^$' -bench BenchmarkReceiptLatency -benchtime 50x ./internal/devchain/
+func BenchmarkReceiptLatency(b *testing.B) {
+	for _, bc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"instant seal", Config{}},
+		{"200ms blocks", Config{BlockInterval: 200 * time.Millisecond, NoInstantSeal: true}},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			bc.cfg.Logger = slogDiscard()
+			c, err := New(b.Context(), bc.cfg)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			cl, err := chain.Dial(b.Context(), chain.Config{ProviderURL: c.RPCURL(), Key: c.DeployerKey(),
+				Channels: c.ChannelsAddress(), ReceiptPoll: 5 * time.Millisecond, Logger: slogDiscard()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer cl.Close()
+			dst := common.Address{0xbe}
+			b.ResetTimer()
+			for b.Loop() {
+				if _, err := cl.TransferNative(b.Context(), dst, big.NewInt(1)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
