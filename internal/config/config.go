@@ -9,10 +9,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/ethereum/go-ethereum/common"
 )
 
 // MinTokenLength is the shortest API token a node accepts.
@@ -40,7 +43,8 @@ type Config struct {
 	Password          string        // keystore password; required
 	Init              bool          // create identity and data directory when missing
 	Data              string        // data directory, default ./relayd-data
-	Provider          string        // chain JSON-RPC URL
+	Provider          string        // chain JSON-RPC URL; empty runs the node without a chain
+	ChannelsContract  string        // address of the RelayChannels contract; required with Provider
 	WeakCrypto        bool          // light scrypt parameters for new keystores (tests, local clusters)
 	Network           string        // relay network name, part of every protocol ID; default "local"
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
@@ -82,7 +86,8 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.StringVar(&c.Password, "password", "", "password of the identity keystore")
 	fs.BoolVar(&c.Init, "init", false, "create the identity and the data directory if missing")
 	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
-	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL")
+	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL (http, https, ws or wss)")
+	fs.StringVar(&c.ChannelsContract, "channelsContract", "", "address of the RelayChannels contract on that chain")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
 	fs.StringVar(&c.Network, "network", "local", "relay network name (nodes talk only within one network)")
 	fs.Func("peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>", func(v string) error {
@@ -187,6 +192,15 @@ func (c Config) Validate() error {
 	}
 	if c.Password == "" {
 		return &FieldError{"password", "is required: it encrypts the identity keystore"}
+	}
+	if c.Provider != "" {
+		if u, err := url.Parse(c.Provider); err != nil || u.Host == "" ||
+			(u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") {
+			return &FieldError{"provider", "must be an http(s) or ws(s) URL of a JSON-RPC endpoint"}
+		}
+		if !common.IsHexAddress(c.ChannelsContract) {
+			return &FieldError{"channelsContract", "must be the 0x address of the RelayChannels contract (required with --provider)"}
+		}
 	}
 	if c.Network == "" {
 		return &FieldError{"network", "must not be empty"}

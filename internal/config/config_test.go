@@ -76,6 +76,12 @@ func TestValidate(t *testing.T) {
 		{"no password", func(c *Config) { c.Password = "" }, "password"},
 		{"negative mix delay", func(c *Config) { c.MixDelayMin = -1 }, "mixDelayMax"},
 		{"mix delay max below min", func(c *Config) { c.MixDelayMin = 5; c.MixDelayMax = 4 }, "mixDelayMax"},
+		{"provider needs contract", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, "channelsContract"},
+		{"provider with contract", func(c *Config) {
+			c.Provider = "ws://127.0.0.1:8545"
+			c.ChannelsContract = "0x059c779Fd53Eb799aF70Bb720960F6787eB4548D"
+		}, ""},
+		{"provider not a url", func(c *Config) { c.Provider = "127.0.0.1:8545" }, "provider"},
 		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, "logLevel"},
 	}
 	for _, tt := range tests {
