@@ -109,7 +109,8 @@ type Indexer struct {
 	mu      sync.Mutex
 	next    uint64        // first block not yet indexed
 	hash    common.Hash   // hash of block next-1 (zero when unknown)
-	changed chan struct{} // closed and replaced when next advances
+	ready   bool          // next is verified to be on the provider's chain
+	changed chan struct{} // closed and replaced when next or ready change
 
 	lastPersist time.Time
 	persisted   uint64 // next as last committed to the store
@@ -145,8 +146,9 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 	}, nil
 }
 
-// Run loads the stored state into the Graph and follows the chain until ctx ends; it then
-// returns nil. It returns an error only when the store cannot be read or written.
+// Run loads the stored state into the Graph (the node can use this cache while the provider is
+// still unreachable), checks it against the provider's chain, and follows the chain until ctx
+// ends; it then returns nil. It returns an error only when the store cannot be read or written.
 func (ix *Indexer) Run(ctx context.Context) error {
 	cur, chans, anns, err := ix.cfg.Store.LoadChainState()
 	if err != nil {
@@ -168,6 +170,9 @@ func (ix *Indexer) Run(ctx context.Context) error {
 
 	backoff := ix.cfg.PollInterval
 	var outageSince time.Time
+	if verified {
+		ix.setReady()
+	}
 	for {
 		caughtUp, err := ix.step(ctx, &verified)
 		if ctx.Err() != nil {
@@ -219,6 +224,7 @@ func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err
 			return false, err
 		}
 		*verified = true
+		ix.setReady()
 		next, hash = ix.cursor()
 	}
 	head, err := src.BlockNumber(ctx)
@@ -398,6 +404,15 @@ func (ix *Indexer) setNext(next uint64, hash common.Hash) {
 	ix.changed = make(chan struct{})
 }
 
+// setReady marks the cursor as verified against the provider's chain.
+func (ix *Indexer) setReady() {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.ready = true
+	close(ix.changed)
+	ix.changed = make(chan struct{})
+}
+
 // Next returns the first block the indexer has not indexed yet: every event of blocks below it
 // is in the Graph.
 func (ix *Indexer) Next() uint64 {
@@ -406,14 +421,15 @@ func (ix *Indexer) Next() uint64 {
 }
 
 // WaitSynced blocks until every event up to and including block is in the Graph and has been
-// passed to OnEvent, or ctx ends.
+// passed to OnEvent, or ctx ends. After a restart it waits at least until the stored cursor has
+// been checked against the provider's chain.
 // With Confirmations > 0 that is only once the head is Confirmations past block.
 func (ix *Indexer) WaitSynced(ctx context.Context, block uint64) error {
 	for {
 		ix.mu.Lock()
-		next, changed := ix.next, ix.changed
+		next, ready, changed := ix.next, ix.ready, ix.changed
 		ix.mu.Unlock()
-		if next > block {
+		if ready && next > block {
 			return nil
 		}
 		select {

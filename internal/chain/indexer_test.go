@@ -328,3 +328,35 @@ func TestGraphOnlyShowsChainStates(t *testing.T) {
 func stateKey(c channels.Channel) string {
 	return c.Status.String() + "/" + c.Balance.String() + "/" + big.NewInt(int64(c.TicketIndex)).String() + "/" + big.NewInt(int64(c.Epoch)).String()
 }
+
+// TestIndexerReindexesAnotherChain restarts the dev chain: the new one has the same chain id and
+// contract addresses but another history, and an indexer resuming from the old chain's store
+// must drop what it stored instead of showing channels the new chain does not have.
+func TestIndexerReindexesAnotherChain(t *testing.T) {
+	dir := t.TempDir()
+	e1 := newEnv(t)
+	alice, _ := e1.account("alice", tokens(10))
+	db := openStore(t, dir)
+	ix, g := newIndexer(t, e1, alice, db, nil)
+	stop := runIndexer(t, ix)
+	must[common.Hash](t)(alice.FundChannel(t.Context(), common.Address{0xb0}, tokens(1)))
+	syncTo(t, ix, alice)
+	if len(g.Outgoing(alice.Address())) != 1 {
+		t.Fatal("channel not indexed")
+	}
+	stop()
+	_ = e1.chain.Close()
+
+	e2 := newEnv(t)
+	if e2.chain.ChannelsAddress() != e1.chain.ChannelsAddress() {
+		t.Skip("the restarted dev chain deployed elsewhere; nothing to confuse")
+	}
+	alice2, _ := e2.account("alice", tokens(10))
+	ix2, g2 := newIndexer(t, e2, alice2, db, nil)
+	runIndexer(t, ix2)
+	syncTo(t, ix2, alice2)
+	if out := g2.Outgoing(alice2.Address()); len(out) != 0 {
+		t.Fatalf("graph shows %d channels of the previous chain", len(out))
+	}
+	db.Close()
+}
