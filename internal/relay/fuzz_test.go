@@ -15,7 +15,7 @@ import (
 type nopTransport struct{}
 
 func (nopTransport) Send(context.Context, peer.ID, p2p.Protocol, []byte) error { return nil }
-func (nopTransport) Handle(p2p.Protocol, p2p.Handler) error                     { return nil }
+func (nopTransport) Handle(p2p.Protocol, p2p.Handler) error                    { return nil }
 
 // FuzzDecodeFrame feeds arbitrary bytes to the msg and ack decoders and to the whole receive
 // path of a node: nothing panics, a frame that decodes re-encodes to itself, and no garbage
