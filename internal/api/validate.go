@@ -250,8 +250,9 @@ func schemaIssue(e *openapi3.SchemaError, param *openapi3.Parameter) issue {
 	if name == "" {
 		name = "request body"
 	}
-	if hint, ok := e.Schema.Extensions["x-invalid"].(string); ok && hint != "" {
-		return issue{rankValue, fieldCode(last, e.Schema), name + " " + show(e.Value) + " " + hint}
+	if tmpl, ok := e.Schema.Extensions["x-invalid"].(string); ok && tmpl != "" {
+		msg := strings.NewReplacer("{field}", name, "{value}", show(e.Value)).Replace(tmpl)
+		return issue{rankValue, fieldCode(last, e.Schema), msg}
 	}
 	reason := e.Reason
 	if reason == "" {

@@ -1,0 +1,521 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/api/openapi"
+	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/p2p"
+)
+
+// spec is the OpenAPI document as the tests use it: the model and a router
+// from requests to its operations.
+type spec struct {
+	doc    *openapi3.T
+	router routers.Router
+}
+
+func loadSpec(t *testing.T) *spec {
+	t.Helper()
+	doc, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &spec{doc: doc, router: router}
+}
+
+// operations lists the documented operations as "METHOD /path", sorted.
+func (sp *spec) operations() []string {
+	var ops []string
+	for path, item := range sp.doc.Paths.Map() {
+		for method := range item.Operations() {
+			ops = append(ops, method+" "+path)
+		}
+	}
+	sort.Strings(ops)
+	return ops
+}
+
+// route finds the documented operation of a request to Prefix+path.
+func (sp *spec) route(t *testing.T, method, path string) (*http.Request, *routers.Route, map[string]string) {
+	t.Helper()
+	req := httptest.NewRequest(method, Prefix+path, nil)
+	route, params, err := sp.router.FindRoute(req)
+	if err != nil {
+		t.Fatalf("%s %s is not a documented operation: %v", method, path, err)
+	}
+	return req, route, params
+}
+
+// checkResponse fails t unless status, header and body are a response the
+// document declares for the operation at method and Prefix+path: the status
+// must be listed, the Content-Type and body must match its schema, and a
+// response documented without content must have an empty body.
+func (sp *spec) checkResponse(t *testing.T, method, path string, status int, header http.Header, body []byte) {
+	t.Helper()
+	req, route, params := sp.route(t, method, path)
+	err := openapi3filter.ValidateResponse(t.Context(), &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	})
+	if err != nil {
+		t.Errorf("%s %s answered %d %q, which the document does not allow:\n%v", method, path, status, body, err)
+		return
+	}
+	if resp := route.Operation.Responses.Status(status); resp != nil && len(resp.Value.Content) == 0 && len(body) != 0 {
+		t.Errorf("%s %s answered %d with body %q; the document says it has none", method, path, status, body)
+	}
+}
+
+// TestSpecMatchesRoutes: every served route is documented and every
+// documented operation is served.
+func TestSpecMatchesRoutes(t *testing.T) {
+	sp := loadSpec(t)
+	s, err := New(Config{Token: testToken, Node: newFakeNode(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var served []string
+	for _, rt := range s.Routes() {
+		served = append(served, rt.Method+" "+rt.Pattern)
+	}
+	documented := sp.operations()
+	var undocumented, unserved []string
+	for _, op := range served {
+		if !slices.Contains(documented, op) {
+			undocumented = append(undocumented, op)
+		}
+	}
+	for _, op := range documented {
+		if !slices.Contains(served, op) {
+			unserved = append(unserved, op)
+		}
+	}
+	if len(undocumented) > 0 {
+		t.Errorf("served but missing from internal/api/openapi/openapi.yaml:\n  %s", strings.Join(undocumented, "\n  "))
+	}
+	if len(unserved) > 0 {
+		t.Errorf("documented in openapi.yaml but not served:\n  %s", strings.Join(unserved, "\n  "))
+	}
+}
+
+// specFixture is what the rows of specCases refer to.
+type specFixture struct {
+	self  *fakeNode          // the node under test
+	other *identity.Identity // a peer that answers pings; aliased "bob"
+	far   *identity.Identity // a peer that never answers
+}
+
+// failingNode is a node whose store fails, for the 500 answers.
+type failingNode struct{ *fakeNode }
+
+var errStoreClosed = errors.New("store is closed")
+
+func (failingNode) Aliases() (map[string]string, error) { return nil, errStoreClosed }
+func (failingNode) SetAlias(string, peer.ID) error      { return errStoreClosed }
+func (failingNode) DeleteAlias(string) error            { return errStoreClosed }
+
+// specCase is one exercised response of a documented operation.
+type specCase struct {
+	name   string
+	method string
+	path   string // relative to Prefix, parameters filled in
+	body   string // request body; sent as application/json when set
+	status int    // the expected status
+	code   string // the expected error envelope code, for failures
+	// failing serves the request from a node whose store fails.
+	failing bool
+}
+
+// specCases is the table of TestSpecResponses. Add one row per documented
+// status of every new operation (403 is covered for all operations by
+// TestEveryOperationNeedsToken); the test fails naming any documented
+// status without a row.
+func specCases(f *specFixture) []specCase {
+	peerBody := func(id string) string { return `{"peerId":"` + id + `"}` }
+	bob := f.other.PeerID().String()
+	return []specCase{
+		{name: "address", method: "GET", path: "/account/address", status: 200},
+		{name: "addresses", method: "GET", path: "/account/addresses", status: 200},
+
+		{name: "list aliases", method: "GET", path: "/aliases", status: 200},
+		{name: "list aliases, store fails", method: "GET", path: "/aliases", status: 500, code: CodeUnknownFailure, failing: true},
+		{name: "set alias", method: "POST", path: "/aliases", body: `{"peerId":"` + bob + `","alias":"carol"}`, status: 201},
+		{name: "set alias, bad peer", method: "POST", path: "/aliases", body: `{"peerId":"16Uiu2HAmNOPE","alias":"x"}`, status: 400, code: CodeInvalidPeerID},
+		{name: "set alias, reserved", method: "POST", path: "/aliases", body: `{"peerId":"` + bob + `","alias":"me"}`, status: 400, code: CodeInvalidInput},
+		{name: "set alias, unknown field", method: "POST", path: "/aliases", body: `{"peerid":"` + bob + `","alias":"x"}`, status: 400, code: CodeInvalidInput},
+		{name: "set alias, store fails", method: "POST", path: "/aliases", body: `{"peerId":"` + bob + `","alias":"x"}`, status: 500, code: CodeUnknownFailure, failing: true},
+		{name: "get alias", method: "GET", path: "/aliases/bob", status: 200},
+		{name: "get alias me", method: "GET", path: "/aliases/me", status: 200},
+		{name: "get unknown alias", method: "GET", path: "/aliases/nobody", status: 404, code: CodePeerIDNotFound},
+		{name: "get alias, store fails", method: "GET", path: "/aliases/bob", status: 500, code: CodeUnknownFailure, failing: true},
+		{name: "delete alias", method: "DELETE", path: "/aliases/bob", status: 204},
+		{name: "delete unknown alias", method: "DELETE", path: "/aliases/nobody", status: 204},
+		{name: "delete me", method: "DELETE", path: "/aliases/me", status: 400, code: CodeInvalidInput},
+		{name: "delete alias, store fails", method: "DELETE", path: "/aliases/bob", status: 500, code: CodeUnknownFailure, failing: true},
+
+		{name: "version", method: "GET", path: "/node/version", status: 200},
+		{name: "peers", method: "GET", path: "/node/peers", status: 200},
+		{name: "ping", method: "POST", path: "/node/ping", body: peerBody(bob), status: 200},
+		{name: "ping, bad peer", method: "POST", path: "/node/ping", body: peerBody("0x035C68d5251AfF759Ea945A05783F2290EA0Accf"), status: 400, code: CodeInvalidPeerID},
+		{name: "ping self", method: "POST", path: "/node/ping", body: peerBody(f.self.PeerID().String()), status: 400, code: CodeInvalidPeerID},
+		{name: "ping, no answer", method: "POST", path: "/node/ping", body: peerBody(f.far.PeerID().String()), status: 422, code: CodeTimeout},
+	}
+}
+
+func newSpecFixture(t *testing.T) *specFixture {
+	t.Helper()
+	f := &specFixture{self: newFakeNode(t)}
+	var err error
+	if f.other, err = identity.Generate(); err != nil {
+		t.Fatal(err)
+	}
+	if f.far, err = identity.Generate(); err != nil {
+		t.Fatal(err)
+	}
+	f.self.peers = []PeerInfo{
+		{PeerID: f.other.PeerID().String(), MultiAddrs: []string{"/ip4/127.0.0.1/tcp/9091"}, Quality: 1, LastSeen: "2026-11-22T10:00:00.000Z", LatencyMs: 0.4, Connected: true},
+		{PeerID: f.far.PeerID().String(), MultiAddrs: []string{}, Quality: 0},
+	}
+	f.self.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
+		switch id {
+		case f.other.PeerID():
+			return 1500 * time.Microsecond, nil
+		case f.self.PeerID():
+			return 0, p2p.ErrSelf
+		}
+		return 0, context.DeadlineExceeded
+	}
+	return f
+}
+
+// serveNode serves the API over n with authentication on.
+func serveNode(t *testing.T, n Node) *httptest.Server {
+	t.Helper()
+	s, err := New(Config{Token: testToken, Node: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// send makes one request and returns the whole response.
+func send(t *testing.T, method, url string, header http.Header, body string) (*http.Response, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	if body != "" && req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, b
+}
+
+// TestSpecResponses exercises each documented response of each operation
+// and checks its body against the document.
+func TestSpecResponses(t *testing.T) {
+	sp := loadSpec(t)
+	f := newSpecFixture(t)
+	token := http.Header{"X-Auth-Token": {testToken}}
+	covered := map[string]bool{}
+	for _, tc := range specCases(f) {
+		t.Run(tc.name, func(t *testing.T) {
+			f.self.aliases = map[string]string{"bob": f.other.PeerID().String()}
+			var n Node = f.self
+			if tc.failing {
+				n = failingNode{f.self}
+			}
+			srv := serveNode(t, n)
+			resp, body := send(t, tc.method, srv.URL+Prefix+tc.path, token, tc.body)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("got %d %s, want %d", resp.StatusCode, body, tc.status)
+			}
+			sp.checkResponse(t, tc.method, tc.path, resp.StatusCode, resp.Header, body)
+			if tc.code != "" {
+				var e ErrorBody
+				if err := json.Unmarshal(body, &e); err != nil || e.Status != tc.code {
+					t.Fatalf("got %s, want code %s", body, tc.code)
+				}
+			}
+			_, route, _ := sp.route(t, tc.method, tc.path)
+			covered[fmt.Sprintf("%s %s %d", route.Method, route.Path, tc.status)] = true
+		})
+	}
+	var missing []string
+	for path, item := range sp.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for status := range op.Responses.Map() {
+				if status == "403" {
+					continue // TestEveryOperationNeedsToken
+				}
+				if key := method + " " + path + " " + status; !covered[key] {
+					missing = append(missing, key)
+				}
+			}
+		}
+	}
+	sort.Strings(missing)
+	if len(missing) > 0 {
+		t.Errorf("documented responses without a row in specCases:\n  %s", strings.Join(missing, "\n  "))
+	}
+}
+
+// fill puts a value in every {parameter} of a documented path.
+func fill(path string) string {
+	return regexp.MustCompile(`\{[^}]+\}`).ReplaceAllString(path, "x")
+}
+
+// TestEveryOperationNeedsToken: every documented operation, called without
+// a token or with a wrong one, answers the seed's 403 body byte for byte,
+// also when its input is invalid (authentication comes first).
+func TestEveryOperationNeedsToken(t *testing.T) {
+	sp := loadSpec(t)
+	srv := serveNode(t, newFakeNode(t))
+	creds := map[string]http.Header{
+		"no token":           nil,
+		"wrong x-auth-token": {"X-Auth-Token": {testToken + "x"}},
+		"wrong basic":        {"Authorization": {basic("wrong-token")}},
+	}
+	ops := sp.operations()
+	if len(ops) == 0 {
+		t.Fatal("no operations documented")
+	}
+	for _, op := range ops {
+		method, path, _ := strings.Cut(op, " ")
+		path = fill(path)
+		for name, h := range creds {
+			for _, body := range []string{"", `{"peerId":`} {
+				resp, got := send(t, method, srv.URL+Prefix+path, h, body)
+				if resp.StatusCode != http.StatusForbidden || string(got) != want403 {
+					t.Errorf("%s %s, %s, body %q: got %d %q, want 403 %q", method, path, name, body, resp.StatusCode, got, want403)
+					continue
+				}
+				sp.checkResponse(t, method, path, resp.StatusCode, resp.Header, got)
+			}
+		}
+	}
+}
+
+// TestReferenceUI: the UI and the document load without a token, and the
+// JSON served is the embedded YAML.
+func TestReferenceUI(t *testing.T) {
+	srv := serveNode(t, newFakeNode(t))
+	get := func(path string, h http.Header) (*http.Response, []byte) {
+		return send(t, http.MethodGet, srv.URL+path, h, "")
+	}
+	for _, h := range []http.Header{nil, {"X-Auth-Token": {"wrong-token"}}} {
+		resp, page := get(UIPath, h)
+		if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+			t.Fatalf("UI page: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		for _, want := range []string{"<title>relayd REST API", `"swaggerJsonUrl":"/api/v2/_swagger/openapi.json"`, "swagger-ui-bundle.js"} {
+			if !bytes.Contains(page, []byte(want)) {
+				t.Errorf("UI page lacks %q", want)
+			}
+		}
+	}
+	for _, asset := range []string{"swagger-ui-bundle.js", "swagger-ui-standalone-preset.js", "swagger-ui.css"} {
+		if resp, b := get(UIPath+asset, nil); resp.StatusCode != http.StatusOK || len(b) < 1000 {
+			t.Errorf("%s: %d, %d bytes", asset, resp.StatusCode, len(b))
+		}
+	}
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.Get(srv.URL + strings.TrimSuffix(UIPath, "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMovedPermanently || resp.Header.Get("Location") != UIPath {
+		t.Errorf("UI without slash: %d to %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+
+	resp, served := get(UIPath+"openapi.json", nil)
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("openapi.json: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	if !json.Valid(served) {
+		t.Fatal("openapi.json is not JSON")
+	}
+	// Compare the models kin-openapi builds from each: an independent
+	// check of the YAML to JSON conversion.
+	fromJSON, err := openapi3.NewLoader().LoadFromData(served)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromYAML, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(fromJSON)
+	b, _ := json.Marshal(fromYAML)
+	if !bytes.Equal(a, b) {
+		t.Fatalf("openapi.json differs from openapi.yaml:\n%s\n%s", a, b)
+	}
+	if !bytes.Equal(served, openapi.JSON()) {
+		t.Fatal("served JSON differs from openapi.JSON()")
+	}
+	if resp, y := get(UIPath+"openapi.yaml", nil); resp.StatusCode != http.StatusOK || !bytes.Equal(y, openapi.YAML()) {
+		t.Fatalf("openapi.yaml: %d", resp.StatusCode)
+	}
+	// The document's server is the node itself, relative to where it is
+	// served, so "Try it out" calls this node.
+	if len(fromYAML.Servers) != 1 || fromYAML.Servers[0].URL != Prefix {
+		t.Fatalf("servers %v, want one with url %s", fromYAML.Servers, Prefix)
+	}
+}
+
+// TestSpecSecuritySchemes: both ways of giving the token are documented
+// and required of every operation.
+func TestSpecSecuritySchemes(t *testing.T) {
+	doc := loadSpec(t).doc
+	key := doc.Components.SecuritySchemes["apiToken"]
+	basicScheme := doc.Components.SecuritySchemes["basicAuth"]
+	if key == nil || key.Value.Type != "apiKey" || key.Value.In != "header" || key.Value.Name != "x-auth-token" {
+		t.Fatalf("apiToken scheme %+v", key)
+	}
+	if basicScheme == nil || basicScheme.Value.Type != "http" || basicScheme.Value.Scheme != "basic" {
+		t.Fatalf("basicAuth scheme %+v", basicScheme)
+	}
+	if len(doc.Security) != 2 {
+		t.Fatalf("global security %v: want either scheme", doc.Security)
+	}
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Security != nil {
+				t.Errorf("%s %s overrides the global security", method, path)
+			}
+		}
+	}
+}
+
+// TestSpecFieldSchemas: the shared field schemas accept what the node
+// produces and refuse what it refuses.
+func TestSpecFieldSchemas(t *testing.T) {
+	schemas := loadSpec(t).doc.Components.Schemas
+	visit := func(name string, v any) error { return schemas[name].Value.VisitJSON(v) }
+	for i := 0; i < 500; i++ {
+		id, err := identity.Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := visit("PeerId", id.PeerID().String()); err != nil {
+			t.Fatalf("PeerId refuses %s: %v", id.PeerID(), err)
+		}
+		if err := visit("NativeAddress", id.Address().Hex()); err != nil {
+			t.Fatalf("NativeAddress refuses %s: %v", id.Address().Hex(), err)
+		}
+	}
+	bad := []struct {
+		schema string
+		value  any
+	}{
+		{"PeerId", "16Uiu2HAmNOPE"},
+		{"PeerId", "12D3KooWDpJ7As7BWAwRMfu1VU2WCqNjvq387JEYKDBj4kx6nXTN"},
+		{"PeerId", "16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz "},
+		{"PeerId", 42},
+		{"NativeAddress", "0x035C68d5251AfF759Ea945A05783F2290EA0Acc"},
+		{"NativeAddress", "035C68d5251AfF759Ea945A05783F2290EA0Accf"},
+		{"WeiAmount", "1.5"},
+		{"WeiAmount", "-1"},
+		{"WeiAmount", ""},
+		{"WeiAmount", 10},
+		{"Alias", ""},
+		{"Alias", "a b"},
+		{"Alias", strings.Repeat("a", 65)},
+	}
+	for _, tc := range bad {
+		if visit(tc.schema, tc.value) == nil {
+			t.Errorf("%s accepts %v", tc.schema, tc.value)
+		}
+	}
+	if err := visit("WeiAmount", "10000000000000000"); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestUndocumentedAnswersUseTheEnvelope: the 404 and 405 answers, which no
+// operation can document, have the documented error envelope.
+func TestUndocumentedAnswersUseTheEnvelope(t *testing.T) {
+	schema := loadSpec(t).doc.Components.Schemas["Error"].Value
+	srv := serveNode(t, newFakeNode(t))
+	token := http.Header{"X-Auth-Token": {testToken}}
+	for _, tc := range []struct {
+		method, path string
+		status       int
+	}{
+		{http.MethodGet, "/api/v2/nothing", http.StatusNotFound},
+		{http.MethodPut, "/api/v2/aliases", http.StatusMethodNotAllowed},
+		{http.MethodPost, "/api/v2/node/version", http.StatusMethodNotAllowed},
+	} {
+		resp, body := send(t, tc.method, srv.URL+tc.path, token, "")
+		var v any
+		if resp.StatusCode != tc.status || json.Unmarshal(body, &v) != nil {
+			t.Fatalf("%s %s: %d %s", tc.method, tc.path, resp.StatusCode, body)
+		}
+		if err := schema.VisitJSON(v); err != nil {
+			t.Errorf("%s %s: %s is not the envelope: %v", tc.method, tc.path, body, err)
+		}
+	}
+}
+
+// TestSpecErrorCodes: the document's code enum is the API's codes.
+func TestSpecErrorCodes(t *testing.T) {
+	enum := loadSpec(t).doc.Components.Schemas["ErrorCode"].Value.Enum
+	codes := []string{CodeInvalidInput, CodeInvalidPeerID, CodeInvalidAmount, CodeInvalidCurrency, CodeInvalidAddress,
+		CodePeerIDNotFound, CodeChannelNotFound, CodeChannelOpen, CodeNotEnoughBalance, CodeTicketsNotFound,
+		CodePathNotFound, CodeMessageTooLarge, CodeTimeout, CodeNotFound, CodeUnknownFailure}
+	var documented []string
+	for _, v := range enum {
+		documented = append(documented, fmt.Sprint(v))
+	}
+	slices.Sort(codes)
+	slices.Sort(documented)
+	if !slices.Equal(codes, documented) {
+		t.Fatalf("ErrorCode enum %v, API codes %v", documented, codes)
+	}
+}

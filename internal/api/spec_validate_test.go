@@ -1,0 +1,169 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/identity"
+)
+
+// recordingNode fails the test if an operation reaches the node's state.
+type recordingNode struct {
+	*fakeNode
+	t *testing.T
+}
+
+func (n recordingNode) SetAlias(a string, id peer.ID) error {
+	n.t.Errorf("invalid request reached the node: SetAlias(%q, %s)", a, id)
+	return nil
+}
+
+func (n recordingNode) Ping(context.Context, peer.ID) (time.Duration, error) {
+	n.t.Error("invalid request reached the node: Ping")
+	return 0, nil
+}
+
+// TestValidation: input the document does not allow is refused with 400,
+// the code of the offending field and a message naming it, before the
+// handler runs.
+func TestValidation(t *testing.T) {
+	sp := loadSpec(t)
+	f := newSpecFixture(t)
+	srv := serveNode(t, recordingNode{f.self, t})
+	bob := f.other.PeerID().String()
+	jsonHeader := http.Header{"X-Auth-Token": {testToken}, "Content-Type": {"application/json"}}
+	tests := []struct {
+		name, path, body string
+		header           http.Header // default: token and JSON
+		code, msg        string
+	}{
+		{"truncated JSON", "/node/ping", `{"peerId":`, nil, CodeInvalidInput, "invalid JSON body"},
+		{"malformed JSON", "/node/ping", `{"peerId" 1}`, nil, CodeInvalidInput, "malformed JSON at byte 11"},
+		{"empty body", "/node/ping", ``, nil, CodeInvalidInput, "request body is empty"},
+		{"whitespace body", "/node/ping", " \n", nil, CodeInvalidInput, "request body is empty"},
+		{"trailing data", "/node/ping", `{"peerId":"` + bob + `"} {}`, nil, CodeInvalidInput, "after the JSON object"},
+		{"oversized", "/node/ping", `{"peerId":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, nil, CodeInvalidInput, "larger than 65536 bytes"},
+		{"array body", "/node/ping", `[]`, nil, CodeInvalidInput, "request body must be a JSON object, not a JSON array"},
+		{"null body", "/node/ping", `null`, nil, CodeInvalidInput, "request body must be a JSON object, not null"},
+		{"string body", "/node/ping", `"hi"`, nil, CodeInvalidInput, "request body must be a JSON object, not a JSON string"},
+		{"missing peerId", "/node/ping", `{}`, nil, CodeInvalidPeerID, "peerId is required"},
+		{"peerId wrong type", "/node/ping", `{"peerId":42}`, nil, CodeInvalidPeerID, `field "peerId" must be a string, not a JSON number`},
+		{"peerId null", "/node/ping", `{"peerId":null}`, nil, CodeInvalidPeerID, `field "peerId" must be a string, not null`},
+		{"peerId pattern", "/node/ping", `{"peerId":"16Uiu2HAmNOPE"}`, nil, CodeInvalidPeerID, `peerId "16Uiu2HAmNOPE" is not a valid secp256k1 PeerId`},
+		{"peerId is an address", "/node/ping", `{"peerId":"0x035C68d5251AfF759Ea945A05783F2290EA0Accf"}`, nil, CodeInvalidPeerID, "is not a valid secp256k1 PeerId"},
+		{"unknown field", "/node/ping", `{"peerId":"` + bob + `","extra":1}`, nil, CodeInvalidInput, `request body has an unknown field "extra"`},
+		{"unknown field wins over a bad one", "/node/ping", `{"peerId":"x","extra":1}`, nil, CodeInvalidInput, `unknown field "extra"`},
+		{"misspelt field", "/node/ping", `{"peerid":"` + bob + `"}`, nil, CodeInvalidInput, `unknown field "peerid"`},
+		{"unknown fields", "/node/ping", `{"b":1,"a":2}`, nil, CodeInvalidInput, `unknown fields "a", "b"`},
+		{"text content type", "/node/ping", `{"peerId":"` + bob + `"}`, http.Header{"X-Auth-Token": {testToken}, "Content-Type": {"text/plain"}}, CodeInvalidInput, "Content-Type must be application/json"},
+		{"form content type", "/node/ping", `peerId=x`, http.Header{"X-Auth-Token": {testToken}, "Content-Type": {"application/x-www-form-urlencoded"}}, CodeInvalidInput, "Content-Type must be application/json"},
+		{"bad content type", "/node/ping", `{}`, http.Header{"X-Auth-Token": {testToken}, "Content-Type": {";;"}}, CodeInvalidInput, "Content-Type must be application/json"},
+
+		{"alias missing", "/aliases", `{"peerId":"` + bob + `"}`, nil, CodeInvalidInput, "alias is required"},
+		{"alias and peerId missing", "/aliases", `{}`, nil, "", "is required"},
+		{"alias wrong type", "/aliases", `{"peerId":"` + bob + `","alias":7}`, nil, CodeInvalidInput, `field "alias" must be a string, not a JSON number`},
+		{"alias with space", "/aliases", `{"peerId":"` + bob + `","alias":"a b"}`, nil, CodeInvalidInput, "alias must be 1 to 64 printable characters without spaces"},
+		{"alias empty", "/aliases", `{"peerId":"` + bob + `","alias":""}`, nil, CodeInvalidInput, "alias must be 1 to 64"},
+		{"alias too long", "/aliases", `{"peerId":"` + bob + `","alias":"` + strings.Repeat("a", 65) + `"}`, nil, CodeInvalidInput, "must be 1 to 64"},
+		{"alias peer invalid", "/aliases", `{"peerId":"nope","alias":"x"}`, nil, CodeInvalidPeerID, `peerId "nope" is not a valid secp256k1 PeerId`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := tc.header
+			if h == nil {
+				h = jsonHeader
+			}
+			resp, body := send(t, http.MethodPost, srv.URL+Prefix+tc.path, h, tc.body)
+			var e ErrorBody
+			if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &e) != nil {
+				t.Fatalf("got %d %s, want 400", resp.StatusCode, body)
+			}
+			if (tc.code != "" && e.Status != tc.code) || !strings.Contains(e.Error, tc.msg) {
+				t.Fatalf("got %s, want %s containing %q", body, tc.code, tc.msg)
+			}
+			sp.checkResponse(t, http.MethodPost, tc.path, resp.StatusCode, resp.Header, body)
+		})
+	}
+}
+
+// TestValidatorRunsBeforeHandler tells the validator's answer from the
+// handler's: the handler would call a mistyped peerId INVALID_INPUT.
+func TestValidatorRunsBeforeHandler(t *testing.T) {
+	srv := serveNode(t, recordingNode{newFakeNode(t), t})
+	resp, body := send(t, http.MethodPost, srv.URL+Prefix+"/node/ping", http.Header{"X-Auth-Token": {testToken}}, `{"peerId":42}`)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"status":"INVALID_PEERID"`) {
+		t.Fatalf("got %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestValidationAgreesWithHandler: where both check the same thing, the
+// validator and the handler say the same.
+func TestValidationAgreesWithHandler(t *testing.T) {
+	v, err := newValidator(slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var handled bool
+	h := v.wrap(func(http.ResponseWriter, *http.Request) { handled = true })
+	for _, body := range []string{`{"peerId":`, ``, `{"peerId":"a"} {}`, `{"peerId":"` + strings.Repeat("a", MaxBodyBytes) + `"}`} {
+		handled = false
+		req := httptest.NewRequest(http.MethodPost, Prefix+"/node/ping", strings.NewReader(body))
+		want := httptest.NewRecorder()
+		req.Body = http.MaxBytesReader(want, req.Body, MaxBodyBytes)
+		decodeBody(want, req, &PingRequest{})
+
+		req = httptest.NewRequest(http.MethodPost, Prefix+"/node/ping", strings.NewReader(body))
+		got := httptest.NewRecorder()
+		req.Body = http.MaxBytesReader(got, req.Body, MaxBodyBytes)
+		h(got, req)
+		if handled || got.Code != want.Code || got.Body.String() != want.Body.String() {
+			t.Errorf("body %.20q: validator %d %s, handler %d %s", body, got.Code, got.Body, want.Code, want.Body)
+		}
+	}
+}
+
+// FuzzValidation: no request body makes an operation fail with anything
+// but a documented answer, nor panic.
+func FuzzValidation(f *testing.F) {
+	for _, s := range []string{`{"peerId":"x"}`, `{`, `[]`, `{"peerId":1}`, `null`, `{"peerId":"a"}{}`,
+		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","alias":"b"}`, `{"alias":{"x":[1,2]}}`, `"\u0000"`} {
+		f.Add(s)
+	}
+	id, err := identity.Generate()
+	if err != nil {
+		f.Fatal(err)
+	}
+	n := &fakeNode{Identity: id, aliases: map[string]string{}}
+	n.ping = func(context.Context, peer.ID) (time.Duration, error) { return time.Millisecond, nil }
+	s, err := New(Config{Token: testToken, Node: n})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		for _, path := range []string{"/aliases", "/node/ping"} {
+			req := httptest.NewRequest(http.MethodPost, Prefix+path, strings.NewReader(body))
+			req.Header.Set("x-auth-token", testToken)
+			rec := httptest.NewRecorder()
+			s.ServeHTTP(rec, req)
+			switch rec.Code {
+			case http.StatusOK, http.StatusCreated, http.StatusBadRequest:
+			default:
+				t.Fatalf("POST %s %q: %d %s", path, body, rec.Code, rec.Body)
+			}
+			if rec.Code == http.StatusBadRequest {
+				var e ErrorBody
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Status == "" || e.Error == "" {
+					t.Fatalf("POST %s %q: 400 without the envelope: %s", path, body, rec.Body)
+				}
+			}
+		}
+	})
+}
