@@ -3,8 +3,8 @@
 # installs Debian's chromium if missing and the pinned playwright-core,
 # builds and starts a real relayd on free loopback ports, waits until its
 # API answers, then drives /api/v2/_swagger/ in headless Chromium. The node
-# is stopped on exit. Screenshots land in e2e/browser/artifacts/ (swagger.png:
-# the operation after Execute; swagger-full.png: the whole page).
+# is stopped on exit. Screenshots land in e2e/browser/artifacts/ (git-ignored):
+# swagger.png is the operation after Execute, *-full.png the whole page.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
