@@ -20,6 +20,12 @@ func main() {
 }
 
 func run(args []string) int {
+	if len(args) > 0 {
+		switch args[0] {
+		case "devchain":
+			return runDevchain(args[1:])
+		}
+	}
 	cfg, err := config.Parse(args, os.Getenv, os.Stderr)
 	if errors.Is(err, config.ErrHelp) {
 		return 0

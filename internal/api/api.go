@@ -43,6 +43,8 @@ type Node interface {
 	Aliases() (map[string]string, error)
 	SetAlias(alias string, id peer.ID) error
 	DeleteAlias(alias string) error
+	// Info describes the node, its network and its chain.
+	Info(ctx context.Context) (Info, error)
 }
 
 // Config configures a Server. All fields are required except Logger and
@@ -51,6 +53,9 @@ type Config struct {
 	Token       string
 	DisableAuth bool
 	Node        Node
+	Messenger   Messenger // nil: POST /messages answers 503
+	Chain       Chain     // nil on a node without a chain: its operations answer 503
+	Tickets     Tickets   // nil on a node without a chain
 	Logger      *slog.Logger
 }
 
@@ -92,6 +97,22 @@ func New(cfg Config) (*Server, error) {
 	s.routes = []Route{
 		{http.MethodGet, "/account/address", s.getAddress},
 		{http.MethodGet, "/account/addresses", s.getAddresses},
+		{http.MethodGet, "/account/balances", s.getBalances},
+		{http.MethodPost, "/account/withdraw", s.postWithdraw},
+		{http.MethodPost, "/messages", s.postMessage},
+		{http.MethodGet, "/channels", s.getChannels},
+		{http.MethodPost, "/channels", s.postChannel},
+		{http.MethodDelete, "/channels", s.deleteChannelSeed},
+		{http.MethodGet, "/channels/{peerId}/{direction}", s.getChannel},
+		{http.MethodDelete, "/channels/{peerId}/{direction}", s.deleteChannel},
+		{http.MethodGet, "/channels/tickets", s.getTickets},
+		{http.MethodPost, "/channels/tickets/redeem", s.postRedeem},
+		{http.MethodGet, "/channels/{peerId}/tickets", s.getChannelTickets},
+		{http.MethodPost, "/channels/{peerId}/tickets/redeem", s.postChannelRedeem},
+		{http.MethodGet, "/tickets", s.getTickets},
+		{http.MethodPost, "/tickets/redeem", s.postRedeem},
+		{http.MethodGet, "/tickets/statistics", s.getTicketStatistics},
+		{http.MethodGet, "/node/info", s.getInfo},
 		{http.MethodGet, "/aliases", s.getAliases},
 		{http.MethodPost, "/aliases", s.postAlias},
 		{http.MethodGet, "/aliases/{alias}", s.getAlias},

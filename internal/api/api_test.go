@@ -26,6 +26,11 @@ type fakeNode struct {
 	aliases map[string]string
 	peers   []PeerInfo
 	ping    func(context.Context, peer.ID) (time.Duration, error)
+
+	send         func(context.Context, peer.ID, string) (string, error)
+	withdrawn    []string
+	openChannels map[peer.ID]bool
+	tickets      []Ticket
 }
 
 func (f *fakeNode) Version() string   { return "9.9.9" }
@@ -50,7 +55,7 @@ func newFakeNode(t *testing.T) *fakeNode {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fakeNode{Identity: id, aliases: map[string]string{}}
+	return &fakeNode{Identity: id, aliases: map[string]string{}, openChannels: map[peer.ID]bool{}}
 }
 
 func newTestServer(t *testing.T, disableAuth bool) (*httptest.Server, *fakeNode) {
@@ -60,7 +65,7 @@ func newTestServer(t *testing.T, disableAuth bool) (*httptest.Server, *fakeNode)
 
 func serve(t *testing.T, n *fakeNode, disableAuth bool) (*httptest.Server, *fakeNode) {
 	t.Helper()
-	s, err := New(Config{Token: testToken, DisableAuth: disableAuth, Node: n})
+	s, err := New(n.config(disableAuth))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func (sp *spec) checkResponse(t *testing.T, method, path string, status int, hea
 // documented operation is served.
 func TestSpecMatchesRoutes(t *testing.T) {
 	sp := loadSpec(t)
-	s, err := New(Config{Token: testToken, Node: newFakeNode(t)})
+	s, err := New(newFakeNode(t).config(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,15 @@ func newSpecFixture(t *testing.T) *specFixture {
 // serveNode serves the API over n with authentication on.
 func serveNode(t *testing.T, n Node) *httptest.Server {
 	t.Helper()
-	s, err := New(Config{Token: testToken, Node: n})
+	cfg := Config{Token: testToken, Node: n}
+	switch f := n.(type) {
+	case *fakeNode:
+		cfg = f.config(false)
+	case recordingNode:
+		cfg = f.fakeNode.config(false)
+		cfg.Node = f
+	}
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,7 +143,7 @@ func FuzzValidation(f *testing.F) {
 	}
 	n := &fakeNode{Identity: id, aliases: map[string]string{}}
 	n.ping = func(context.Context, peer.ID) (time.Duration, error) { return time.Millisecond, nil }
-	s, err := New(Config{Token: testToken, Node: n})
+	s, err := New(n.config(false))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -63,3 +63,28 @@ func (a apiNode) Aliases() (map[string]string, error) {
 
 func (a apiNode) SetAlias(alias string, id peer.ID) error { return a.n.db.SetAlias(alias, id.String()) }
 func (a apiNode) DeleteAlias(alias string) error          { return a.n.db.DeleteAlias(alias) }
+
+func (a apiNode) Info(ctx context.Context) (api.Info, error) {
+	n := a.n
+	info := api.Info{Network: n.cfg.Network, ListeningAddresses: []string{}, AnnouncedAddresses: []string{}}
+	for _, m := range n.host.Addrs() {
+		info.ListeningAddresses = append(info.ListeningAddresses, m.String())
+	}
+	s := n.chain
+	if s == nil {
+		return info, nil
+	}
+	info.ChainID = s.client.ChainID()
+	info.ChannelsContract = s.client.ChannelsAddress().Hex()
+	info.TokenContract = s.client.TokenAddress().Hex()
+	info.TokenSymbol = s.client.TokenSymbol()
+	info.ClosurePeriod = uint64(s.client.ClosurePeriod().Seconds())
+	info.IndexedBlock = s.indexer.Next()
+	snap := s.graph.Snapshot()
+	info.ChannelsIndexed = len(snap.Channels())
+	info.PeersAnnounced = len(snap.Peers())
+	if ann, ok := snap.Announced(n.id.Address()); ok {
+		info.AnnouncedAddresses = append(info.AnnouncedAddresses, ann.Multiaddrs...)
+	}
+	return info, nil
+}

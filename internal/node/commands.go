@@ -17,14 +17,14 @@ import (
 
 // commands are the operator commands of the admin WebSocket server.
 func (n *Node) commands() []ws.Command {
-	return []ws.Command{
+	return append([]ws.Command{
 		{Name: "address", Usage: "address", Help: "Show this node's peer ID and chain address.", Run: n.cmdAddress},
 		{Name: "version", Usage: "version", Help: "Show the node's version.",
 			Run: func(context.Context, string) ([]string, error) { return []string{"relayd " + Version}, nil }},
 		{Name: "peers", Usage: "peers", Help: "List known peers with heartbeat quality.", Run: n.cmdPeers},
 		{Name: "ping", Usage: "ping <peer>", Help: "Measure the round trip to a peer (PeerId or alias).", Run: n.cmdPing},
 		{Name: "alias", Usage: "alias [<peerId> <name>]", Help: "List aliases, or name a peer.", Run: n.cmdAlias},
-	}
+	}, n.chainCommands()...)
 }
 
 func (n *Node) cmdAddress(context.Context, string) ([]string, error) {

@@ -37,6 +37,9 @@ type Node struct {
 	metrics  *prometheus.Registry
 	host     *p2p.Host
 	db       *store.DB
+	replay   *store.ReplayTags
+	chain    *settlement // nil without --provider
+	msg      *messaging
 	apiLn    net.Listener
 	adminLn  net.Listener
 	apiSrv   *http.Server
@@ -118,12 +121,17 @@ func prepareDataDir(cfg config.Config) error {
 }
 
 func (n *Node) buildServers() error {
-	apiHandler, err := api.New(api.Config{
+	cfg := api.Config{
 		Token:       n.cfg.APIToken,
 		DisableAuth: n.cfg.DisableAPIAuth,
 		Node:        apiNode{n},
+		Messenger:   n.msg,
 		Logger:      n.log.With("component", "api"),
-	})
+	}
+	if n.chain != nil {
+		cfg.Chain, cfg.Tickets = chainAPI{n.chain}, ticketsAPI{n.msg}
+	}
+	apiHandler, err := api.New(cfg)
 	if err != nil {
 		return err
 	}
@@ -174,6 +182,14 @@ func (n *Node) build() error {
 	if err := n.buildTransport(); err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := n.buildSettlement(ctx); err != nil {
+		return err
+	}
+	if err := n.buildMessaging(); err != nil {
+		return err
+	}
 	return n.buildServers()
 }
 
@@ -186,6 +202,9 @@ func (n *Node) close() {
 	}
 	if n.host != nil {
 		n.host.Close()
+	}
+	if n.chain != nil {
+		n.chain.client.Close()
 	}
 	if n.db != nil {
 		n.db.Close()
@@ -222,6 +241,13 @@ func (n *Node) Run(ctx context.Context) error {
 	serve("api", n.apiSrv, n.apiLn)
 	serve("admin", n.adminSrv, n.adminLn)
 	g.Go(func() error { return n.host.Run(gctx) })
+	g.Go(func() error { return n.msg.relay.Run(gctx) })
+	g.Go(func() error { return n.replay.Run(gctx, 200*time.Millisecond) })
+	if s := n.chain; s != nil {
+		g.Go(func() error { return s.indexer.Run(gctx) })
+		g.Go(func() error { return s.announce(gctx) })
+		g.Go(func() error { return n.msg.ledger.Run(gctx) })
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		n.log.Info("relayd shutting down")

@@ -1,0 +1,132 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// Tickets is what the ticket operations need from the node.
+type Tickets interface {
+	// Tickets lists the acknowledged, unredeemed tickets of the incoming
+	// channels, all of them or those from one peer.
+	Tickets(from *peer.ID) ([]Ticket, error)
+	// TicketStatistics counts tickets by state.
+	TicketStatistics() (TicketStatistics, error)
+	// RedeemTickets redeems the tickets on chain, all of them or those from
+	// one peer; it returns once every redemption is mined.
+	RedeemTickets(ctx context.Context, from *peer.ID) error
+}
+
+// Ticket is one acknowledged ticket as the API shows it.
+type Ticket struct {
+	ChannelID    string `json:"channelId"`
+	Counterparty string `json:"counterparty"` // PeerId (or chain address) of the channel's source
+	Amount       string `json:"amount"`
+	Index        string `json:"index"`
+	ChannelEpoch string `json:"channelEpoch"`
+	WinProb      string `json:"winProb"` // 56-bit fixed point: 72057594037927935 = always wins
+	Challenge    string `json:"challenge"`
+	Signature    string `json:"signature"`
+}
+
+// TicketStatistics is the answer of GET /tickets/statistics; values are wei
+// strings.
+type TicketStatistics struct {
+	Pending         uint64  `json:"pending"`
+	Unredeemed      uint64  `json:"unredeemed"`
+	UnredeemedValue string  `json:"unredeemedValue"`
+	Redeemed        uint64  `json:"redeemed"`
+	RedeemedValue   string  `json:"redeemedValue"`
+	LosingTickets   uint64  `json:"losingTickets"`
+	WinProportion   float64 `json:"winProportion"`
+	Neglected       uint64  `json:"neglected"`
+	Rejected        uint64  `json:"rejected"`
+	RejectedValue   string  `json:"rejectedValue"`
+}
+
+// tickets returns the ticket side or answers 503 on a node without chain.
+func (s *Server) tickets(w http.ResponseWriter) (Tickets, bool) {
+	if s.cfg.Tickets == nil {
+		s.fail(w, "tickets", errNoChain)
+		return nil, false
+	}
+	return s.cfg.Tickets, true
+}
+
+func (s *Server) listTickets(w http.ResponseWriter, from *peer.ID, notFound bool) {
+	t, ok := s.tickets(w)
+	if !ok {
+		return
+	}
+	list, err := t.Tickets(from)
+	if err != nil {
+		s.fail(w, "list tickets", err)
+		return
+	}
+	if len(list) == 0 && notFound {
+		writeError(w, http.StatusNotFound, CodeTicketsNotFound, "no unredeemed tickets in this channel")
+		return
+	}
+	if list == nil {
+		list = []Ticket{}
+	}
+	writeJSON(w, http.StatusOK, list)
+}
+
+func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) { s.listTickets(w, nil, false) }
+
+func (s *Server) getChannelTickets(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.peerParam(w, r.PathValue("peerId"))
+	if !ok {
+		return
+	}
+	s.listTickets(w, &id, true)
+}
+
+func (s *Server) getTicketStatistics(w http.ResponseWriter, r *http.Request) {
+	t, ok := s.tickets(w)
+	if !ok {
+		return
+	}
+	st, err := t.TicketStatistics()
+	if err != nil {
+		s.fail(w, "ticket statistics", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, st)
+}
+
+func (s *Server) redeem(w http.ResponseWriter, r *http.Request, from *peer.ID) {
+	t, ok := s.tickets(w)
+	if !ok {
+		return
+	}
+	if from != nil {
+		list, err := t.Tickets(from)
+		if err != nil {
+			s.fail(w, "redeem tickets", err)
+			return
+		}
+		if len(list) == 0 {
+			writeError(w, http.StatusNotFound, CodeTicketsNotFound, "no unredeemed tickets in this channel")
+			return
+		}
+	}
+	if err := t.RedeemTickets(r.Context(), from); err != nil {
+		s.fail(w, "redeem tickets", err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *Server) postRedeem(w http.ResponseWriter, r *http.Request) { s.redeem(w, r, nil) }
+
+func (s *Server) postChannelRedeem(w http.ResponseWriter, r *http.Request) {
+	id, ok := s.peerParam(w, r.PathValue("peerId"))
+	if !ok {
+		return
+	}
+	s.redeem(w, r, &id)
+}

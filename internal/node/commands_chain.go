@@ -1,0 +1,234 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// chainCommands are the admin commands of payments, channels and messages.
+func (n *Node) chainCommands() []ws.Command {
+	return []ws.Command{
+		{Name: "send", Usage: "send [,]<peer>|<r1>,<r2>,<peer> <message>",
+			Help: "Send a message: over a path the node picks, 0-hop with a leading comma, or over the relayers named.", Run: n.cmdSend},
+		{Name: "balance", Usage: "balance", Help: "Show the node's token and native balances.", Run: n.cmdBalance},
+		{Name: "channels", Usage: "channels", Help: "List open channels and their balances.", Run: n.cmdChannels},
+		{Name: "open", Usage: "open <peer> <amount>", Help: "Open a channel to a peer, funded with whole tokens (e.g. 0.5).", Run: n.cmdOpen},
+		{Name: "close", Usage: "close <peer> [incoming]", Help: "Close the outgoing (or incoming) channel with a peer; run again after the closure period to finalize.", Run: n.cmdClose},
+		{Name: "withdraw", Usage: "withdraw <amount> <currency> <0x address>", Help: "Send whole tokens or NATIVE coin to an address.", Run: n.cmdWithdraw},
+		{Name: "tickets", Usage: "tickets", Help: "Show ticket statistics.", Run: n.cmdTickets},
+		{Name: "redeemTickets", Usage: "redeemTickets", Help: "Redeem every acknowledged ticket on chain.", Run: n.cmdRedeem},
+		{Name: "info", Usage: "info", Help: "Show the node's network, chain and contracts.", Run: n.cmdInfo},
+	}
+}
+
+var errNoChainCmd = errors.New("this node runs without a chain (--provider and --channelsContract)")
+
+// describe renders an API error for the operator.
+func describe(err error) error {
+	var ae *api.Error
+	if errors.As(err, &ae) {
+		return errors.New(ae.Msg)
+	}
+	return err
+}
+
+func (n *Node) cmdSend(ctx context.Context, args string) ([]string, error) {
+	a, ok := parseSend(args)
+	if !ok {
+		return nil, &ws.UsageError{Reason: "send needs a peer (or a path) and a message"}
+	}
+	hops := make([]peer.ID, len(a.Path))
+	for i, p := range a.Path {
+		id, err := n.resolvePeer(p)
+		if err != nil {
+			return nil, err
+		}
+		hops[i] = id
+	}
+	var ack string
+	var err error
+	switch {
+	case a.Auto:
+		ack, err = n.msg.SendMessage(ctx, hops[0], a.Text)
+	default:
+		ack, err = n.msg.send(ctx, hops, a.Text)
+	}
+	if err != nil {
+		return nil, describe(err)
+	}
+	relayers := len(hops) - 1
+	if a.Auto {
+		relayers = 2
+	}
+	return []string{fmt.Sprintf("Message sent to %s over %d relayers (ack challenge %s)", hops[len(hops)-1], relayers, ack)}, nil
+}
+
+func (n *Node) cmdBalance(ctx context.Context, _ string) ([]string, error) {
+	if n.chain == nil {
+		return nil, errNoChainCmd
+	}
+	native, token, err := chainAPI{n.chain}.Balances(ctx)
+	if err != nil {
+		return nil, describe(err)
+	}
+	return []string{
+		fmt.Sprintf("%s balance:  %s %s", n.chain.client.TokenSymbol(), formatTokens(token), n.chain.client.TokenSymbol()),
+		fmt.Sprintf("Native balance: %s", formatTokens(native)),
+	}, nil
+}
+
+func (n *Node) cmdChannels(_ context.Context, _ string) ([]string, error) {
+	if n.chain == nil {
+		return nil, errNoChainCmd
+	}
+	in, out := chainAPI{n.chain}.Channels(false)
+	if len(in)+len(out) == 0 {
+		return []string{"No open channels."}, nil
+	}
+	var lines []string
+	for _, list := range [][]api.Channel{out, in} {
+		for _, c := range list {
+			bal, _ := new(big.Int).SetString(c.Balance, 10)
+			lines = append(lines, fmt.Sprintf("%-8s %s  %s  %s %s", c.Type, c.PeerID, c.Status, formatTokens(bal), n.chain.client.TokenSymbol()))
+		}
+	}
+	return lines, nil
+}
+
+func (n *Node) cmdOpen(ctx context.Context, args string) ([]string, error) {
+	f := strings.Fields(args)
+	if len(f) != 2 {
+		return nil, &ws.UsageError{Reason: "open needs a peer and an amount"}
+	}
+	if n.chain == nil {
+		return nil, errNoChainCmd
+	}
+	id, err := n.resolvePeer(f[0])
+	if err != nil {
+		return nil, err
+	}
+	amount, err := parseTokens(f[1])
+	if err != nil {
+		return nil, &ws.UsageError{Reason: err.Error()}
+	}
+	chID, tx, err := chainAPI{n.chain}.OpenChannel(ctx, id, amount)
+	if err != nil {
+		return nil, describe(err)
+	}
+	return []string{fmt.Sprintf("Opened channel %s to %s with %s %s (tx %s)", chID, id, f[1], n.chain.client.TokenSymbol(), tx)}, nil
+}
+
+func (n *Node) cmdClose(ctx context.Context, args string) ([]string, error) {
+	f := strings.Fields(args)
+	if len(f) < 1 || len(f) > 2 || (len(f) == 2 && f[1] != "incoming" && f[1] != "outgoing") {
+		return nil, &ws.UsageError{Reason: "close needs a peer, optionally followed by incoming"}
+	}
+	if n.chain == nil {
+		return nil, errNoChainCmd
+	}
+	id, err := n.resolvePeer(f[0])
+	if err != nil {
+		return nil, err
+	}
+	outgoing := len(f) == 1 || f[1] == "outgoing"
+	tx, before, err := chainAPI{n.chain}.CloseChannel(ctx, id, outgoing)
+	if err != nil {
+		return nil, describe(err)
+	}
+	switch {
+	case tx == "" && before == "PendingToClose":
+		return []string{"Channel is closing; the closure period has not passed yet. Run close again later."}, nil
+	case tx == "":
+		return []string{"Channel is already " + before + "."}, nil
+	case before == "Open" && outgoing:
+		return []string{fmt.Sprintf("Initiated closure of the channel to %s (tx %s); run close again after the closure period.", id, tx)}, nil
+	}
+	return []string{fmt.Sprintf("Closed the channel with %s (tx %s).", id, tx)}, nil
+}
+
+func (n *Node) cmdWithdraw(ctx context.Context, args string) ([]string, error) {
+	f := strings.Fields(args)
+	if len(f) != 3 {
+		return nil, &ws.UsageError{Reason: "withdraw needs an amount, a currency and an address"}
+	}
+	if n.chain == nil {
+		return nil, errNoChainCmd
+	}
+	amount, err := parseTokens(f[0])
+	if err != nil {
+		return nil, &ws.UsageError{Reason: err.Error()}
+	}
+	native := strings.EqualFold(f[1], api.NativeCurrency)
+	if !native && !strings.EqualFold(f[1], n.chain.client.TokenSymbol()) {
+		return nil, &ws.UsageError{Reason: "currency must be " + api.NativeCurrency + " or " + n.chain.client.TokenSymbol()}
+	}
+	if !common.IsHexAddress(f[2]) {
+		return nil, &ws.UsageError{Reason: fmt.Sprintf("%q is not a 0x address", f[2])}
+	}
+	tx, err := chainAPI{n.chain}.Withdraw(ctx, native, amount, common.HexToAddress(f[2]))
+	if err != nil {
+		return nil, describe(err)
+	}
+	return []string{fmt.Sprintf("Withdrew %s %s to %s (tx %s)", f[0], strings.ToUpper(f[1]), common.HexToAddress(f[2]).Hex(), tx)}, nil
+}
+
+func (n *Node) cmdTickets(context.Context, string) ([]string, error) {
+	if n.chain == nil {
+		return nil, errNoChainCmd
+	}
+	st, err := ticketsAPI{n.msg}.TicketStatistics()
+	if err != nil {
+		return nil, err
+	}
+	sym := n.chain.client.TokenSymbol()
+	tok := func(v string) string { b, _ := new(big.Int).SetString(v, 10); return formatTokens(b) + " " + sym }
+	return []string{
+		fmt.Sprintf("Pending:    %d (awaiting the next hop's acknowledgement)", st.Pending),
+		fmt.Sprintf("Unredeemed: %d worth %s", st.Unredeemed, tok(st.UnredeemedValue)),
+		fmt.Sprintf("Redeemed:   %d worth %s", st.Redeemed, tok(st.RedeemedValue)),
+		fmt.Sprintf("Losing:     %d (win proportion %.2f)", st.LosingTickets, st.WinProportion),
+		fmt.Sprintf("Neglected:  %d", st.Neglected),
+		fmt.Sprintf("Rejected:   %d worth %s", st.Rejected, tok(st.RejectedValue)),
+	}, nil
+}
+
+func (n *Node) cmdRedeem(ctx context.Context, _ string) ([]string, error) {
+	if n.chain == nil {
+		return nil, errNoChainCmd
+	}
+	rep, err := ticketsAPI{n.msg}.redeem(ctx, nil)
+	if err != nil {
+		return nil, describe(err)
+	}
+	return []string{fmt.Sprintf("Redeemed %d tickets worth %s %s.", rep.Redeemed, formatTokens(rep.Value.ToBig()), n.chain.client.TokenSymbol())}, nil
+}
+
+func (n *Node) cmdInfo(ctx context.Context, _ string) ([]string, error) {
+	info, err := apiNode{n}.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := []string{"Network: " + info.Network}
+	for _, a := range info.ListeningAddresses {
+		out = append(out, "Listening on: "+a)
+	}
+	if n.chain == nil {
+		return append(out, "Chain: none (--provider not set)"), nil
+	}
+	return append(out,
+		fmt.Sprintf("Chain id: %d", info.ChainID),
+		"Channels contract: "+info.ChannelsContract,
+		fmt.Sprintf("Token contract: %s (%s)", info.TokenContract, info.TokenSymbol),
+		fmt.Sprintf("Channel closure period: %d s", info.ClosurePeriod),
+		fmt.Sprintf("Indexed: %d channels, %d announced peers, next block %d", info.ChannelsIndexed, info.PeersAnnounced, info.IndexedBlock),
+	), nil
+}

@@ -1,0 +1,300 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/path"
+	"github.com/relayd/relayd/internal/relay"
+	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// messaging is the node's data plane: the relay pipeline and, with a
+// chain, the ledger of tickets that pays it.
+type messaging struct {
+	n      *Node
+	relay  *relay.Relay
+	ledger *relay.Ledger // nil without a chain
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+}
+
+func (n *Node) buildMessaging() error {
+	replay, err := n.db.ReplayTags()
+	if err != nil {
+		return &StartupError{"data", err}
+	}
+	n.replay = replay
+	m := &messaging{n: n, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	cfg := relay.Config{
+		Key:         n.id.PrivateKey(),
+		Transport:   n.host,
+		Replay:      replay,
+		Deliver:     n.deliver,
+		MixDelayMin: n.cfg.MixDelayMin,
+		MixDelayMax: n.cfg.MixDelayMax,
+		NoMixDelay:  n.cfg.MixDelayMax == 0,
+		Logger:      n.log.With("component", "relay"),
+		Registerer:  n.metrics,
+	}
+	if s := n.chain; s != nil {
+		m.ledger, err = relay.NewLedger(relay.LedgerConfig{
+			Key:      n.id.PrivateKey(),
+			ChainID:  s.client.ChainID(),
+			Contract: s.client.ChannelsAddress(),
+			Channels: channelLookup{s.graph},
+			Store:    n.db,
+			Logger:   n.log.With("component", "tickets"),
+		})
+		if err != nil {
+			return err
+		}
+		cfg.Payments = m.ledger
+	}
+	if m.relay, err = relay.New(cfg); err != nil {
+		return err
+	}
+	n.msg = m
+	return nil
+}
+
+// deliver shows a message this node received on every admin connection:
+// the three log lines, then the message frame, back to back.
+func (n *Node) deliver(r relay.Received) {
+	latency := r.ReceivedAt.Sub(r.SentAt).Milliseconds()
+	now := n.hub.Now()
+	n.hub.PublishSeq(
+		ws.NewFrame(ws.TypeLog, "#### NODE RECEIVED MESSAGE ["+r.ReceivedAt.UTC().Format(ws.TimeFormat)+"] ####", now),
+		ws.NewFrame(ws.TypeLog, "Message: "+r.Text, now),
+		ws.NewFrame(ws.TypeLog, "Latency: "+strconv.FormatInt(latency, 10)+" ms", now),
+		ws.NewFrame(ws.TypeMessage, r.Text, now),
+	)
+}
+
+// channelLookup shows the indexed channel graph to the ledger.
+type channelLookup struct{ g *channels.Graph }
+
+func (l channelLookup) Channel(src, dst common.Address) (relay.ChannelState, bool) {
+	c, ok := l.g.Channel(src, dst)
+	if !ok {
+		return relay.ChannelState{}, false
+	}
+	st := relay.ChannelState{ID: c.ID, Epoch: c.Epoch, TicketIndex: c.TicketIndex}
+	st.Balance.SetFromBig(c.Balance)
+	switch c.Status {
+	case channels.Open:
+		st.Status = relay.StatusOpen
+	case channels.PendingToClose:
+		st.Status = relay.StatusPendingToClose
+	default:
+		st.Status = relay.StatusClosed
+	}
+	return st, true
+}
+
+var (
+	errNoChainPath = &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodePathNotFound,
+		Msg: "no path: this node runs without a chain, so it has no payment channels"}
+	errTooLarge = &api.Error{Status: http.StatusBadRequest, Code: api.CodeMessageTooLarge,
+		Msg: fmt.Sprintf("message is longer than %d bytes", packet.MaxMessageSize)}
+)
+
+// SendMessage implements api.Messenger: a paid message over a path of
+// path.DefaultRelayers relayers that the node picks.
+func (m *messaging) SendMessage(ctx context.Context, recipient peer.ID, text string) (string, error) {
+	if len(text) > packet.MaxMessageSize {
+		return "", errTooLarge
+	}
+	hops, err := m.pickPath(recipient)
+	if err != nil {
+		return "", err
+	}
+	return m.send(ctx, hops, text)
+}
+
+// send relays text over hops (relayers, then the recipient) and returns the
+// first hop's ack challenge.
+func (m *messaging) send(ctx context.Context, hops []peer.ID, text string) (string, error) {
+	ack, err := m.relay.Send(ctx, hops, text)
+	if err != nil {
+		return "", sendError(err)
+	}
+	return "0x" + common.Bytes2Hex(ack[:]), nil
+}
+
+func sendError(err error) error {
+	switch {
+	case errors.Is(err, packet.ErrMessageTooLarge):
+		return errTooLarge
+	case errors.Is(err, relay.ErrNotEnoughBalance), errors.Is(err, path.ErrNotEnoughBalance):
+		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
+			Msg: "a channel on the path has too little balance for its ticket; nothing was sent"}
+	case errors.Is(err, relay.ErrChannelNotOpen), errors.Is(err, relay.ErrChannelNotFound),
+		errors.Is(err, path.ErrNoPath), errors.Is(err, path.ErrUnknownNode):
+		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodePathNotFound,
+			Msg: "no path of open channels to the recipient; nothing was sent"}
+	case errors.Is(err, relay.ErrBadRoute):
+		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidInput, Msg: err.Error()}
+	}
+	return err
+}
+
+// pickPath selects relayers to recipient over the indexed channel graph,
+// preferring peers with good heartbeats.
+func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
+	s := m.n.chain
+	if s == nil {
+		return nil, errNoChainPath
+	}
+	to, err := peerAddress(recipient)
+	if err != nil {
+		return nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: err.Error()}
+	}
+	quality := map[peer.ID]float64{}
+	for _, p := range m.n.host.Peers() {
+		quality[p.ID] = p.Quality
+	}
+	snap := s.graph.Snapshot()
+	g := &path.Graph{}
+	for _, a := range snap.Peers() {
+		id, err := peerIDOf(a)
+		if err != nil {
+			continue
+		}
+		q, known := quality[id]
+		if !known && a.Account == m.n.id.Address() {
+			q = 1
+		}
+		g.Nodes = append(g.Nodes, path.Node{Address: a.Account, Peer: id, Quality: q})
+	}
+	for _, c := range snap.Channels() {
+		e := path.Edge{Source: c.Source, Destination: c.Destination, Open: c.Status == channels.Open}
+		e.Balance.SetFromBig(c.Balance)
+		g.Edges = append(g.Edges, e)
+	}
+	m.rngMu.Lock()
+	nodes, err := path.Select(m.rng, g, m.n.id.Address(), to, path.DefaultRelayers, tickets.AmountFor(1))
+	m.rngMu.Unlock()
+	if err != nil {
+		return nil, sendError(err)
+	}
+	hops := make([]peer.ID, len(nodes))
+	for i, nd := range nodes {
+		hops[i] = nd.Peer
+	}
+	return hops, nil
+}
+
+// ticketsAPI is the ledger as the REST API and the admin commands see it.
+type ticketsAPI struct{ m *messaging }
+
+func (t ticketsAPI) Tickets(from *peer.ID) ([]api.Ticket, error) {
+	var list []relay.AckedTicket
+	var err error
+	if from == nil {
+		list, err = t.m.ledger.Tickets()
+	} else {
+		addr, aerr := peerAddress(*from)
+		if aerr != nil {
+			return nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: aerr.Error()}
+		}
+		list, err = t.m.ledger.TicketsFrom(addr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Ticket, 0, len(list))
+	for _, a := range list {
+		tk := a.Ticket
+		out = append(out, api.Ticket{
+			ChannelID:    "0x" + common.Bytes2Hex(tk.ChannelID[:]),
+			Counterparty: t.m.n.chain.peerName(a.Source),
+			Amount:       tk.Amount.Dec(),
+			Index:        strconv.FormatUint(tk.Index, 10),
+			ChannelEpoch: strconv.FormatUint(uint64(tk.Epoch), 10),
+			WinProb:      strconv.FormatUint(tk.WinProb, 10),
+			Challenge:    "0x" + common.Bytes2Hex(tk.Challenge[:]),
+			Signature:    "0x" + common.Bytes2Hex(tk.Signature[:]),
+		})
+	}
+	return out, nil
+}
+
+func (t ticketsAPI) TicketStatistics() (api.TicketStatistics, error) {
+	st, err := t.m.ledger.Statistics()
+	if err != nil {
+		return api.TicketStatistics{}, err
+	}
+	return api.TicketStatistics{
+		Pending: st.Pending, Unredeemed: st.Unredeemed, UnredeemedValue: st.UnredeemedValue.Dec(),
+		Redeemed: st.Redeemed, RedeemedValue: st.RedeemedValue.Dec(), LosingTickets: st.LosingTickets,
+		WinProportion: st.WinProportion, Neglected: st.Neglected, Rejected: st.Rejected, RejectedValue: st.RejectedValue.Dec(),
+	}, nil
+}
+
+func (t ticketsAPI) RedeemTickets(ctx context.Context, from *peer.ID) error {
+	_, err := t.redeem(ctx, from)
+	return err
+}
+
+func (t ticketsAPI) redeem(ctx context.Context, from *peer.ID) (relay.RedeemReport, error) {
+	r := redeemer{t.m.n.chain.client}
+	var rep relay.RedeemReport
+	var err error
+	if from == nil {
+		rep, err = t.m.ledger.Redeem(ctx, r)
+	} else {
+		addr, aerr := peerAddress(*from)
+		if aerr != nil {
+			return rep, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: aerr.Error()}
+		}
+		rep, err = t.m.ledger.RedeemFrom(ctx, r, addr)
+	}
+	if err != nil {
+		return rep, chainError(err)
+	}
+	return rep, chainError(t.m.n.chain.synced(ctx))
+}
+
+// redeemer submits tickets with the chain client, reporting an index the
+// contract has already passed as relay.ErrAlreadyRedeemed.
+type redeemer struct{ c *chain.Client }
+
+func (r redeemer) RedeemTicket(ctx context.Context, t tickets.Ticket, response [32]byte) (common.Hash, error) {
+	h, err := r.c.RedeemTicket(ctx, t, response)
+	var rev *chain.RevertError
+	if errors.As(err, &rev) && strings.HasPrefix(rev.Reason, "IndexNotIncreasing") {
+		return h, fmt.Errorf("%w: %v", relay.ErrAlreadyRedeemed, err)
+	}
+	return h, err
+}
+
+// peerIDOf is the PeerId of an announced account.
+func peerIDOf(a channels.Announcement) (peer.ID, error) { return p2p.PeerIDFromPubKey(a.PublicKey) }
+
+// peerName names an account by its PeerId when it announced itself, by its
+// address otherwise.
+func (s *settlement) peerName(addr common.Address) string {
+	if a, ok := s.graph.Announced(addr); ok {
+		if id, err := peerIDOf(a); err == nil {
+			return id.String()
+		}
+	}
+	return addr.Hex()
+}

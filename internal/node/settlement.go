@@ -1,0 +1,365 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// settlement is the node's chain side: the client, the indexer and the
+// channel graph it feeds.
+type settlement struct {
+	n       *Node
+	client  *chain.Client
+	graph   *channels.Graph
+	indexer *chain.Indexer
+}
+
+// announceRetry is how often an unfunded node checks its balance again.
+const announceRetry = 5 * time.Second
+
+// buildSettlement connects to --provider; nil when the node runs without a
+// chain.
+func (n *Node) buildSettlement(ctx context.Context) error {
+	if n.cfg.Provider == "" {
+		n.log.Warn("no chain provider: channels, tickets and paid messages are off (set --provider and --channelsContract)")
+		return nil
+	}
+	client, err := chain.Dial(ctx, chain.Config{
+		ProviderURL: n.cfg.Provider,
+		Key:         n.id.PrivateKey(),
+		Channels:    common.HexToAddress(n.cfg.ChannelsContract),
+		Logger:      n.log.With("component", "chain"),
+	})
+	if err != nil {
+		return &StartupError{"provider", err}
+	}
+	s := &settlement{n: n, client: client, graph: channels.NewGraph()}
+	s.indexer, err = chain.NewIndexer(chain.IndexerConfig{
+		Source:   client,
+		Store:    n.db,
+		Graph:    s.graph,
+		ChainID:  client.ChainID(),
+		Channels: client.ChannelsAddress(),
+		OnEvent:  s.onEvent,
+		Logger:   n.log.With("component", "indexer"),
+	})
+	if err != nil {
+		client.Close()
+		return &StartupError{"channelsContract", err}
+	}
+	n.chain = s
+	return nil
+}
+
+// onEvent reacts to indexed contract events: announced peers become libp2p
+// peers, and the node's own channel changes are logged.
+func (s *settlement) onEvent(ev chain.Event) {
+	self := s.n.id.Address()
+	switch ev.Kind {
+	case chain.AnnouncementEvent:
+		if ev.Announcement.Account == self {
+			return
+		}
+		if info, err := addrInfo(ev.Announcement); err == nil {
+			s.n.host.AddPeer(info)
+		} else {
+			s.n.log.Debug("ignored announcement", "account", ev.Announcement.Account, "err", err)
+		}
+	case chain.ChannelEvent:
+		c := ev.Channel
+		if c.Source != self && c.Destination != self {
+			return
+		}
+		dir, other := "outgoing", c.Destination
+		if c.Destination == self {
+			dir, other = "incoming", c.Source
+		}
+		s.n.log.Info("channel updated", "direction", dir, "counterparty", other,
+			"status", c.Status.String(), "balance", c.Balance.String(), "epoch", c.Epoch)
+	}
+}
+
+// addrInfo turns an announcement into a libp2p peer.
+func addrInfo(a channels.Announcement) (peer.AddrInfo, error) {
+	id, err := p2p.PeerIDFromPubKey(a.PublicKey)
+	if err != nil {
+		return peer.AddrInfo{}, err
+	}
+	info := peer.AddrInfo{ID: id}
+	for _, s := range a.Multiaddrs {
+		ai, err := peer.AddrInfoFromString(s)
+		if err != nil || ai.ID != id {
+			continue
+		}
+		info.Addrs = append(info.Addrs, ai.Addrs...)
+	}
+	if len(info.Addrs) == 0 {
+		return info, errors.New("announcement has no usable multiaddr")
+	}
+	return info, nil
+}
+
+// announce publishes the node's multiaddrs on chain once, as soon as its
+// account can pay for the transaction; until then it says so in the log
+// (and so on the admin WebSocket) instead of failing.
+func (s *settlement) announce(ctx context.Context) error {
+	var addrs []string
+	for _, a := range s.n.host.Addrs() {
+		addrs = append(addrs, a.String())
+	}
+	if err := s.waitIndexed(ctx); err != nil {
+		return nil
+	}
+	if a, ok := s.graph.Announced(s.n.id.Address()); ok && slices.Equal(a.Multiaddrs, addrs) {
+		s.n.log.Info("node already announced", "multiaddrs", len(addrs))
+		return nil
+	}
+	warned := false
+	for {
+		native, err := s.client.NativeBalance(ctx, s.n.id.Address())
+		if err == nil && native.Sign() > 0 {
+			if _, err = s.client.Announce(ctx, addrs); err == nil {
+				s.n.log.Info("node announced on chain", "multiaddrs", len(addrs))
+				return nil
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil:
+			s.n.log.Warn("announcement failed, retrying", "err", err)
+		case !warned:
+			s.n.log.Warn("node is not funded: send native currency to its address to announce it", "address", s.n.id.Address().Hex())
+			warned = true
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(announceRetry):
+		}
+	}
+}
+
+// waitIndexed waits until the indexer has caught up with the chain head.
+func (s *settlement) waitIndexed(ctx context.Context) error {
+	for {
+		head, err := s.client.BlockNumber(ctx)
+		if err == nil {
+			return s.indexer.WaitSynced(ctx, head)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(announceRetry):
+		}
+	}
+}
+
+// synced waits until the indexer has read the chain up to its current head,
+// so a reply reflects the transaction just mined.
+func (s *settlement) synced(ctx context.Context) error {
+	head, err := s.client.BlockNumber(ctx)
+	if err != nil {
+		return chainError(err)
+	}
+	return s.indexer.WaitSynced(ctx, head)
+}
+
+// chainError maps settlement failures to what a client can act on.
+func chainError(err error) error {
+	var rev *chain.RevertError
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, chain.ErrInsufficientFunds):
+		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance, Msg: "not enough balance: " + err.Error()}
+	case errors.As(err, &rev):
+		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeUnknownFailure, Msg: "the contract refused: " + rev.Reason}
+	case errors.Is(err, chain.ErrProviderUnavailable):
+		return &api.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnknownFailure, Msg: "the chain provider is unavailable; nothing was sent"}
+	}
+	return err
+}
+
+// peerAddress is the chain address of a peer: both derive from its key.
+func peerAddress(id peer.ID) (common.Address, error) {
+	raw, err := p2p.PubKeyFromPeerID(id)
+	if err != nil {
+		return common.Address{}, err
+	}
+	pub, err := crypto.DecompressPubkey(raw)
+	if err != nil {
+		return common.Address{}, err
+	}
+	return crypto.PubkeyToAddress(*pub), nil
+}
+
+// chainAPI is the settlement layer as the REST API and the admin commands
+// see it.
+type chainAPI struct{ s *settlement }
+
+func (c chainAPI) Balances(ctx context.Context) (*big.Int, *big.Int, error) {
+	self := c.s.n.id.Address()
+	native, err := c.s.client.NativeBalance(ctx, self)
+	if err != nil {
+		return nil, nil, chainError(err)
+	}
+	token, err := c.s.client.TokenBalance(ctx, self)
+	return native, token, chainError(err)
+}
+
+func (c chainAPI) TokenSymbol() string { return c.s.client.TokenSymbol() }
+
+func (c chainAPI) Withdraw(ctx context.Context, native bool, amount *big.Int, to common.Address) (string, error) {
+	nativeBal, tokenBal, err := c.Balances(ctx)
+	if err != nil {
+		return "", err
+	}
+	have, send := tokenBal, c.s.client.TransferToken
+	if native {
+		have, send = nativeBal, c.s.client.TransferNative
+	}
+	if amount.Cmp(have) > 0 {
+		return "", &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
+			Msg: fmt.Sprintf("amount %s is more than the balance %s", amount, have)}
+	}
+	tx, err := send(ctx, to, amount)
+	if err != nil {
+		return "", chainError(err)
+	}
+	return tx.Hex(), nil
+}
+
+func (c chainAPI) channelView(ch channels.Channel) api.Channel {
+	self := c.s.n.id.Address()
+	typ, other := "outgoing", ch.Destination
+	if ch.Destination == self {
+		typ, other = "incoming", ch.Source
+	}
+	v := api.Channel{Type: typ, ChannelID: "0x" + common.Bytes2Hex(ch.ID[:]), PeerID: c.s.peerName(other),
+		Status: ch.Status.String(), Balance: ch.Balance.String()}
+	if ch.Status == channels.PendingToClose {
+		v.ClosureTime = ch.ClosureTime.UTC().Format(ws.TimeFormat)
+	}
+	return v
+}
+
+func (c chainAPI) Channels(includingClosed bool) (in, out []api.Channel) {
+	self := c.s.n.id.Address()
+	for _, ch := range c.s.graph.Incoming(self) {
+		if includingClosed || ch.Status != channels.Closed {
+			in = append(in, c.channelView(ch))
+		}
+	}
+	for _, ch := range c.s.graph.Outgoing(self) {
+		if includingClosed || ch.Status != channels.Closed {
+			out = append(out, c.channelView(ch))
+		}
+	}
+	return in, out
+}
+
+// ends returns the source and destination of the channel with a peer.
+func (c chainAPI) ends(id peer.ID, outgoing bool) (src, dst common.Address, err error) {
+	other, err := peerAddress(id)
+	if err != nil {
+		return src, dst, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: err.Error()}
+	}
+	self := c.s.n.id.Address()
+	if other == self {
+		return src, dst, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: "a channel needs another peer, not this node"}
+	}
+	if outgoing {
+		return self, other, nil
+	}
+	return other, self, nil
+}
+
+func (c chainAPI) Channel(id peer.ID, outgoing bool) (api.Channel, error) {
+	src, dst, err := c.ends(id, outgoing)
+	if err != nil {
+		return api.Channel{}, err
+	}
+	ch, ok := c.s.graph.Channel(src, dst)
+	if !ok || ch.Epoch == 0 {
+		return api.Channel{}, &api.Error{Status: http.StatusNotFound, Code: api.CodeChannelNotFound, Msg: "no channel with " + id.String()}
+	}
+	return c.channelView(ch), nil
+}
+
+func (c chainAPI) OpenChannel(ctx context.Context, id peer.ID, amount *big.Int) (string, string, error) {
+	src, dst, err := c.ends(id, true)
+	if err != nil {
+		return "", "", err
+	}
+	if ch, ok := c.s.graph.Channel(src, dst); ok && ch.Status != channels.Closed {
+		return "", "", &api.Error{Status: http.StatusConflict, Code: api.CodeChannelOpen,
+			Msg: "a channel to " + id.String() + " is already " + ch.Status.String()}
+	}
+	balance, err := c.s.client.TokenBalance(ctx, src)
+	if err != nil {
+		return "", "", chainError(err)
+	}
+	if amount.Cmp(balance) > 0 {
+		return "", "", &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
+			Msg: fmt.Sprintf("amount %s is more than the token balance %s", amount, balance)}
+	}
+	tx, err := c.s.client.FundChannel(ctx, dst, amount)
+	if err != nil {
+		return "", "", chainError(err)
+	}
+	if err := c.s.synced(ctx); err != nil {
+		return "", "", err
+	}
+	chID := channels.IDOf(src, dst)
+	return "0x" + common.Bytes2Hex(chID[:]), tx.Hex(), nil
+}
+
+func (c chainAPI) CloseChannel(ctx context.Context, id peer.ID, outgoing bool) (string, string, error) {
+	src, dst, err := c.ends(id, outgoing)
+	if err != nil {
+		return "", "", err
+	}
+	ch, ok := c.s.graph.Channel(src, dst)
+	if !ok || ch.Epoch == 0 {
+		return "", "", &api.Error{Status: http.StatusNotFound, Code: api.CodeChannelNotFound, Msg: "no channel with " + id.String()}
+	}
+	before := ch.Status.String()
+	var tx common.Hash
+	switch {
+	case ch.Status == channels.Closed:
+		return "", before, nil
+	case !outgoing:
+		tx, err = c.s.client.CloseIncoming(ctx, src)
+	case ch.Status == channels.Open:
+		tx, err = c.s.client.InitiateClosure(ctx, dst)
+	default: // PendingToClose: finalize once the chain allows it
+		tx, err = c.s.client.FinalizeClosure(ctx, dst)
+		var rev *chain.RevertError
+		if errors.As(err, &rev) && rev.Reason == "ClosureTimeNotReached" {
+			return "", before, nil
+		}
+	}
+	if err != nil {
+		return "", "", chainError(err)
+	}
+	if err := c.s.synced(ctx); err != nil {
+		return "", "", err
+	}
+	return tx.Hex(), before, nil
+}
