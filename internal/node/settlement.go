@@ -7,6 +7,7 @@ import (
 	"math/big"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -351,7 +352,7 @@ func (c chainAPI) CloseChannel(ctx context.Context, id peer.ID, outgoing bool) (
 	default: // PendingToClose: finalize once the chain allows it
 		tx, err = c.s.client.FinalizeClosure(ctx, dst)
 		var rev *chain.RevertError
-		if errors.As(err, &rev) && rev.Reason == "ClosureTimeNotReached" {
+		if errors.As(err, &rev) && strings.HasPrefix(rev.Reason, "ClosureTimeNotReached") {
 			return "", before, nil
 		}
 	}

@@ -1,0 +1,185 @@
+package node
+
+import (
+	"fmt"
+	"math/big"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+var ackChallenge = regexp.MustCompile(`^0x0[23][0-9a-f]{64}$`)
+
+// expectMessage reads the four receive frames of text from f.
+func expectMessage(t *testing.T, f *frames, text string) {
+	t.Helper()
+	for {
+		typ, msg := f.next()
+		if !strings.HasPrefix(msg, "#### NODE RECEIVED MESSAGE [") {
+			continue // other logs before the message
+		}
+		if !regexp.MustCompile(`^#### NODE RECEIVED MESSAGE \[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\] ####$`).MatchString(msg) || typ != "log" {
+			t.Fatalf("header frame %s %q", typ, msg)
+		}
+		break
+	}
+	if typ, msg := f.next(); typ != "log" || msg != "Message: "+text {
+		t.Fatalf("message line %s %q", typ, msg)
+	}
+	if typ, msg := f.next(); typ != "log" || !regexp.MustCompile(`^Latency: \d+ ms$`).MatchString(msg) {
+		t.Fatalf("latency line %s %q", typ, msg)
+	}
+	if typ, msg := f.next(); typ != "message" || msg != text {
+		t.Fatalf("message frame %s %q", typ, msg)
+	}
+}
+
+type ticketView struct {
+	ChannelID, Counterparty, Amount, Index, ChannelEpoch, WinProb, Challenge, Signature string
+}
+
+// TestPaidMessageOverTwoRelayers: A → R1 → R2 → B over funded channels.
+func TestPaidMessageOverTwoRelayers(t *testing.T) {
+	net := newTestNet(t, 5)
+	a, r1, r2, b, r3 := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
+	net.open(a, r1, tokens(1))
+	net.open(r1, r2, centToken) // exactly one ticket's worth
+	net.open(r2, b, tokens(1))
+	bFrames, r1Frames, r2Frames := watch(t, b), watch(t, r1), watch(t, r2)
+
+	r1Wallet, r2Wallet := net.tokenBalance(r1), net.tokenBalance(r2)
+	var ack string
+	net.mustCall(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"hello private world","recipient":%q}`, b.id.PeerID()), http.StatusAccepted, &ack)
+	if !ackChallenge.MatchString(ack) {
+		t.Fatalf("ack challenge %q", ack)
+	}
+	expectMessage(t, bFrames, "hello private world")
+
+	// Each relayer holds one acknowledged ticket: 0.02 at R1, 0.01 at R2.
+	for _, c := range []struct {
+		n      *Node
+		from   *Node
+		amount *big.Int
+	}{{r1, a, new(big.Int).Mul(centToken, big.NewInt(2))}, {r2, r1, centToken}} {
+		var list []ticketView
+		net.eventually("the relayer's ticket is acknowledged", func() bool {
+			net.mustCall(c.n, http.MethodGet, "/tickets", "", http.StatusOK, &list)
+			return len(list) == 1
+		})
+		if list[0].Amount != c.amount.String() || list[0].Index != "1" || list[0].Counterparty != c.from.id.PeerID().String() {
+			t.Fatalf("ticket %+v", list[0])
+		}
+		var perChannel []ticketView
+		net.mustCall(c.n, http.MethodGet, "/channels/"+c.from.id.PeerID().String()+"/tickets", "", http.StatusOK, &perChannel)
+		if len(perChannel) != 1 {
+			t.Fatalf("per-channel tickets %+v", perChannel)
+		}
+	}
+	// The relayers saw nothing of the message.
+	for _, f := range []*frames{r1Frames, r2Frames} {
+		for _, fr := range f.drain() {
+			if strings.Contains(fr, "hello private world") || strings.HasPrefix(fr, "message ") {
+				t.Fatalf("a relayer's admin frames show the message: %q", fr)
+			}
+		}
+	}
+
+	// Redeem on both relayers: each nets exactly 0.01 (R1 earns 0.02 and
+	// pays 0.01 through its channel to R2); A's channel paid 0.02.
+	net.mustCall(r1, http.MethodPost, "/tickets/redeem", "", http.StatusNoContent, nil)
+	net.mustCall(r2, http.MethodPost, "/channels/tickets/redeem", "", http.StatusNoContent, nil)
+	net.eventually("redemptions are indexed", func() bool {
+		c1, _ := net.channel(r1, r2, "outgoing")
+		c0, _ := net.channel(a, r1, "outgoing")
+		return c1.Balance == "0" && c0.Balance == new(big.Int).Sub(tokens(1), new(big.Int).Mul(centToken, big.NewInt(2))).String()
+	})
+	if got := new(big.Int).Sub(net.tokenBalance(r1), r1Wallet); got.Cmp(new(big.Int).Mul(centToken, big.NewInt(2))) != 0 {
+		t.Fatalf("R1's wallet rose by %s", got)
+	}
+	if got := new(big.Int).Sub(net.tokenBalance(r2), r2Wallet); got.Cmp(centToken) != 0 {
+		t.Fatalf("R2's wallet rose by %s", got)
+	}
+	var st struct {
+		Redeemed      int
+		RedeemedValue string
+		Unredeemed    int
+	}
+	net.mustCall(r1, http.MethodGet, "/tickets/statistics", "", http.StatusOK, &st)
+	if st.Redeemed != 1 || st.Unredeemed != 0 || st.RedeemedValue != new(big.Int).Mul(centToken, big.NewInt(2)).String() {
+		t.Fatalf("R1 statistics %+v", st)
+	}
+	if s := net.call(r1, http.MethodGet, "/channels/"+a.id.PeerID().String()+"/tickets", "", nil); s != http.StatusNotFound {
+		t.Fatalf("per-channel tickets after redeem: %d", s)
+	}
+
+	// R1 → R2 is now depleted: no path, nothing forwarded.
+	var errBody struct{ Status, Error string }
+	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"again","recipient":%q}`, b.id.PeerID()), &errBody); s != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
+		t.Fatalf("send over a depleted channel: %d %+v", s, errBody)
+	}
+
+	// Close R2 → B (B closes its incoming channel at once).
+	var closed struct{ Receipt, ChannelStatus string }
+	net.mustCall(b, http.MethodDelete, "/channels/"+r2.id.PeerID().String()+"/incoming", "", http.StatusOK, &closed)
+	net.eventually("A sees R2 → B closed", func() bool {
+		c, ok := a.chain.graph.Channel(r2.id.Address(), b.id.Address())
+		return ok && c.Status.String() == "Closed"
+	})
+	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"again","recipient":%q}`, b.id.PeerID()), &errBody); s != http.StatusUnprocessableEntity || errBody.Status != "PATH_NOT_FOUND" {
+		t.Fatalf("send over a closed channel: %d %+v", s, errBody)
+	}
+
+	// An alternative path A → R1 → R3 → B exists once funded: the node routes around.
+	net.open(r1, r3, tokens(1))
+	net.open(r3, b, tokens(1))
+	net.mustCall(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"around","recipient":%q}`, b.id.PeerID()), http.StatusAccepted, &ack)
+	expectMessage(t, bFrames, "around")
+	var list []ticketView
+	net.eventually("R1's second ticket from A is acknowledged with the next index", func() bool {
+		net.mustCall(r1, http.MethodGet, "/tickets", "", http.StatusOK, &list)
+		return len(list) == 1 && list[0].Index == "2"
+	})
+}
+
+// TestAdminSendDirectAndExplicit: the admin `send` command, 0-hop and over
+// named relayers.
+func TestAdminSendDirectAndExplicit(t *testing.T) {
+	net := newTestNet(t, 4)
+	a, r1, r2, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3]
+	net.open(a, r1, tokens(1))
+	net.open(r1, r2, tokens(1))
+	net.open(r2, b, tokens(1))
+	bFrames := watch(t, b)
+	admin := dialAdmin(t, a)
+
+	out := admin.run("send ,"+b.id.PeerID().String()+" direct hello", func(string) bool { return true })
+	if !strings.HasPrefix(out[0], "Message sent to "+b.id.PeerID().String()+" over 0 relayers") {
+		t.Fatalf("send 0-hop: %q", out)
+	}
+	expectMessage(t, bFrames, "direct hello")
+
+	path := r1.id.PeerID().String() + "," + r2.id.PeerID().String() + "," + b.id.PeerID().String()
+	out = admin.run("send "+path+" over  two", func(string) bool { return true })
+	if !strings.HasPrefix(out[0], "Message sent to "+b.id.PeerID().String()+" over 2 relayers") {
+		t.Fatalf("send explicit: %q", out)
+	}
+	expectMessage(t, bFrames, "over  two")
+
+	out = admin.run("send "+b.id.PeerID().String()+" "+strings.Repeat("x", 501), func(string) bool { return true })
+	if !strings.Contains(out[0], "longer than 500 bytes") {
+		t.Fatalf("too long: %q", out)
+	}
+	var errBody struct{ Status, Error string }
+	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, strings.Repeat("x", 501), b.id.PeerID()), &errBody); s != http.StatusBadRequest || errBody.Status != "MESSAGE_TOO_LARGE" || !strings.Contains(errBody.Error, "500 bytes") {
+		t.Fatalf("REST too long: %d %+v", s, errBody)
+	}
+	out = admin.run("tickets", func(s string) bool { return strings.HasPrefix(s, "Rejected") })
+	if out[0] != "Pending:    0 (awaiting the next hop's acknowledgement)" {
+		t.Fatalf("tickets: %q", out)
+	}
+	out = admin.run("balance", func(s string) bool { return strings.HasPrefix(s, "Native") })
+	if !strings.HasPrefix(out[0], "RELAY balance:  99 RELAY") {
+		t.Fatalf("balance: %q", out)
+	}
+}

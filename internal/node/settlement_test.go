@@ -1,0 +1,103 @@
+package node
+
+import (
+	"fmt"
+	"math/big"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// TestChannelLifecycleOverREST: A opens a channel to B over REST, both see
+// it Open with its balance, A closes it in two phases and gets the balance
+// back; withdraw moves tokens on chain.
+func TestChannelLifecycleOverREST(t *testing.T) {
+	net := newTestNet(t, 2)
+	a, b := net.nodes[0], net.nodes[1]
+	before := net.tokenBalance(a)
+
+	net.open(a, b, tokens(3))
+	if got := new(big.Int).Sub(before, net.tokenBalance(a)); got.Cmp(tokens(3)) != 0 {
+		t.Fatalf("A's balance fell by %s, want 3 tokens", got)
+	}
+	out, status := net.channel(a, b, "outgoing")
+	if status != http.StatusOK || out.Status != "Open" || out.Balance != tokens(3).String() || out.PeerID != b.id.PeerID().String() || out.Type != "outgoing" {
+		t.Fatalf("A's view: %d %+v", status, out)
+	}
+	in, status := net.channel(b, a, "incoming")
+	if status != http.StatusOK || in.Status != "Open" || in.Balance != tokens(3).String() || in.ChannelID != out.ChannelID {
+		t.Fatalf("B's view: %d %+v", status, in)
+	}
+	var list struct{ Incoming, Outgoing []channelView }
+	net.mustCall(b, http.MethodGet, "/channels", "", http.StatusOK, &list)
+	if len(list.Incoming) != 1 || len(list.Outgoing) != 0 {
+		t.Fatalf("B's channels: %+v", list)
+	}
+	var errBody struct{ Status, Error string }
+	if st := net.call(a, http.MethodPost, "/channels", fmt.Sprintf(`{"peerId":%q,"amount":"1"}`, b.id.PeerID()), &errBody); st != http.StatusConflict || errBody.Status != "CHANNEL_ALREADY_OPEN" {
+		t.Fatalf("second open: %d %+v", st, errBody)
+	}
+	if st := net.call(a, http.MethodPost, "/channels", fmt.Sprintf(`{"peerId":%q,"amount":"1"}`, a.id.PeerID()), &errBody); st != http.StatusBadRequest {
+		t.Fatalf("channel to self: %d %+v", st, errBody)
+	}
+	tooMuch := new(big.Int).Add(net.tokenBalance(b), big.NewInt(1))
+	if st := net.call(b, http.MethodPost, "/channels", fmt.Sprintf(`{"peerId":%q,"amount":%q}`, a.id.PeerID(), tooMuch.String()), &errBody); st != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
+		t.Fatalf("open over balance: %d %+v", st, errBody)
+	}
+	if _, st := net.channel(b, a, "outgoing"); st != http.StatusNotFound {
+		t.Fatalf("B has no outgoing channel, got %d", st)
+	}
+
+	// Phase 1: initiate.
+	var closed struct{ Receipt, ChannelStatus string }
+	net.mustCall(a, http.MethodDelete, "/channels/"+b.id.PeerID().String()+"/outgoing", "", http.StatusOK, &closed)
+	if closed.ChannelStatus != "Open" || closed.Receipt == "" {
+		t.Fatalf("initiate: %+v", closed)
+	}
+	net.eventually("B sees the closure", func() bool {
+		c, _ := net.channel(b, a, "incoming")
+		return c.Status == "PendingToClose"
+	})
+	// Too early: nothing is sent.
+	closed = struct{ Receipt, ChannelStatus string }{}
+	net.mustCall(a, http.MethodDelete, "/channels", fmt.Sprintf(`{"peerId":%q,"direction":"outgoing"}`, b.id.PeerID()), http.StatusOK, &closed)
+	if closed.ChannelStatus != "PendingToClose" || closed.Receipt != "" {
+		t.Fatalf("early finalize: %+v", closed)
+	}
+	// Phase 2: after the closure period.
+	if err := net.chain.AdjustTime(61 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	net.mustCall(a, http.MethodDelete, "/channels", fmt.Sprintf(`{"peerId":%q,"direction":"outgoing"}`, b.id.PeerID()), http.StatusOK, &closed)
+	if closed.ChannelStatus != "PendingToClose" || closed.Receipt == "" {
+		t.Fatalf("finalize: %+v", closed)
+	}
+	if c, _ := net.channel(a, b, "outgoing"); c.Status != "Closed" || c.Balance != "0" {
+		t.Fatalf("after finalize: %+v", c)
+	}
+	if got := net.tokenBalance(a); got.Cmp(before) != 0 {
+		t.Fatalf("A's balance %s after close, want %s back", got, before)
+	}
+	net.mustCall(a, http.MethodGet, "/channels", "", http.StatusOK, &list)
+	if len(list.Outgoing) != 0 {
+		t.Fatalf("closed channel listed without includingClosed: %+v", list)
+	}
+	net.mustCall(a, http.MethodGet, "/channels?includingClosed=true", "", http.StatusOK, &list)
+	if len(list.Outgoing) != 1 || list.Outgoing[0].Status != "Closed" {
+		t.Fatalf("includingClosed: %+v", list)
+	}
+
+	// Withdraw tokens from A to B's address.
+	bBefore := net.tokenBalance(b)
+	var receipt struct{ Receipt string }
+	net.mustCall(a, http.MethodPost, "/account/withdraw", fmt.Sprintf(`{"amount":%q,"currency":"RELAY","recipient":%q}`, tokens(2).String(), b.id.Address().Hex()), http.StatusOK, &receipt)
+	if len(receipt.Receipt) != 66 {
+		t.Fatalf("withdraw receipt %q", receipt.Receipt)
+	}
+	if got := new(big.Int).Sub(net.tokenBalance(b), bBefore); got.Cmp(tokens(2)) != 0 {
+		t.Fatalf("B received %s, want 2 tokens", got)
+	}
+	if st := net.call(a, http.MethodPost, "/account/withdraw", fmt.Sprintf(`{"amount":%q,"currency":"RELAY","recipient":%q}`, tokens(1000).String(), b.id.Address().Hex()), &errBody); st != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
+		t.Fatalf("withdraw over balance: %d %+v", st, errBody)
+	}
+}
