@@ -24,6 +24,8 @@ func run(args []string) int {
 		switch args[0] {
 		case "devchain":
 			return runDevchain(args[1:])
+		case "cluster":
+			return runCluster(args[1:])
 		}
 	}
 	cfg, err := config.Parse(args, os.Getenv, os.Stderr)
