@@ -53,9 +53,10 @@ type Config struct {
 	Token       string
 	DisableAuth bool
 	Node        Node
-	Messenger   Messenger // nil: POST /messages answers 503
-	Chain       Chain     // nil on a node without a chain: its operations answer 503
-	Tickets     Tickets   // nil on a node without a chain
+	Messenger   Messenger    // nil: POST /messages answers 503
+	Chain       Chain        // nil on a node without a chain: its operations answer 503
+	Tickets     Tickets      // nil on a node without a chain
+	Metrics     http.Handler // serves GET /node/metrics (Prometheus text); nil answers 503
 	Logger      *slog.Logger
 }
 
@@ -113,6 +114,7 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodPost, "/tickets/redeem", s.postRedeem},
 		{http.MethodGet, "/tickets/statistics", s.getTicketStatistics},
 		{http.MethodGet, "/node/info", s.getInfo},
+		{http.MethodGet, "/node/metrics", s.getMetrics},
 		{http.MethodGet, "/aliases", s.getAliases},
 		{http.MethodPost, "/aliases", s.postAlias},
 		{http.MethodGet, "/aliases/{alias}", s.getAlias},

@@ -99,3 +99,11 @@ func quote(v string) string {
 	}
 	return `"` + v + `"`
 }
+
+func (s *Server) getMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.Metrics == nil {
+		writeError(w, http.StatusServiceUnavailable, CodeUnknownFailure, "metrics are not available")
+		return
+	}
+	s.cfg.Metrics.ServeHTTP(w, r)
+}

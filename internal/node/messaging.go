@@ -78,6 +78,7 @@ func (n *Node) buildMessaging() error {
 // the three log lines, then the message frame, back to back.
 func (n *Node) deliver(r relay.Received) {
 	latency := r.ReceivedAt.Sub(r.SentAt).Milliseconds()
+	n.nm.latency.Observe(r.ReceivedAt.Sub(r.SentAt).Seconds())
 	now := n.hub.Now()
 	n.hub.PublishSeq(
 		ws.NewFrame(ws.TypeLog, "#### NODE RECEIVED MESSAGE ["+r.ReceivedAt.UTC().Format(ws.TimeFormat)+"] ####", now),

@@ -182,4 +182,19 @@ func TestAdminSendDirectAndExplicit(t *testing.T) {
 	if !strings.HasPrefix(out[0], "RELAY balance:  99 RELAY") {
 		t.Fatalf("balance: %q", out)
 	}
+
+	// Metrics: B received two messages; R1 forwarded one packet and holds
+	// one unredeemed ticket.
+	if got := net.metric(b, "relayd_message_latency_seconds_count"); got != "2" {
+		t.Fatalf("B latency count %q", got)
+	}
+	if got := net.metric(r1, "relayd_relay_packets_forwarded_total"); got != "1" {
+		t.Fatalf("R1 forwarded %q", got)
+	}
+	net.eventually("R1's ticket shows in the metrics", func() bool {
+		return net.metric(r1, `relayd_tickets{state="unredeemed"}`) == "1"
+	})
+	if got := net.metric(a, "process_resident_memory_bytes"); got == "" {
+		t.Fatal("no process metrics")
+	}
 }

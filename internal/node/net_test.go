@@ -227,3 +227,23 @@ func (f *frames) drain() []string {
 }
 
 func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// metric returns the value of the first sample line starting with prefix in
+// n's /node/metrics, or "" when there is none.
+func (net *testNet) metric(n *Node, prefix string) string {
+	net.t.Helper()
+	req, _ := http.NewRequestWithContext(net.t.Context(), http.MethodGet, "http://"+n.APIAddr().String()+"/api/v2/node/metrics", nil)
+	req.Header.Set("x-auth-token", testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		net.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, line := range strings.Split(string(body), "\n") {
+		if strings.HasPrefix(line, prefix+" ") {
+			return strings.TrimPrefix(line, prefix+" ")
+		}
+	}
+	return ""
+}

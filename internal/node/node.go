@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/relayd/relayd/internal/api"
@@ -40,6 +41,7 @@ type Node struct {
 	replay   *store.ReplayTags
 	chain    *settlement // nil without --provider
 	msg      *messaging
+	nm       nodeMetrics
 	apiLn    net.Listener
 	adminLn  net.Listener
 	apiSrv   *http.Server
@@ -126,6 +128,7 @@ func (n *Node) buildServers() error {
 		DisableAuth: n.cfg.DisableAPIAuth,
 		Node:        apiNode{n},
 		Messenger:   n.msg,
+		Metrics:     promhttp.HandlerFor(n.metrics, promhttp.HandlerOpts{}),
 		Logger:      n.log.With("component", "api"),
 	}
 	if n.chain != nil {
@@ -190,6 +193,7 @@ func (n *Node) build() error {
 	if err := n.buildMessaging(); err != nil {
 		return err
 	}
+	n.registerMetrics()
 	return n.buildServers()
 }
 
