@@ -1,12 +1,113 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"math/big"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/relayd/relayd/internal/cluster"
 )
 
-// runCluster starts a local network; it is being built.
+const clusterUsage = `usage: relayd cluster [flags]
+
+Starts a whole local relay network: the embedded dev chain (in this process), N relayd nodes
+(separate processes, logs in <data>/node-N/relayd.log), funded with native coins and tokens, a
+funded full mesh of payment channels between them. Once every node is ready it prints a table of
+the nodes and writes the env file (source it to use the cluster). Ctrl-C stops everything and
+removes the env file. Identities are created with light scrypt and the published password
+"` + cluster.Password + `": a cluster is for local testing only.
+
+`
+
+// runCluster is `relayd cluster`; args exclude the subcommand name.
 func runCluster(args []string) int {
-	fmt.Fprintln(os.Stderr, "relayd cluster: not available yet")
-	return 1
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "relayd cluster: find own executable: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal exits at once
+	}()
+	return clusterMain(ctx, exe, args, os.Stdout, os.Stderr)
+}
+
+func clusterMain(ctx context.Context, exe string, args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseClusterFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "relayd cluster: %v\n", err)
+		return 2
+	}
+	cfg.Executable = exe
+	if err := cluster.Run(ctx, cfg, stdout); err != nil {
+		fmt.Fprintf(stderr, "relayd cluster: %v\n", err)
+		var fe *cluster.FieldError
+		if errors.As(err, &fe) {
+			return 2
+		}
+		return 1
+	}
+	return 0
+}
+
+// parseClusterFlags reads the flags of relayd cluster into a cluster.Config.
+func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) {
+	cfg := cluster.DefaultConfig()
+	fs := flag.NewFlagSet("relayd cluster", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, clusterUsage); fs.PrintDefaults() }
+	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "number of nodes")
+	fs.IntVar(&cfg.APIPortBase, "apiPortBase", cfg.APIPortBase, "REST port of node 1; node N gets base+N-1")
+	fs.IntVar(&cfg.AdminPortBase, "adminPortBase", cfg.AdminPortBase, "admin WebSocket port of node 1; node N gets base+N-1")
+	fs.IntVar(&cfg.P2PPortBase, "p2pPortBase", cfg.P2PPortBase, "p2p port (TCP and QUIC) of node 1; node N gets base+N-1")
+	fs.IntVar(&cfg.ChainPort, "chainPort", cfg.ChainPort, "dev chain JSON-RPC port (HTTP and WebSocket)")
+	fs.StringVar(&cfg.APIToken, "apiToken", cfg.APIToken, "API token of every node (the default is published: nodes accept it only on 127.0.0.1)")
+	fs.StringVar(&cfg.DataDir, "data", "", "data directory, kept on exit (default: a fresh temporary directory, removed on exit)")
+	fs.DurationVar(&cfg.ClosurePeriod, "closurePeriod", cfg.ClosurePeriod, "channel closure period of the contract (whole seconds)")
+	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "per-hop random mixing delay, upper bound")
+	fs.Func("channelFunding", "tokens each channel of the mesh is funded with, whole or decimal (default 100)", func(v string) error {
+		amount, err := parseTokens(v)
+		if err != nil {
+			return err
+		}
+		cfg.ChannelFunding = amount
+		return nil
+	})
+	fs.StringVar(&cfg.EnvFile, "env", cfg.EnvFile, "file the cluster's export lines are written to once every node is ready")
+	fs.DurationVar(&cfg.StageTimeout, "stageTimeout", cfg.StageTimeout, "bound of each waiting stage (announcements, channel indexing)")
+	fs.DurationVar(&cfg.StopTimeout, "stopTimeout", cfg.StopTimeout, "how long a node may take to stop after SIGTERM before it is killed")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return cfg, nil
+}
+
+// parseTokens reads a positive amount of whole tokens ("100", "0.5") into the
+// smallest unit (18 decimals).
+func parseTokens(v string) (*big.Int, error) {
+	r, ok := new(big.Rat).SetString(strings.TrimSpace(v))
+	if !ok || r.Sign() <= 0 || strings.ContainsAny(v, "/eE") {
+		return nil, fmt.Errorf("must be a positive number of tokens, e.g. 100 or 0.5")
+	}
+	r.Mul(r, new(big.Rat).SetInt(cluster.OneToken))
+	if !r.IsInt() {
+		return nil, fmt.Errorf("has more than 18 decimals")
+	}
+	return r.Num(), nil
 }

@@ -1,0 +1,476 @@
+// Package cluster is `relayd cluster`: a whole local relay network in one
+// command. Run starts the embedded dev chain in-process (with the contracts
+// deployed), creates and funds one identity per node, starts every node as a
+// separate relayd process, waits until each has announced itself, opens a
+// funded full mesh of channels over the nodes' own REST APIs, waits until
+// every node indexed the whole graph, and only then prints a table of the
+// nodes and writes cluster.env (DESIGN.md section 8). It stops everything
+// when its context ends or when any node exits.
+//
+// The package talks to the nodes only through their processes and public
+// REST API; it must not import internal/node. It may import internal/devchain
+// (which pulls in a whole Ethereum node) because only cmd/relayd uses it.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/devchain"
+	"github.com/relayd/relayd/internal/identity"
+)
+
+// pollInterval is how often readiness is polled over REST.
+const pollInterval = 50 * time.Millisecond
+
+// Run starts the cluster described by cfg, reports progress to out, and
+// blocks until ctx ends (a clean stop: nil) or a node exits or never gets
+// ready (a *NodeError with the end of that node's log). Either way it stops
+// every node (SIGTERM, then SIGKILL after cfg.StopTimeout) and the chain,
+// removes the env file, and removes the data directory when it made it.
+func Run(ctx context.Context, cfg Config, out io.Writer) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := CheckPorts(cfg); err != nil {
+		return err
+	}
+	c := &cluster{cfg: cfg, out: out, start: time.Now(), http: &http.Client{}}
+	return c.run(ctx)
+}
+
+// member is one node of the cluster.
+type member struct {
+	NodeInfo
+	dir    string
+	id     *identity.Identity
+	client nodeClient
+	proc   *process
+}
+
+type cluster struct {
+	cfg   Config
+	out   io.Writer
+	start time.Time
+	http  *http.Client
+
+	dataDir  string
+	chain    *devchain.Chain
+	chainLog *os.File
+	nodes    []*member
+
+	outMu sync.Mutex
+}
+
+// progress prints one progress line with the time since start.
+func (c *cluster) progress(format string, args ...any) {
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	fmt.Fprintf(c.out, "[%5.1fs] %s\n", time.Since(c.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (c *cluster) run(ctx context.Context) (err error) {
+	if err := c.prepareDataDir(); err != nil {
+		return err
+	}
+	defer c.cleanup()
+
+	if err := c.createIdentities(); err != nil {
+		return err
+	}
+	if err := c.startChain(ctx); err != nil {
+		return err
+	}
+	if err := c.fund(ctx); err != nil {
+		return err
+	}
+
+	// From here on a node that exits cancels everything with its NodeError.
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if err := c.startNodes(runCtx, cancel); err != nil {
+		return err
+	}
+	err = c.bringUp(runCtx)
+	if err == nil {
+		if err = WriteEnvFile(c.cfg.EnvFile, c.env()); err == nil {
+			c.printReady()
+			<-runCtx.Done()
+		}
+	}
+	if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause // a node failed: its error says more than the stage that noticed
+	} else if ctx.Err() != nil {
+		err = nil // the user stopped the cluster
+	}
+	return err
+}
+
+// prepareDataDir makes the data directory: a fresh temporary one, or the
+// user's, which must not hold a previous cluster.
+func (c *cluster) prepareDataDir() error {
+	if c.cfg.DataDir == "" {
+		dir, err := os.MkdirTemp("", "relayd-cluster-")
+		if err != nil {
+			return fmt.Errorf("create data directory: %w", err)
+		}
+		c.dataDir = dir
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(c.cfg.DataDir, "node-1")); err == nil {
+		// Its nodes' stores refer to a chain that no longer exists.
+		return &FieldError{"data", fmt.Sprintf("%s holds a previous cluster whose chain is gone; remove it or name another directory", c.cfg.DataDir)}
+	}
+	if err := os.MkdirAll(c.cfg.DataDir, 0o700); err != nil {
+		return &FieldError{"data", err.Error()}
+	}
+	c.dataDir = c.cfg.DataDir
+	return nil
+}
+
+// createIdentities makes node-N/identity.json for every node with light
+// scrypt parameters and the published cluster Password.
+func (c *cluster) createIdentities() error {
+	t0 := time.Now()
+	for i := 1; i <= c.cfg.Nodes; i++ {
+		dir := filepath.Join(c.dataDir, fmt.Sprintf("node-%d", i))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
+		id, err := identity.Generate()
+		if err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
+		if err := id.Save(filepath.Join(dir, "identity.json"), Password, identity.LightScrypt); err != nil {
+			return fmt.Errorf("node %d: %w", i, err)
+		}
+		m := &member{
+			NodeInfo: NodeInfo{
+				Index:         i,
+				PeerID:        id.PeerID().String(),
+				NativeAddress: id.Address().Hex(),
+				APIURL:        "http://127.0.0.1:" + strconv.Itoa(c.cfg.APIPortBase+i-1),
+				WSURL:         "ws://127.0.0.1:" + strconv.Itoa(c.cfg.AdminPortBase+i-1),
+			},
+			dir: dir,
+			id:  id,
+		}
+		m.client = nodeClient{base: m.APIURL, token: c.cfg.APIToken, http: c.http}
+		c.nodes = append(c.nodes, m)
+	}
+	c.progress("identities: %d created in %s (%s)", c.cfg.Nodes, since(t0), c.dataDir)
+	return nil
+}
+
+// startChain starts the dev chain; every node's native balance is set at
+// genesis (no transaction needed). The chain logs to <data>/chain.log.
+func (c *cluster) startChain(ctx context.Context) error {
+	t0 := time.Now()
+	logFile, err := os.OpenFile(filepath.Join(c.dataDir, "chain.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("chain log: %w", err)
+	}
+	alloc := make(map[common.Address]*big.Int, len(c.nodes))
+	for _, m := range c.nodes {
+		alloc[m.id.Address()] = new(big.Int).Set(NativeFunding)
+	}
+	ch, err := devchain.New(ctx, devchain.Config{
+		Port:          c.cfg.ChainPort,
+		ClosurePeriod: c.cfg.ClosurePeriod,
+		Alloc:         alloc,
+		Logger:        slog.New(slog.NewTextHandler(logFile, nil)),
+	})
+	if err != nil {
+		logFile.Close()
+		return &FieldError{"chainPort", fmt.Sprintf("dev chain did not start: %v", err)}
+	}
+	c.chain = ch
+	c.chainLog = logFile
+	c.progress("chain: dev chain at %s, contracts deployed (channels %s) in %s", ch.RPCURL(), ch.ChannelsAddress().Hex(), since(t0))
+	return nil
+}
+
+// tokensPerNode is what each node receives: its channels' funding and
+// SpareTokens.
+func (c *cluster) tokensPerNode() *big.Int {
+	t := new(big.Int).Mul(c.cfg.ChannelFunding, big.NewInt(int64(c.cfg.Nodes-1)))
+	return t.Add(t, SpareTokens)
+}
+
+// fund sends every node its tokens, all transfers in flight at once.
+func (c *cluster) fund(ctx context.Context) error {
+	t0 := time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	amount := c.tokensPerNode()
+	for _, m := range c.nodes {
+		g.Go(func() error {
+			if err := c.chain.Fund(gctx, m.id.Address(), nil, amount); err != nil {
+				return fmt.Errorf("node %d: %w", m.Index, err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return fmt.Errorf("fund nodes: %w", err)
+	}
+	c.progress("funding: each node holds %s native coins and %s tokens (%s per channel) in %s",
+		formatTokens(NativeFunding), formatTokens(amount), formatTokens(c.cfg.ChannelFunding), since(t0))
+	return nil
+}
+
+// nodeArgs returns node m's command line. The token and the password go
+// through the environment (RELAYD_API_TOKEN, RELAYD_PASSWORD), never on the
+// command line, where any local user could read them.
+func (c *cluster) nodeArgs(m *member) []string {
+	return []string{
+		"--data", m.dir,
+		"--identity", filepath.Join(m.dir, "identity.json"),
+		"--init",
+		"--testUseWeakCrypto",
+		"--apiHost", "127.0.0.1",
+		"--apiPort", strconv.Itoa(c.cfg.APIPortBase + m.Index - 1),
+		"--adminHost", "127.0.0.1",
+		"--adminPort", strconv.Itoa(c.cfg.AdminPortBase + m.Index - 1),
+		"--host", "127.0.0.1:" + strconv.Itoa(c.cfg.P2PPortBase+m.Index-1),
+		"--provider", c.chain.RPCURL(),
+		"--channelsContract", c.chain.ChannelsAddress().Hex(),
+		"--mixDelayMax", c.cfg.MixDelayMax.String(),
+	}
+}
+
+// nodeEnv is the environment of every node: the cluster's own without any
+// RELAYD_* variable (they would change the nodes' configuration), plus the
+// token and the keystore password.
+func (c *cluster) nodeEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RELAYD_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, config.EnvName("apiToken")+"="+c.cfg.APIToken, config.EnvName("password")+"="+Password)
+}
+
+// startNodes starts every node process and a watcher per node that cancels
+// ctx with a NodeError when the node exits.
+func (c *cluster) startNodes(ctx context.Context, cancel context.CancelCauseFunc) error {
+	t0 := time.Now()
+	env := c.nodeEnv()
+	for _, m := range c.nodes {
+		p, err := startProcess(m.Index, c.cfg.Executable, c.nodeArgs(m), env, filepath.Join(m.dir, "relayd.log"))
+		if err != nil {
+			return err
+		}
+		m.proc = p
+		go func() {
+			select {
+			case <-p.done:
+				cancel(p.nodeError(fmt.Errorf("exited unexpectedly: %v", exitText(p.err))))
+			case <-ctx.Done():
+			}
+		}()
+	}
+	c.progress("nodes: %d relayd processes started in %s (logs: %s/node-N/relayd.log)", len(c.nodes), since(t0), c.dataDir)
+	return nil
+}
+
+// exitText describes how a process ended.
+func exitText(err error) string {
+	if err == nil {
+		return "exit status 0"
+	}
+	return err.Error()
+}
+
+// bringUp waits for the announcements, opens the mesh and waits until every
+// node sees all of it.
+func (c *cluster) bringUp(ctx context.Context) error {
+	n := len(c.nodes)
+	t0 := time.Now()
+	if err := c.waitAll(ctx, "announced itself and sees all announcements", func(ctx context.Context, m *member) (bool, error) {
+		i, err := m.client.info(ctx)
+		return err == nil && i.PeersAnnounced == n, nil
+	}); err != nil {
+		return err
+	}
+	c.progress("announce: every node is up and sees %d announced nodes (%s)", n, since(t0))
+
+	t0 = time.Now()
+	g, gctx := errgroup.WithContext(ctx)
+	amount := c.cfg.ChannelFunding.String()
+	for _, m := range c.nodes {
+		g.Go(func() error {
+			t1 := time.Now()
+			for _, peer := range c.nodes {
+				if peer == m {
+					continue
+				}
+				if err := m.client.openChannel(gctx, peer.PeerID, amount); err != nil {
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					return m.proc.nodeError(fmt.Errorf("open channel to node %d: %w", peer.Index, err))
+				}
+			}
+			c.progress("channels: node %d opened %d channels in %s", m.Index, n-1, since(t1))
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	c.progress("channels: full mesh of %d channels opened in %s", n*(n-1), since(t0))
+
+	t0 = time.Now()
+	if err := c.waitAll(ctx, "indexed every channel and lists every peer", func(ctx context.Context, m *member) (bool, error) {
+		i, err := m.client.info(ctx)
+		if err != nil || i.ChannelsIndexed != n*(n-1) {
+			return false, nil
+		}
+		peers, err := m.client.peers(ctx)
+		if err != nil {
+			return false, nil
+		}
+		for _, o := range c.nodes {
+			if o != m && !peers[o.PeerID] {
+				return false, nil
+			}
+		}
+		return true, nil
+	}); err != nil {
+		return err
+	}
+	c.progress("ready: every node sees %d channels and its %d peers (%s)", n*(n-1), n-1, since(t0))
+	return nil
+}
+
+// waitAll polls ready for every node in parallel until each holds, bounded
+// by cfg.StageTimeout; a node that is not ready in time fails with its log.
+func (c *cluster) waitAll(ctx context.Context, what string, ready func(context.Context, *member) (bool, error)) error {
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.StageTimeout)
+	defer cancel()
+	g, gctx := errgroup.WithContext(ctx)
+	for _, m := range c.nodes {
+		g.Go(func() error {
+			t := time.NewTicker(pollInterval)
+			defer t.Stop()
+			for {
+				ok, err := ready(gctx, m)
+				if err != nil {
+					return m.proc.nodeError(err)
+				}
+				if ok {
+					return nil
+				}
+				select {
+				case <-gctx.Done():
+					if errors.Is(gctx.Err(), context.DeadlineExceeded) && ctx.Err() != nil {
+						return m.proc.nodeError(fmt.Errorf("not ready within %s: it has not %s", c.cfg.StageTimeout, what))
+					}
+					return gctx.Err()
+				case <-t.C:
+				}
+			}
+		})
+	}
+	return g.Wait()
+}
+
+// env is the content of cluster.env.
+func (c *cluster) env() Env {
+	e := Env{APIToken: c.cfg.APIToken, ChainRPC: c.chain.RPCURL()}
+	for _, m := range c.nodes {
+		e.Nodes = append(e.Nodes, m.NodeInfo)
+	}
+	return e
+}
+
+// printReady prints the table and how to use the cluster. The token is
+// printed only when it is the published local default.
+func (c *cluster) printReady() {
+	var infos []NodeInfo
+	for _, m := range c.nodes {
+		infos = append(infos, m.NodeInfo)
+	}
+	c.outMu.Lock()
+	defer c.outMu.Unlock()
+	fmt.Fprintf(c.out, "\nrelayd cluster ready in %s: %d nodes, a full mesh of %d channels of %s tokens each, chain %s\n\n",
+		since(c.start), len(c.nodes), len(c.nodes)*(len(c.nodes)-1), formatTokens(c.cfg.ChannelFunding), c.chain.RPCURL())
+	fmt.Fprint(c.out, RenderTable(infos))
+	if c.cfg.APIToken == config.ClusterDefaultToken {
+		fmt.Fprintf(c.out, "\nAPI token: %s (the published local default; nodes accept it only on 127.0.0.1)\n", c.cfg.APIToken)
+	} else {
+		fmt.Fprintf(c.out, "\nAPI token: the one given with --apiToken (also in %s)\n", c.cfg.EnvFile)
+	}
+	fmt.Fprintf(c.out, "Wrote %s: `source %s` to use it. Data and logs: %s\nCtrl-C stops the cluster.\n", c.cfg.EnvFile, c.cfg.EnvFile, c.dataDir)
+}
+
+// cleanup removes the env file (it would be stale), stops every node in
+// parallel and the chain, and removes a temporary data directory.
+func (c *cluster) cleanup() {
+	if err := os.Remove(c.cfg.EnvFile); err == nil {
+		c.progress("stop: removed %s", c.cfg.EnvFile)
+	}
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	var killed []int
+	var mu sync.Mutex
+	running := 0
+	for _, m := range c.nodes {
+		if m.proc == nil {
+			continue
+		}
+		running++
+		wg.Go(func() {
+			if m.proc.stop(c.cfg.StopTimeout) {
+				mu.Lock()
+				killed = append(killed, m.Index)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if running > 0 {
+		if len(killed) > 0 {
+			c.progress("stop: %d nodes stopped in %s; killed after %s: nodes %v", running, since(t0), c.cfg.StopTimeout, killed)
+		} else {
+			c.progress("stop: %d nodes stopped in %s", running, since(t0))
+		}
+	}
+	if c.chain != nil {
+		c.chain.Close()
+		c.chainLog.Close()
+		c.progress("stop: chain stopped")
+	}
+	if c.cfg.DataDir == "" && c.dataDir != "" {
+		os.RemoveAll(c.dataDir)
+	} else if c.dataDir != "" {
+		c.progress("stop: data and logs kept in %s", c.dataDir)
+	}
+}
+
+// since formats the time since t for progress lines.
+func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }
+
+// formatTokens renders an amount of the smallest unit in whole tokens.
+func formatTokens(wei *big.Int) string {
+	r := new(big.Rat).SetFrac(wei, OneToken)
+	s := r.FloatString(18)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return s
+}

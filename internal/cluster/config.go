@@ -1,0 +1,166 @@
+package cluster
+
+import (
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/relayd/relayd/internal/config"
+)
+
+// Password is the keystore password of every identity a cluster creates. It
+// is published here and in the README: a cluster's keys are for local testing
+// only.
+const Password = "relayd-cluster"
+
+// Defaults of Config's fields; `relayd cluster` uses them as flag defaults.
+const (
+	DefaultNodes         = 5
+	DefaultAPIPortBase   = 13301
+	DefaultAdminPortBase = 19501
+	DefaultP2PPortBase   = 19091
+	DefaultChainPort     = 8545
+	DefaultClosurePeriod = 60 * time.Second
+	DefaultMixDelayMax   = 20 * time.Millisecond
+	DefaultEnvFile       = "cluster.env"
+	DefaultStageTimeout  = 90 * time.Second
+	DefaultStopTimeout   = 15 * time.Second
+	// MinNodes is the smallest cluster that can relay a paid message.
+	MinNodes = 4
+	// MaxNodes bounds the node count: a full mesh of n nodes needs n×(n-1)
+	// channels, two transactions each.
+	MaxNodes = 20
+)
+
+var (
+	// OneToken is one network token in its smallest unit (18 decimals).
+	OneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+	// DefaultChannelFunding is what every channel of the mesh is funded
+	// with: 100 tokens, enough for 10,000 relayer payments of 0.01.
+	DefaultChannelFunding = new(big.Int).Mul(big.NewInt(100), OneToken)
+	// SpareTokens is what every node holds beyond its channels' funding.
+	SpareTokens = new(big.Int).Mul(big.NewInt(100), OneToken)
+	// NativeFunding is every node's native balance at genesis, for gas:
+	// 100 coins pay for far more transactions than a local test sends.
+	NativeFunding = new(big.Int).Mul(big.NewInt(100), OneToken)
+)
+
+// Config configures Run. Executable is required; every other field has a
+// working default in DefaultConfig, and Validate checks them.
+type Config struct {
+	// Executable is the relayd binary each node runs (normally os.Executable()).
+	Executable string
+	// Nodes is the number of nodes, at least 4: a paid message needs a
+	// sender, 2 relayers and a recipient, all distinct.
+	Nodes int
+	// APIPortBase, AdminPortBase and P2PPortBase are the ports of node 1;
+	// node N gets base+N-1. All listen on 127.0.0.1.
+	APIPortBase, AdminPortBase, P2PPortBase int
+	// ChainPort is the dev chain's JSON-RPC port (HTTP and WebSocket).
+	ChainPort int
+	// APIToken is every node's REST and WebSocket token.
+	APIToken string
+	// DataDir holds node-N/ for every node (keystore, store, relayd.log).
+	// Empty: a fresh temporary directory, removed when Run returns. A
+	// directory the user names is kept.
+	DataDir string
+	// ClosurePeriod is the channels contract's closure period (whole seconds).
+	ClosurePeriod time.Duration
+	// MixDelayMax is every node's per-hop random delay upper bound.
+	MixDelayMax time.Duration
+	// ChannelFunding is the balance every channel of the mesh is opened with
+	// (smallest unit).
+	ChannelFunding *big.Int
+	// EnvFile is where cluster.env is written once every node is ready;
+	// it is removed when the cluster stops.
+	EnvFile string
+	// StageTimeout bounds each waiting stage (nodes announced, channels
+	// indexed); a stage that takes longer stops the cluster.
+	StageTimeout time.Duration
+	// StopTimeout is how long a node may take to exit after SIGTERM before
+	// it is killed.
+	StopTimeout time.Duration
+}
+
+// DefaultConfig returns the configuration `relayd cluster` starts with.
+func DefaultConfig() Config {
+	return Config{
+		Nodes:          DefaultNodes,
+		APIPortBase:    DefaultAPIPortBase,
+		AdminPortBase:  DefaultAdminPortBase,
+		P2PPortBase:    DefaultP2PPortBase,
+		ChainPort:      DefaultChainPort,
+		APIToken:       config.ClusterDefaultToken,
+		ClosurePeriod:  DefaultClosurePeriod,
+		MixDelayMax:    DefaultMixDelayMax,
+		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
+		EnvFile:        DefaultEnvFile,
+		StageTimeout:   DefaultStageTimeout,
+		StopTimeout:    DefaultStopTimeout,
+	}
+}
+
+// FieldError is a configuration problem about one flag of `relayd cluster`.
+type FieldError struct {
+	Flag string
+	Msg  string
+}
+
+func (e *FieldError) Error() string { return "--" + e.Flag + " " + e.Msg }
+
+// portRange is the ports one base flag reserves.
+type portRange struct {
+	flag  string
+	what  string // what listens there, for messages
+	first int
+	count int
+	udp   bool // also needs the UDP port (QUIC)
+}
+
+func (c Config) portRanges() []portRange {
+	return []portRange{
+		{flag: "chainPort", what: "the dev chain's JSON-RPC", first: c.ChainPort, count: 1},
+		{flag: "apiPortBase", what: "REST API", first: c.APIPortBase, count: c.Nodes},
+		{flag: "adminPortBase", what: "admin WebSocket", first: c.AdminPortBase, count: c.Nodes},
+		{flag: "p2pPortBase", what: "p2p (TCP and QUIC)", first: c.P2PPortBase, count: c.Nodes, udp: true},
+	}
+}
+
+// Validate checks the configuration without touching the network or the
+// file system and returns the first problem as a *FieldError.
+func (c Config) Validate() error {
+	switch {
+	case c.Executable == "":
+		return &FieldError{"executable", "is required: the relayd binary the nodes run"}
+	case c.Nodes < MinNodes || c.Nodes > MaxNodes:
+		return &FieldError{"nodes", fmt.Sprintf("must be between %d and %d (a paid message needs a sender, 2 relayers and a recipient)", MinNodes, MaxNodes)}
+	case len(c.APIToken) < config.MinTokenLength:
+		return &FieldError{"apiToken", fmt.Sprintf("must be at least %d characters long", config.MinTokenLength)}
+	case c.ClosurePeriod <= 0 || c.ClosurePeriod%time.Second != 0:
+		return &FieldError{"closurePeriod", "must be a positive whole number of seconds"}
+	case c.MixDelayMax < 0:
+		return &FieldError{"mixDelayMax", "must not be negative"}
+	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0:
+		return &FieldError{"channelFunding", "must be a positive amount"}
+	case c.EnvFile == "":
+		return &FieldError{"env", "must name a file"}
+	case c.StageTimeout <= 0:
+		return &FieldError{"stageTimeout", "must be positive"}
+	case c.StopTimeout <= 0:
+		return &FieldError{"stopTimeout", "must be positive"}
+	}
+	ranges := c.portRanges()
+	for _, r := range ranges {
+		if r.first < 1 || r.first+r.count-1 > 65535 {
+			return &FieldError{r.flag, fmt.Sprintf("must leave room for %d port(s) between 1 and 65535", r.count)}
+		}
+	}
+	for i, a := range ranges {
+		for _, b := range ranges[i+1:] {
+			if a.first < b.first+b.count && b.first < a.first+a.count {
+				return &FieldError{b.flag, fmt.Sprintf("ports %d-%d overlap --%s's %d-%d", b.first, b.first+b.count-1, a.flag, a.first, a.first+a.count-1)}
+			}
+		}
+	}
+	return nil
+}
