@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+)
+
+func TestParseTokens(t *testing.T) {
+	for in, want := range map[string]string{
+		"100": "100000000000000000000", "0.5": "500000000000000000", "0.000000000000000001": "1",
+	} {
+		got, err := parseTokens(in)
+		if err != nil || got.String() != want {
+			t.Errorf("parseTokens(%q) = %v, %v; want %s", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1", "1/2", "1e3", "abc", "0.0000000000000000001"} {
+		if got, err := parseTokens(in); err == nil {
+			t.Errorf("parseTokens(%q) = %v, want an error", in, got)
+		}
+	}
+}
+
+// TestClusterFlags: defaults, overrides, and bad flags exit 2 with a
+// one-line message naming the flag, before anything starts.
+func TestClusterFlags(t *testing.T) {
+	cfg, err := parseClusterFlags(nil, &bytes.Buffer{})
+	if err != nil || cfg.Nodes != 5 || cfg.APIPortBase != 13301 || cfg.AdminPortBase != 19501 ||
+		cfg.P2PPortBase != 19091 || cfg.ChainPort != 8545 || cfg.EnvFile != "cluster.env" || cfg.DataDir != "" ||
+		cfg.ChannelFunding.String() != "100000000000000000000" || cfg.APIToken != "relayd-local-cluster" {
+		t.Fatalf("defaults %+v, %v", cfg, err)
+	}
+	cfg, err = parseClusterFlags([]string{"--nodes", "7", "--channelFunding", "2.5", "--data", "/x"}, &bytes.Buffer{})
+	if err != nil || cfg.Nodes != 7 || cfg.ChannelFunding.String() != "2500000000000000000" || cfg.DataDir != "/x" {
+		t.Fatalf("overrides %+v, %v", cfg, err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--nodes", "2"}, "--nodes "},
+		{[]string{"--apiToken", "short"}, "--apiToken "},
+		{[]string{"--adminPortBase", "13302"}, "--adminPortBase "},
+		{[]string{"--channelFunding", "x"}, "channelFunding"},
+		{[]string{"extra"}, "unexpected argument"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := clusterMain(context.Background(), "/nonexistent/relayd", tc.args, &stdout, &stderr); code != 2 {
+			t.Errorf("%v: exit %d (%s), want 2", tc.args, code, stderr.String())
+		}
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: stderr %q should contain %q", tc.args, stderr.String(), tc.want)
+		}
+	}
+}
