@@ -15,8 +15,7 @@
 package por
 
 import (
-	"crypto/hkdf"
-	"crypto/sha256"
+	"crypto/subtle"
 	"fmt"
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
@@ -55,13 +54,28 @@ func DeriveAck(secret [32]byte) (Scalar, error) { return derive(secret, infoAck)
 // after it). Only the sender and the recipient know it.
 func DeriveEnd(secret [32]byte) (Scalar, error) { return derive(secret, infoEnd) }
 
-func derive(secret [32]byte, info string) (Scalar, error) {
-	okm, err := hkdf.Key(sha256.New, secret[:], nil, info, 32)
-	if err != nil {
-		return Scalar{}, fmt.Errorf("derive %q: %w", info, err)
+// DeriveOwnAck returns DeriveOwn(secret) and DeriveAck(secret), sharing the HKDF extraction.
+func DeriveOwnAck(secret [32]byte) (own, ack Scalar, err error) {
+	prk := hkdfExtract(&secret)
+	if own, err = expandScalar(&prk, infoOwn); err != nil {
+		return Scalar{}, Scalar{}, err
 	}
+	if ack, err = expandScalar(&prk, infoAck); err != nil {
+		return Scalar{}, Scalar{}, err
+	}
+	return own, ack, nil
+}
+
+func derive(secret [32]byte, info string) (Scalar, error) {
+	prk := hkdfExtract(&secret)
+	return expandScalar(&prk, info)
+}
+
+// expandScalar is HKDF-Expand(prk, info) to 32 bytes, reduced mod n.
+func expandScalar(prk *[32]byte, info string) (Scalar, error) {
+	okm := hkdfExpand1(prk, info)
 	var s secp256k1.ModNScalar
-	s.SetByteSlice(okm) // reduces mod n
+	s.SetBytes(&okm) // reduces mod n
 	if s.IsZero() {
 		return Scalar{}, fmt.Errorf("derive %q: %w", info, ErrInvalidScalar)
 	}
@@ -131,8 +145,16 @@ func VerifyIncoming(own Scalar, ackNext AckChallenge, c Challenge) bool {
 // VerifyAck reports whether the acknowledgement ack opens the challenge a, i.e. ack·G == a. It is
 // false when ack is not a valid scalar or a not a valid point.
 func VerifyAck(ack Scalar, a AckChallenge) bool {
-	want, err := AckChallengeOf(ack)
-	return err == nil && want == a
+	k, ok := ack.mod()
+	if !ok {
+		return false
+	}
+	var want, p secp256k1.JacobianPoint
+	if !a.jacobian(&want) {
+		return false
+	}
+	secp256k1.ScalarBaseMultNonConst(&k, &p)
+	return equalAffine(&p, &want.X, &want.Y)
 }
 
 // Response returns own + ackNext mod n, the proof-of-relay response a relayer redeems its ticket
@@ -210,3 +232,130 @@ func address(p *secp256k1.JacobianPoint) Challenge {
 	h := crypto.Keccak256Hash(xy[:])
 	return Challenge(h[12:])
 }
+
+// Point is a curve point in affine coordinates, X ‖ Y, 32 bytes each, big-endian (the 64-byte
+// form the channels contract's announce takes). Its zero value is not a point.
+type Point [64]byte
+
+// Sum returns x + y mod n for valid scalars: ErrInvalidScalar for an invalid input,
+// ErrPointAtInfinity when the sum is zero.
+func Sum(x, y Scalar) (Scalar, error) { return sum(x, y) }
+
+// MulBase returns k·G for every k in ks, converted to affine coordinates with one shared field
+// inversion (Montgomery's trick), so n points cost n base-point multiplications and one
+// inversion instead of n. It fails with ErrInvalidScalar if any k is invalid.
+func MulBase(ks ...Scalar) ([]Point, error) {
+	pts := make([]secp256k1.JacobianPoint, len(ks))
+	for i := range ks {
+		k, ok := ks[i].mod()
+		if !ok {
+			return nil, ErrInvalidScalar
+		}
+		secp256k1.ScalarBaseMultNonConst(&k, &pts[i])
+	}
+	out := make([]Point, len(ks))
+	if len(ks) == 0 {
+		return out, nil
+	}
+	toAffine(pts)
+	for i := range pts {
+		pts[i].X.PutBytesUnchecked(out[i][:32])
+		pts[i].Y.PutBytesUnchecked(out[i][32:])
+	}
+	return out, nil
+}
+
+// toAffine normalises Jacobian points (none at infinity: k·G for k in [1, n-1]) to Z = 1 with
+// one field inversion: with a_i = Z_0·…·Z_i, Z_i^-1 = a_i^-1 · a_{i-1}.
+func toAffine(pts []secp256k1.JacobianPoint) {
+	acc := make([]secp256k1.FieldVal, len(pts))
+	acc[0].Set(&pts[0].Z)
+	for i := 1; i < len(pts); i++ {
+		acc[i].Mul2(&acc[i-1], &pts[i].Z)
+	}
+	var inv secp256k1.FieldVal
+	inv.Set(&acc[len(pts)-1]).Inverse()
+	for i := len(pts) - 1; i >= 0; i-- {
+		p := &pts[i]
+		var zInv, zInv2 secp256k1.FieldVal
+		if i > 0 {
+			zInv.Mul2(&inv, &acc[i-1])
+			inv.Mul(&p.Z)
+		} else {
+			zInv.Set(&inv)
+		}
+		zInv2.SquareVal(&zInv)
+		p.X.Mul(&zInv2)
+		p.Y.Mul(zInv2.Mul(&zInv))
+		p.Z.SetInt(1)
+		p.X.Normalize()
+		p.Y.Normalize()
+	}
+}
+
+// Address returns the challenge q opens: keccak256(X ‖ Y)[12:], the point's Ethereum address.
+func (q *Point) Address() Challenge {
+	h := crypto.Keccak256Hash(q[:])
+	return Challenge(h[12:])
+}
+
+// Compress returns q as a 33-byte SEC1 compressed point (for an AckChallenge).
+func (q *Point) Compress() AckChallenge {
+	var a AckChallenge
+	a[0] = 0x02 | q[63]&1
+	copy(a[1:], q[:32])
+	return a
+}
+
+// Valid reports whether q is a point on the curve (coordinates below p, y² = x³ + 7).
+func (q *Point) Valid() bool {
+	var x, y secp256k1.FieldVal
+	return q.field(&x, &y)
+}
+
+func (q *Point) field(x, y *secp256k1.FieldVal) bool {
+	if x.SetByteSlice(q[:32]) || y.SetByteSlice(q[32:]) {
+		return false
+	}
+	var y2, x3 secp256k1.FieldVal
+	y2.SquareVal(y).Normalize()
+	x3.SquareVal(x).Mul(x).AddInt(7).Normalize()
+	return y2.Equals(&x3)
+}
+
+// VerifyResponse reports whether (own + ack)·G == q: whether the response own + ack opens the
+// challenge q.Address(), which is what the channels contract checks when the ticket is redeemed.
+// A relayer that knows q (PROTOCOL.md §2) checks the next hop's acknowledgement with it: one
+// base-point multiplication, compared in Jacobian coordinates (no field inversion, no hash). It
+// is false for invalid scalars, a zero sum or a q that is not on the curve.
+func VerifyResponse(own, ack Scalar, q *Point) bool {
+	r, err := sum(own, ack)
+	if err != nil {
+		return false
+	}
+	var x, y secp256k1.FieldVal
+	if !q.field(&x, &y) {
+		return false
+	}
+	k, _ := r.mod()
+	var p secp256k1.JacobianPoint
+	secp256k1.ScalarBaseMultNonConst(&k, &p)
+	return equalAffine(&p, &x, &y)
+}
+
+// equalAffine reports whether the Jacobian point p (normalized, as ScalarBaseMultNonConst
+// returns it) is the affine point (x, y): X == x·Z² and Y == y·Z³, with no inversion.
+func equalAffine(p *secp256k1.JacobianPoint, x, y *secp256k1.FieldVal) bool {
+	if p.Z.IsZero() {
+		return false
+	}
+	var z2, z3, xz, yz secp256k1.FieldVal
+	z2.SquareVal(&p.Z)
+	z3.Mul2(&z2, &p.Z)
+	xz.Mul2(x, &z2).Normalize()
+	yz.Mul2(y, &z3).Normalize()
+	return xz.Equals(&p.X) && yz.Equals(&p.Y)
+}
+
+// EqualScalars compares two scalars in constant time.
+func EqualScalars(a, b Scalar) bool { return subtle.ConstantTimeCompare(a[:], b[:]) == 1 }
