@@ -17,10 +17,11 @@ const (
 	MACSize = 16
 
 	// PoRSize is the size of the opaque proof-of-relay field a relayer finds
-	// in its routing information: the 33-byte acknowledgement challenge
-	// A_{i+1} and the 20-byte challenge T_{i+1} of the ticket it issues
-	// (PROTOCOL.md §2). The caller fills it; this package does not read it.
-	PoRSize = 53
+	// in its routing information: the 64-byte point Q_i = (own_i +
+	// ack_{i+1})·G whose address is its own ticket's challenge, uncompressed,
+	// and the 20-byte challenge T_{i+1} of the ticket it issues (PROTOCOL.md
+	// §2). The caller fills it; this package does not read it.
+	PoRSize = 84
 
 	// SecretSize is the size of the secret a hop shares with the sender.
 	SecretSize = 32

@@ -38,7 +38,7 @@ type benchNode struct {
 	tr    *captureTransport
 }
 
-func newBenchNode(b *testing.B, chans *channelMap, paid bool) *benchNode {
+func newBenchNode(b testing.TB, chans *channelMap, paid bool) *benchNode {
 	b.Helper()
 	k, addr := newKeyPair(b)
 	_ = addr

@@ -13,20 +13,23 @@ import (
 
 // pendingEntry is a packet this node sent or forwarded whose next hop has not acknowledged it.
 type pendingEntry struct {
-	sender    bool // this node created the packet
-	challenge por.AckChallenge
-	next      peer.ID // the peer whose acknowledgement is expected
-	expires   time.Time
+	sender  bool    // this node created the packet
+	next    peer.ID // the peer whose acknowledgement is expected
+	expires time.Time
 
-	// Relayer: what turns the acknowledgement into a redeemable ticket.
+	// Relayer: what checks the acknowledgement and turns it into a redeemable ticket.
+	point  por.Point // Q_i: (own + ack)·G must equal it
 	own    por.Scalar
 	prev   common.Address
 	paid   bool
 	ticket tickets.Ticket
 
-	// Sender: closed once the entry is acknowledged or expired; acked says which.
-	done  chan struct{}
-	acked bool
+	// Sender: the ack challenge A_1 that names the message, the ack scalar expected, and done,
+	// closed once the entry is acknowledged or expired; acked says which.
+	challenge por.AckChallenge
+	ack       por.Scalar
+	done      chan struct{}
+	acked     bool
 }
 
 // pendingTable holds pending entries by packet id, bounded in size; sender entries are also

@@ -40,7 +40,10 @@ const (
 	ackBatchMax = 256 // acknowledged tickets per Payments.Acknowledge call
 )
 
-var errDuplicate = errors.New("relay: duplicate packet id")
+var (
+	errDuplicate   = errors.New("relay: duplicate packet id")
+	errBadPoRPoint = errors.New("relay: proof-of-relay point not on the curve")
+)
 
 // Transport carries frames between nodes; *p2p.Host satisfies it.
 type Transport interface {
@@ -374,9 +377,8 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 		r.dropPacket(from, reasonBadPeer, err)
 		return
 	}
-	own, err1 := por.DeriveOwn(p.Secret)
-	ack, err2 := por.DeriveAck(p.Secret)
-	if err := errors.Join(err1, err2); err != nil {
+	own, ack, err := por.DeriveOwnAck(p.Secret)
+	if err != nil {
 		r.dropPacket(from, reasonPayload, err)
 		return
 	}
@@ -391,13 +393,20 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 		r.dropPacket(from, reasonBadNextHop, err)
 		return
 	}
+	// PoR field (PROTOCOL.md §2): Q_i = (own_i + ack_{i+1})·G, whose address is this hop's
+	// ticket challenge and which the next hop's acknowledgement must open, then the challenge
+	// of the ticket this hop issues.
 	now := r.clock.Now()
 	e := &pendingEntry{next: next.id, expires: now.Add(r.cfg.AckTimeout), own: own, prev: prev.addr}
-	copy(e.challenge[:], p.PoR[:len(e.challenge)])
+	copy(e.point[:], p.PoR[:len(e.point)])
+	if !e.point.Valid() {
+		r.dropPacket(from, reasonPayload, errBadPoRPoint)
+		return
+	}
 	f := forward{id: idOf(p.Next), entry: e, next: next, pkt: p.Next}
-	copy(f.challenge[:], p.PoR[len(e.challenge):])
+	copy(f.challenge[:], p.PoR[len(e.point):])
 	if r.paid {
-		if err := r.checkTicket(prev, tb, own, e.challenge, &e.ticket); err != nil {
+		if err := r.checkTicket(prev, tb, &e.point, &e.ticket); err != nil {
 			r.dropPacket(from, reasonOf(err), err)
 			return
 		}
@@ -430,14 +439,16 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 }
 
 // checkTicket decodes and validates a relayer's incoming ticket into t.
-func (r *Relay) checkTicket(prev *peerEntry, tb []byte, own por.Scalar, ackNext por.AckChallenge, t *tickets.Ticket) error {
+// The challenge must be the address of the Q_i the sender put in this hop's routing
+// information: a keccak, no curve arithmetic.
+func (r *Relay) checkTicket(prev *peerEntry, tb []byte, q *por.Point, t *tickets.Ticket) error {
 	if tb == nil {
 		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketMissing)
 	}
 	if err := t.UnmarshalBinary(tb); err != nil {
 		return fmt.Errorf("%w: %w: %w", ErrInvalidTicket, ErrTicketMalformed, err)
 	}
-	if !por.VerifyIncoming(own, ackNext, t.Challenge) {
+	if q.Address() != t.Challenge {
 		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
 	}
 	return r.cfg.Payments.AcceptTicket(prev.addr, t, false)
@@ -576,7 +587,9 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 		r.dropAck(from, reasonWrongPeer, ErrBadAck)
 		return
 	}
-	if !por.VerifyAck(ack, e.challenge) {
+	// The sender knows the ack scalar it expects; a relayer checks that own + ack opens Q_i,
+	// i.e. that the response redeems its ticket (one base-point multiplication).
+	if e.sender && !por.EqualScalars(ack, e.ack) || !e.sender && !por.VerifyResponse(e.own, ack, &e.point) {
 		r.dropAck(from, reasonBadAck, ErrBadAck)
 		return
 	}
@@ -694,14 +707,12 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
-	own := make([]por.Scalar, n)
-	ack := make([]por.Scalar, n)
+	// Per hop i: own_i, ack_i, and the response r_i = own_i + ack_{i+1} (end for the recipient)
+	// whose point Q_i = r_i·G hop i gets in its PoR field and whose address is the challenge of
+	// the ticket to hop i. One more point, A_1 = ack_0·G, names the message's acknowledgement.
+	var own, ack, ks [packet.MaxHops + 1]por.Scalar
 	for i := range n {
-		s := route.Secret(i)
-		var err1, err2 error
-		own[i], err1 = por.DeriveOwn(s)
-		ack[i], err2 = por.DeriveAck(s)
-		if err := errors.Join(err1, err2); err != nil {
+		if own[i], ack[i], err = por.DeriveOwnAck(route.Secret(i)); err != nil {
 			return zero, fmt.Errorf("send: %w", err)
 		}
 	}
@@ -709,43 +720,43 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
-	// after(i) is the scalar that pairs with own_i in hop i's ticket challenge.
-	after := func(i int) por.Scalar {
+	for i := range n {
+		after := end
 		if i+1 < n {
-			return ack[i+1]
+			after = ack[i+1]
 		}
-		return end
-	}
-	fields := make([][packet.PoRSize]byte, n-1)
-	for i := range n - 1 {
-		a, err := por.AckChallengeOf(ack[i+1])
-		if err != nil {
+		if ks[i], err = por.Sum(own[i], after); err != nil {
 			return zero, fmt.Errorf("send: %w", err)
 		}
-		c, err := por.TicketChallenge(own[i+1], after(i+1))
-		if err != nil {
-			return zero, fmt.Errorf("send: %w", err)
-		}
-		copy(fields[i][:], a[:])
-		copy(fields[i][len(a):], c[:])
 	}
-	a0, err := por.AckChallengeOf(ack[0])
+	ks[n] = ack[0]
+	first0 := 0
+	if n == 1 {
+		first0 = 1 // a direct message: no relayer needs Q_0
+	}
+	pts, err := por.MulBase(ks[first0 : n+1]...)
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
+	pts = append(make([]por.Point, first0), pts...)
+	var fields [packet.MaxHops - 1][packet.PoRSize]byte
+	for i := range n - 1 {
+		c := pts[i+1].Address()
+		copy(fields[i][:], pts[i][:])
+		copy(fields[i][len(pts[i]):], c[:])
+	}
+	a0 := pts[n].Compress()
 	var c0 por.Challenge
 	if r.paid && n > 1 {
-		if c0, err = por.TicketChallenge(own[0], after(0)); err != nil {
-			return zero, fmt.Errorf("send: %w", err)
-		}
+		c0 = pts[0].Address()
 	}
 	now := r.clock.Now()
-	pkt, err := route.Seal(packet.Message{Text: []byte(text), Timestamp: uint64(now.UnixMilli())}, fields)
+	pkt, err := route.Seal(packet.Message{Text: []byte(text), Timestamp: uint64(now.UnixMilli())}, fields[:n-1])
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
 	id := idOf(pkt)
-	e := &pendingEntry{sender: true, challenge: a0, next: first.id, expires: now.Add(r.cfg.AckTimeout), done: make(chan struct{})}
+	e := &pendingEntry{sender: true, challenge: a0, ack: ack[0], next: first.id, expires: now.Add(r.cfg.AckTimeout), done: make(chan struct{})}
 	if err := r.pend.add(id, e); err != nil {
 		return zero, fmt.Errorf("send: %w", ErrOverloaded)
 	}

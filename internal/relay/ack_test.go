@@ -1,0 +1,146 @@
+package relay
+
+import (
+	"context"
+	"testing"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/por"
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+// TestRelayerChecksEveryAck drives one relayer in-process: of many forwarded packets, the next
+// hop acknowledges one with a wrong scalar (another packet's ack, a shifted ack, and a pair of
+// acks that err by +d and -d, which a batch check of the sum alone would pass), and another from
+// the wrong peer. Each bad acknowledgement is dropped and attributed, its packet stays pending,
+// and only correct acknowledgements become acknowledged tickets, all with responses that open
+// their challenges.
+func TestRelayerChecksEveryAck(t *testing.T) {
+	chans := newChannelMap()
+	a, r, n := newBenchNode(t, chans, true), newBenchNode(t, chans, true), newBenchNode(t, chans, true)
+	many := tickets.AmountFor(1 << 40)
+	chans.open(a.relay.addr, r.relay.addr, many)
+	chans.open(r.relay.addr, n.relay.addr, many)
+
+	const count = 12
+	ids := make([]packetID, count)
+	acks := make([]por.Scalar, count)
+	dryN := NewMemoryReplay()
+	for i := range count {
+		if _, err := a.relay.Send(t.Context(), []peer.ID{r.id, n.id}, "ack test"); err != nil {
+			t.Fatal(err)
+		}
+		r.relay.handleMsg(t.Context(), a.id, append([]byte(nil), a.tr.last...))
+		next := r.tr.last[1:MsgFrameLen]
+		pn, err := packet.Peel(n.key, next, dryN)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if acks[i], err = por.DeriveAck(pn.Secret); err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = idOf(next)
+	}
+	if got := counter(r.relay.m.forwarded); got != count {
+		t.Fatalf("forwarded %v of %d", got, count)
+	}
+	shift := func(s por.Scalar, d int64) por.Scalar { // s + d mod n, for small d
+		var k, e por.Scalar
+		if d >= 0 {
+			e[31] = byte(d)
+			k = por.Scalar(por.Response(s, e))
+		} else {
+			// s - |d| = s + (n - |d|)
+			e = por.Scalar{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe,
+				0xba, 0xae, 0xdc, 0xe6, 0xaf, 0x48, 0xa0, 0x3b, 0xbf, 0xd2, 0x5e, 0x8c, 0xd0, 0x36, 0x41, 0x41}
+			e[31] -= byte(-d)
+			k = por.Scalar(por.Response(s, e))
+		}
+		return k
+	}
+	bad := map[int]struct {
+		from   peer.ID
+		ack    por.Scalar
+		reason string
+	}{
+		2:  {n.id, acks[3], reasonBadAck},            // another packet's ack
+		5:  {n.id, shift(acks[5], 1), reasonBadAck},  // off by one
+		7:  {n.id, shift(acks[7], 5), reasonBadAck},  // +d ...
+		8:  {n.id, shift(acks[8], -5), reasonBadAck}, // ... and -d: the sum is right
+		10: {a.id, acks[10], reasonWrongPeer},        // right ack, wrong peer
+	}
+	for i := range count {
+		if b, ok := bad[i]; ok {
+			f := ackFrame(ids[i], b.ack)
+			r.relay.handleAck(b.from, f[:])
+			continue
+		}
+		f := ackFrame(ids[i], acks[i])
+		r.relay.handleAck(n.id, f[:])
+	}
+	if got := counter(r.relay.m.acksDropped.WithLabelValues(reasonBadAck)); got != 4 {
+		t.Fatalf("%v acks dropped as bad, want 4", got)
+	}
+	if got := counter(r.relay.m.acksDropped.WithLabelValues(reasonWrongPeer)); got != 1 {
+		t.Fatalf("%v acks dropped from the wrong peer, want 1", got)
+	}
+	if got := r.relay.pend.len(); got != len(bad) {
+		t.Fatalf("%d packets still pending, want %d", got, len(bad))
+	}
+	// The bad ones can still be acknowledged correctly.
+	for i := range bad {
+		f := ackFrame(ids[i], acks[i])
+		r.relay.handleAck(n.id, f[:])
+	}
+	close(r.relay.acked)
+	r.relay.runCommitter(context.Background())
+	ts, err := r.relay.cfg.Payments.(*Ledger).Tickets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != count {
+		t.Fatalf("%d acknowledged tickets, want %d", len(ts), count)
+	}
+	for _, at := range ts {
+		c, err := por.ChallengeOf(por.Scalar(at.Response))
+		if err != nil || c != por.Challenge(at.Ticket.Challenge) {
+			t.Fatalf("ticket %d: response does not open its challenge", at.Ticket.Index)
+		}
+	}
+}
+
+// TestSenderChecksAck: the sender compares the first hop's ack scalar with the one it derived.
+func TestSenderChecksAck(t *testing.T) {
+	chans := newChannelMap()
+	a, r, n := newBenchNode(t, chans, false), newBenchNode(t, chans, false), newBenchNode(t, chans, false)
+	challenge, err := a.relay.Send(t.Context(), []peer.ID{r.id, n.id}, "sender ack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pkt := a.tr.last[1:MsgFrameLen]
+	pr, err := packet.Peel(r.key, pkt, NewMemoryReplay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := por.DeriveAck(pr.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := por.AckChallengeOf(ack); want != challenge {
+		t.Fatal("Send's challenge is not the first hop's ack·G")
+	}
+	wrong := ack
+	wrong[31] ^= 1
+	f := ackFrame(idOf(pkt), wrong)
+	a.relay.handleAck(r.id, f[:])
+	if got := counter(a.relay.m.acksDropped.WithLabelValues(reasonBadAck)); got != 1 {
+		t.Fatalf("%v bad acks dropped, want 1", got)
+	}
+	f = ackFrame(idOf(pkt), ack)
+	a.relay.handleAck(r.id, f[:])
+	if err := a.relay.WaitAck(t.Context(), challenge); err != nil {
+		t.Fatalf("WaitAck: %v", err)
+	}
+}
