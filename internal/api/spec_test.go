@@ -130,6 +130,9 @@ type specFixture struct {
 	self  *fakeNode          // the node under test
 	other *identity.Identity // a peer that answers pings; aliased "bob"
 	far   *identity.Identity // a peer that never answers
+	// closing is a peer whose outgoing channel is PendingToClose; messages
+	// to it find only depleted channels.
+	closing *identity.Identity
 }
 
 // failingNode is a node whose store fails, for the 500 answers.
@@ -151,7 +154,22 @@ type specCase struct {
 	code   string // the expected error envelope code, for failures
 	// failing serves the request from a node whose store fails.
 	failing bool
+	// fault, when set, is the error of every chain-side call of the node
+	// (messenger, chain, tickets, Info).
+	fault error
+	// noChain serves the request from a node started without a chain (nor
+	// messenger or metrics).
+	noChain bool
 }
+
+// Failures of the node's chain side, as the node reports them.
+var (
+	errChainFault   = errors.New("indexer: database is closed")
+	errChainTimeout = fmt.Errorf("wait for receipt of 0x01: %w", context.DeadlineExceeded)
+	errProviderDown = &Error{http.StatusServiceUnavailable, CodeUnknownFailure, "the chain provider is unavailable; nothing was sent"}
+	errReverted     = &Error{http.StatusUnprocessableEntity, CodeUnknownFailure, "the contract refused: WrongChannelState"}
+	errNoGas        = &Error{http.StatusUnprocessableEntity, CodeNotEnoughBalance, "not enough balance: insufficient funds for gas * price + value"}
+)
 
 // specCases is the table of TestSpecResponses. Add one row per documented
 // status of every new operation (403 is covered for all operations by
@@ -160,9 +178,148 @@ type specCase struct {
 func specCases(f *specFixture) []specCase {
 	peerBody := func(id string) string { return `{"peerId":"` + id + `"}` }
 	bob := f.other.PeerID().String()
+	self := f.self.PeerID().String()
+	far := f.far.PeerID().String()
+	closing := f.closing.PeerID().String()
+	withdraw := func(amount, currency, recipient string) string {
+		return `{"amount":"` + amount + `","currency":"` + currency + `","recipient":"` + recipient + `"}`
+	}
+	wallet := "0x035C68d5251AfF759Ea945A05783F2290EA0Accf"
+	message := func(body, recipient string) string { return `{"body":"` + body + `","recipient":"` + recipient + `"}` }
+	open := func(id, amount string) string { return `{"peerId":"` + id + `","amount":"` + amount + `"}` }
+	channel := func(id, dir string) string { return `{"peerId":"` + id + `","direction":"` + dir + `"}` }
 	return []specCase{
 		{name: "address", method: "GET", path: "/account/address", status: 200},
 		{name: "addresses", method: "GET", path: "/account/addresses", status: 200},
+
+		{name: "balances", method: "GET", path: "/account/balances", status: 200},
+		{name: "balances, chain fails", method: "GET", path: "/account/balances", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "balances, no chain", method: "GET", path: "/account/balances", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "balances, provider down", method: "GET", path: "/account/balances", status: 503, code: CodeUnknownFailure, fault: errProviderDown},
+		{name: "balances, timeout", method: "GET", path: "/account/balances", status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "withdraw token", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 200},
+		{name: "withdraw native, lower case", method: "POST", path: "/account/withdraw", body: withdraw("1000", "native", wallet), status: 200},
+		{name: "withdraw token, lower case", method: "POST", path: "/account/withdraw", body: withdraw("1000", "relay", wallet), status: 200},
+		{name: "withdraw zero", method: "POST", path: "/account/withdraw", body: withdraw("0", "RELAY", wallet), status: 400, code: CodeInvalidAmount},
+		{name: "withdraw fraction", method: "POST", path: "/account/withdraw", body: withdraw("1.5", "RELAY", wallet), status: 400, code: CodeInvalidAmount},
+		{name: "withdraw number amount", method: "POST", path: "/account/withdraw", body: `{"amount":1,"currency":"RELAY","recipient":"` + wallet + `"}`, status: 400, code: CodeInvalidAmount},
+		{name: "withdraw unknown currency", method: "POST", path: "/account/withdraw", body: withdraw("1000", "ETH", wallet), status: 400, code: CodeInvalidCurrency},
+		{name: "withdraw without currency", method: "POST", path: "/account/withdraw", body: `{"amount":"1","recipient":"` + wallet + `"}`, status: 400, code: CodeInvalidCurrency},
+		{name: "withdraw to bad address", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", "0x12"), status: 400, code: CodeInvalidAddress},
+		{name: "withdraw to a PeerId", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", bob), status: 400, code: CodeInvalidAddress},
+		{name: "withdraw over balance", method: "POST", path: "/account/withdraw", body: withdraw("600000000000000000", "RELAY", wallet), status: 422, code: CodeNotEnoughBalance},
+		{name: "withdraw, contract refuses", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 422, code: CodeUnknownFailure, fault: errReverted},
+		{name: "withdraw, chain fails", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "withdraw, no chain", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "withdraw, provider down", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 503, code: CodeUnknownFailure, fault: errProviderDown},
+		{name: "withdraw, timeout", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "send message", method: "POST", path: "/messages", body: message("hello", bob), status: 202},
+		{name: "send 500 bytes", method: "POST", path: "/messages", body: message(strings.Repeat("a", 500), bob), status: 202},
+		{name: "send to bad peer", method: "POST", path: "/messages", body: message("hello", "16Uiu2HAmNOPE"), status: 400, code: CodeInvalidPeerID},
+		{name: "send to self", method: "POST", path: "/messages", body: message("hello", self), status: 400, code: CodeInvalidPeerID},
+		{name: "send empty", method: "POST", path: "/messages", body: message("", bob), status: 400, code: CodeInvalidInput},
+		{name: "send with a path", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","path":["` + far + `"]}`, status: 400, code: CodeInvalidInput},
+		{name: "send 501 bytes", method: "POST", path: "/messages", body: message(strings.Repeat("é", 250)+"a", bob), status: 400, code: CodeMessageTooLarge},
+		{name: "send, no path", method: "POST", path: "/messages", body: message("hello", far), status: 422, code: CodePathNotFound},
+		{name: "send, depleted channel", method: "POST", path: "/messages", body: message("hello", closing), status: 422, code: CodeNotEnoughBalance},
+		{name: "send, node fails", method: "POST", path: "/messages", body: message("hello", bob), status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "send, no messenger", method: "POST", path: "/messages", body: message("hello", bob), status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "send, timeout", method: "POST", path: "/messages", body: message("hello", bob), status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "channels", method: "GET", path: "/channels", status: 200},
+		{name: "channels including closed", method: "GET", path: "/channels?includingClosed=true", status: 200},
+		{name: "channels not including closed", method: "GET", path: "/channels?includingClosed=false", status: 200},
+		{name: "channels, bad flag", method: "GET", path: "/channels?includingClosed=yes", status: 400, code: CodeInvalidInput},
+		{name: "channels, flag 1", method: "GET", path: "/channels?includingClosed=1", status: 400, code: CodeInvalidInput},
+		{name: "channels, no chain", method: "GET", path: "/channels", status: 503, code: CodeUnknownFailure, noChain: true},
+
+		{name: "open channel", method: "POST", path: "/channels", body: open(far, "100000000000000000"), status: 201},
+		{name: "open channel, bad peer", method: "POST", path: "/channels", body: open("16Uiu2HAmNOPE", "1"), status: 400, code: CodeInvalidPeerID},
+		{name: "open channel to self", method: "POST", path: "/channels", body: open(self, "1"), status: 400, code: CodeInvalidPeerID},
+		{name: "open channel, zero", method: "POST", path: "/channels", body: open(far, "0"), status: 400, code: CodeInvalidAmount},
+		{name: "open channel, no amount", method: "POST", path: "/channels", body: `{"peerId":"` + far + `"}`, status: 400, code: CodeInvalidAmount},
+		{name: "open channel, already open", method: "POST", path: "/channels", body: open(bob, "1"), status: 409, code: CodeChannelOpen},
+		{name: "open channel, closing", method: "POST", path: "/channels", body: open(closing, "1"), status: 409, code: CodeChannelOpen},
+		{name: "open channel over balance", method: "POST", path: "/channels", body: open(far, "600000000000000000"), status: 422, code: CodeNotEnoughBalance},
+		{name: "open channel, chain fails", method: "POST", path: "/channels", body: open(far, "1"), status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "open channel, no chain", method: "POST", path: "/channels", body: open(far, "1"), status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "open channel, provider down", method: "POST", path: "/channels", body: open(far, "1"), status: 503, code: CodeUnknownFailure, fault: errProviderDown},
+		{name: "open channel, timeout", method: "POST", path: "/channels", body: open(far, "1"), status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "get outgoing channel", method: "GET", path: "/channels/" + bob + "/outgoing", status: 200},
+		{name: "get closing channel", method: "GET", path: "/channels/" + closing + "/outgoing", status: 200},
+		{name: "get incoming channel", method: "GET", path: "/channels/" + bob + "/incoming", status: 200},
+		{name: "get channel, bad direction", method: "GET", path: "/channels/" + bob + "/sideways", status: 400, code: CodeInvalidInput},
+		{name: "get channel, bad peer", method: "GET", path: "/channels/16Uiu2HAmNOPE/outgoing", status: 400, code: CodeInvalidPeerID},
+		{name: "get channel with self", method: "GET", path: "/channels/" + self + "/incoming", status: 400, code: CodeInvalidPeerID},
+		{name: "get missing channel", method: "GET", path: "/channels/" + far + "/outgoing", status: 404, code: CodeChannelNotFound},
+		{name: "get channel, chain fails", method: "GET", path: "/channels/" + bob + "/outgoing", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "get channel, no chain", method: "GET", path: "/channels/" + bob + "/outgoing", status: 503, code: CodeUnknownFailure, noChain: true},
+
+		{name: "close: initiate", method: "DELETE", path: "/channels/" + bob + "/outgoing", status: 200},
+		{name: "close: period not over", method: "DELETE", path: "/channels/" + closing + "/outgoing", status: 200},
+		{name: "close incoming", method: "DELETE", path: "/channels/" + bob + "/incoming", status: 200},
+		{name: "close, bad direction", method: "DELETE", path: "/channels/" + bob + "/both", status: 400, code: CodeInvalidInput},
+		{name: "close, bad peer", method: "DELETE", path: "/channels/16Uiu2HAmNOPE/outgoing", status: 400, code: CodeInvalidPeerID},
+		{name: "close with self", method: "DELETE", path: "/channels/" + self + "/outgoing", status: 400, code: CodeInvalidPeerID},
+		{name: "close missing channel", method: "DELETE", path: "/channels/" + far + "/outgoing", status: 404, code: CodeChannelNotFound},
+		{name: "close, no gas", method: "DELETE", path: "/channels/" + bob + "/outgoing", status: 422, code: CodeNotEnoughBalance, fault: errNoGas},
+		{name: "close, chain fails", method: "DELETE", path: "/channels/" + bob + "/outgoing", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "close, no chain", method: "DELETE", path: "/channels/" + bob + "/outgoing", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "close, provider down", method: "DELETE", path: "/channels/" + bob + "/outgoing", status: 503, code: CodeUnknownFailure, fault: errProviderDown},
+		{name: "close, timeout", method: "DELETE", path: "/channels/" + bob + "/outgoing", status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "close by body: initiate", method: "DELETE", path: "/channels", body: channel(bob, "outgoing"), status: 200},
+		{name: "close by body: period not over", method: "DELETE", path: "/channels", body: channel(closing, "outgoing"), status: 200},
+		{name: "close by body: incoming", method: "DELETE", path: "/channels", body: channel(bob, "incoming"), status: 200},
+		{name: "close by body, no body", method: "DELETE", path: "/channels", status: 400, code: CodeInvalidInput},
+		{name: "close by body, no direction", method: "DELETE", path: "/channels", body: `{"peerId":"` + bob + `"}`, status: 400, code: CodeInvalidInput},
+		{name: "close by body, bad direction", method: "DELETE", path: "/channels", body: channel(bob, "Outgoing"), status: 400, code: CodeInvalidInput},
+		{name: "close by body, bad peer", method: "DELETE", path: "/channels", body: channel("nope", "outgoing"), status: 400, code: CodeInvalidPeerID},
+		{name: "close by body, missing channel", method: "DELETE", path: "/channels", body: channel(far, "outgoing"), status: 404, code: CodeChannelNotFound},
+		{name: "close by body, contract refuses", method: "DELETE", path: "/channels", body: channel(bob, "outgoing"), status: 422, code: CodeUnknownFailure, fault: errReverted},
+		{name: "close by body, chain fails", method: "DELETE", path: "/channels", body: channel(bob, "outgoing"), status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "close by body, no chain", method: "DELETE", path: "/channels", body: channel(bob, "outgoing"), status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "close by body, timeout", method: "DELETE", path: "/channels", body: channel(bob, "outgoing"), status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "channel tickets", method: "GET", path: "/channels/tickets", status: 200},
+		{name: "channel tickets, store fails", method: "GET", path: "/channels/tickets", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "channel tickets, no chain", method: "GET", path: "/channels/tickets", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "redeem channel tickets", method: "POST", path: "/channels/tickets/redeem", status: 204},
+		{name: "redeem channel tickets, no gas", method: "POST", path: "/channels/tickets/redeem", status: 422, code: CodeNotEnoughBalance, fault: errNoGas},
+		{name: "redeem channel tickets, chain fails", method: "POST", path: "/channels/tickets/redeem", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "redeem channel tickets, no chain", method: "POST", path: "/channels/tickets/redeem", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "redeem channel tickets, provider down", method: "POST", path: "/channels/tickets/redeem", status: 503, code: CodeUnknownFailure, fault: errProviderDown},
+		{name: "redeem channel tickets, timeout", method: "POST", path: "/channels/tickets/redeem", status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "tickets", method: "GET", path: "/tickets", status: 200},
+		{name: "tickets, store fails", method: "GET", path: "/tickets", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "tickets, no chain", method: "GET", path: "/tickets", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "redeem tickets", method: "POST", path: "/tickets/redeem", status: 204},
+		{name: "redeem tickets, no gas", method: "POST", path: "/tickets/redeem", status: 422, code: CodeNotEnoughBalance, fault: errNoGas},
+		{name: "redeem tickets, chain fails", method: "POST", path: "/tickets/redeem", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "redeem tickets, no chain", method: "POST", path: "/tickets/redeem", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "redeem tickets, provider down", method: "POST", path: "/tickets/redeem", status: 503, code: CodeUnknownFailure, fault: errProviderDown},
+		{name: "redeem tickets, timeout", method: "POST", path: "/tickets/redeem", status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "tickets of a channel", method: "GET", path: "/channels/" + bob + "/tickets", status: 200},
+		{name: "tickets of a channel, bad peer", method: "GET", path: "/channels/16Uiu2HAmNOPE/tickets", status: 400, code: CodeInvalidPeerID},
+		{name: "tickets of a channel, none", method: "GET", path: "/channels/" + far + "/tickets", status: 404, code: CodeTicketsNotFound},
+		{name: "tickets of a channel, store fails", method: "GET", path: "/channels/" + bob + "/tickets", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "tickets of a channel, no chain", method: "GET", path: "/channels/" + bob + "/tickets", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "redeem a channel", method: "POST", path: "/channels/" + bob + "/tickets/redeem", status: 204},
+		{name: "redeem a channel, bad peer", method: "POST", path: "/channels/16Uiu2HAmNOPE/tickets/redeem", status: 400, code: CodeInvalidPeerID},
+		{name: "redeem a channel, none", method: "POST", path: "/channels/" + far + "/tickets/redeem", status: 404, code: CodeTicketsNotFound},
+		{name: "redeem a channel, contract refuses", method: "POST", path: "/channels/" + bob + "/tickets/redeem", status: 422, code: CodeUnknownFailure, fault: errReverted},
+		{name: "redeem a channel, chain fails", method: "POST", path: "/channels/" + bob + "/tickets/redeem", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "redeem a channel, no chain", method: "POST", path: "/channels/" + bob + "/tickets/redeem", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "redeem a channel, timeout", method: "POST", path: "/channels/" + bob + "/tickets/redeem", status: 504, code: CodeTimeout, fault: errChainTimeout},
+
+		{name: "ticket statistics", method: "GET", path: "/tickets/statistics", status: 200},
+		{name: "ticket statistics, store fails", method: "GET", path: "/tickets/statistics", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "ticket statistics, no chain", method: "GET", path: "/tickets/statistics", status: 503, code: CodeUnknownFailure, noChain: true},
 
 		{name: "list aliases", method: "GET", path: "/aliases", status: 200},
 		{name: "list aliases, store fails", method: "GET", path: "/aliases", status: 500, code: CodeUnknownFailure, failing: true},
@@ -186,6 +343,11 @@ func specCases(f *specFixture) []specCase {
 		{name: "ping, bad peer", method: "POST", path: "/node/ping", body: peerBody("0x035C68d5251AfF759Ea945A05783F2290EA0Accf"), status: 400, code: CodeInvalidPeerID},
 		{name: "ping self", method: "POST", path: "/node/ping", body: peerBody(f.self.PeerID().String()), status: 400, code: CodeInvalidPeerID},
 		{name: "ping, no answer", method: "POST", path: "/node/ping", body: peerBody(f.far.PeerID().String()), status: 422, code: CodeTimeout},
+		{name: "info", method: "GET", path: "/node/info", status: 200},
+		{name: "info, no chain", method: "GET", path: "/node/info", status: 200, noChain: true},
+		{name: "info fails", method: "GET", path: "/node/info", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "metrics", method: "GET", path: "/node/metrics", status: 200},
+		{name: "metrics, none", method: "GET", path: "/node/metrics", status: 503, code: CodeUnknownFailure, noChain: true},
 	}
 }
 
@@ -197,6 +359,9 @@ func newSpecFixture(t *testing.T) *specFixture {
 		t.Fatal(err)
 	}
 	if f.far, err = identity.Generate(); err != nil {
+		t.Fatal(err)
+	}
+	if f.closing, err = identity.Generate(); err != nil {
 		t.Fatal(err)
 	}
 	f.self.peers = []PeerInfo{
@@ -212,7 +377,25 @@ func newSpecFixture(t *testing.T) *specFixture {
 		}
 		return 0, context.DeadlineExceeded
 	}
+	f.self.send = func(_ context.Context, to peer.ID, _ string) (string, error) {
+		switch to {
+		case f.other.PeerID():
+			return "0x03" + strings.Repeat("5e", 32), nil
+		case f.closing.PeerID():
+			return "", &Error{http.StatusUnprocessableEntity, CodeNotEnoughBalance, "a channel on the path has too little balance for its ticket; nothing was sent"}
+		}
+		return "", &Error{http.StatusUnprocessableEntity, CodePathNotFound, "no path of open channels to the recipient; nothing was sent"}
+	}
 	return f
+}
+
+// reset puts the fixture's node back in its initial state: the alias bob,
+// an Open outgoing channel to bob, a PendingToClose one to closing, and
+// two tickets from bob.
+func (f *specFixture) reset() {
+	f.self.aliases = map[string]string{"bob": f.other.PeerID().String()}
+	f.self.openChannels = map[peer.ID]bool{f.other.PeerID(): true, f.closing.PeerID(): false}
+	f.self.tickets = []Ticket{fakeTicket(f.other.PeerID(), 1), fakeTicket(f.other.PeerID(), 2)}
 }
 
 // serveNode serves the API over n with authentication on.
@@ -224,8 +407,14 @@ func serveNode(t *testing.T, n Node) *httptest.Server {
 		cfg = f.config(false)
 	case recordingNode:
 		cfg = f.fakeNode.config(false)
-		cfg.Node = f
+		cfg.Node, cfg.Messenger, cfg.Chain, cfg.Tickets = f, f, f, f
 	}
+	return serveConfig(t, cfg)
+}
+
+// serveConfig serves the API configured with cfg.
+func serveConfig(t *testing.T, cfg Config) *httptest.Server {
+	t.Helper()
 	s, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -273,12 +462,17 @@ func TestSpecResponses(t *testing.T) {
 	covered := map[string]bool{}
 	for _, tc := range specCases(f) {
 		t.Run(tc.name, func(t *testing.T) {
-			f.self.aliases = map[string]string{"bob": f.other.PeerID().String()}
-			var n Node = f.self
-			if tc.failing {
-				n = failingNode{f.self}
+			f.reset()
+			cfg := f.self.config(false)
+			switch {
+			case tc.failing:
+				cfg.Node = failingNode{f.self}
+			case tc.fault != nil:
+				cfg = faultyNode{f.self, tc.fault}.config()
+			case tc.noChain:
+				cfg = noChainConfig(f.self)
 			}
-			srv := serveNode(t, n)
+			srv := serveConfig(t, cfg)
 			resp, body := send(t, tc.method, srv.URL+Prefix+tc.path, token, tc.body)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("got %d %s, want %d", resp.StatusCode, body, tc.status)

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/identity"
@@ -134,36 +137,135 @@ func TestValidationAgreesWithHandler(t *testing.T) {
 // but a documented answer, nor panic.
 func FuzzValidation(f *testing.F) {
 	for _, s := range []string{`{"peerId":"x"}`, `{`, `[]`, `{"peerId":1}`, `null`, `{"peerId":"a"}{}`,
-		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","alias":"b"}`, `{"alias":{"x":[1,2]}}`, `"\u0000"`} {
+		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","alias":"b"}`, `{"alias":{"x":[1,2]}}`, `"\u0000"`,
+		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","amount":"1"}`, `{"amount":"0x10","currency":"relay","recipient":"0x035C68d5251AfF759Ea945A05783F2290EA0Accf"}`,
+		`{"body":"hi","recipient":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz"}`, `{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","direction":"incoming"}`} {
 		f.Add(s)
 	}
 	id, err := identity.Generate()
 	if err != nil {
 		f.Fatal(err)
 	}
-	n := &fakeNode{Identity: id, aliases: map[string]string{}}
+	n := &fakeNode{Identity: id, aliases: map[string]string{}, openChannels: map[peer.ID]bool{}}
 	n.ping = func(context.Context, peer.ID) (time.Duration, error) { return time.Millisecond, nil }
 	s, err := New(n.config(false))
 	if err != nil {
 		f.Fatal(err)
 	}
+	// The answers each operation may give to a request body; 400 is
+	// always allowed.
+	ops := []struct {
+		method, path string
+		ok           []int
+	}{
+		{http.MethodPost, "/aliases", []int{http.StatusCreated}},
+		{http.MethodPost, "/node/ping", []int{http.StatusOK}},
+		{http.MethodPost, "/account/withdraw", []int{http.StatusOK, http.StatusUnprocessableEntity}},
+		{http.MethodPost, "/messages", []int{http.StatusAccepted}},
+		{http.MethodPost, "/channels", []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}},
+		{http.MethodDelete, "/channels", []int{http.StatusOK, http.StatusNotFound}},
+	}
 	f.Fuzz(func(t *testing.T, body string) {
-		for _, path := range []string{"/aliases", "/node/ping"} {
-			req := httptest.NewRequest(http.MethodPost, Prefix+path, strings.NewReader(body))
+		for _, op := range ops {
+			path := op.path
+			req := httptest.NewRequest(op.method, Prefix+path, strings.NewReader(body))
 			req.Header.Set("x-auth-token", testToken)
 			rec := httptest.NewRecorder()
 			s.ServeHTTP(rec, req)
-			switch rec.Code {
-			case http.StatusOK, http.StatusCreated, http.StatusBadRequest:
-			default:
-				t.Fatalf("POST %s %q: %d %s", path, body, rec.Code, rec.Body)
+			if rec.Code != http.StatusBadRequest && !slices.Contains(op.ok, rec.Code) {
+				t.Fatalf("%s %s %q: %d %s", op.method, path, body, rec.Code, rec.Body)
 			}
 			if rec.Code == http.StatusBadRequest {
 				var e ErrorBody
 				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Status == "" || e.Error == "" {
-					t.Fatalf("POST %s %q: 400 without the envelope: %s", path, body, rec.Body)
+					t.Fatalf("%s %s %q: 400 without the envelope: %s", op.method, path, body, rec.Body)
 				}
 			}
 		}
 	})
+}
+
+func (n recordingNode) SendMessage(context.Context, peer.ID, string) (string, error) {
+	n.t.Error("invalid request reached the node: SendMessage")
+	return "", nil
+}
+
+func (n recordingNode) Withdraw(context.Context, bool, *big.Int, common.Address) (string, error) {
+	n.t.Error("invalid request reached the node: Withdraw")
+	return "", nil
+}
+
+func (n recordingNode) OpenChannel(context.Context, peer.ID, *big.Int) (string, string, error) {
+	n.t.Error("invalid request reached the node: OpenChannel")
+	return "", "", nil
+}
+
+func (n recordingNode) CloseChannel(context.Context, peer.ID, bool) (string, string, error) {
+	n.t.Error("invalid request reached the node: CloseChannel")
+	return "", "", nil
+}
+
+// TestValidationChainOps: the validator refuses bad input of the account,
+// message and channel operations with the code and the message the
+// handler's own checks give, before the node is reached.
+func TestValidationChainOps(t *testing.T) {
+	sp := loadSpec(t)
+	f := newSpecFixture(t)
+	srv := serveNode(t, recordingNode{f.self, t})
+	bob := f.other.PeerID().String()
+	wallet := "0x035C68d5251AfF759Ea945A05783F2290EA0Accf"
+	tests := []struct {
+		name, method, path, body string
+		code, msg                string
+	}{
+		{"withdraw zero", "POST", "/account/withdraw", `{"amount":"0","currency":"RELAY","recipient":"` + wallet + `"}`,
+			CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string"},
+		{"withdraw negative", "POST", "/account/withdraw", `{"amount":"-5","currency":"RELAY","recipient":"` + wallet + `"}`,
+			CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string"},
+		{"withdraw 79 digits", "POST", "/account/withdraw", `{"amount":"` + strings.Repeat("9", 79) + `","currency":"RELAY","recipient":"` + wallet + `"}`,
+			CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string"},
+		{"withdraw without currency", "POST", "/account/withdraw", `{"amount":"1","recipient":"` + wallet + `"}`,
+			CodeInvalidCurrency, "currency is required"},
+		{"withdraw currency number", "POST", "/account/withdraw", `{"amount":"1","currency":1,"recipient":"` + wallet + `"}`,
+			CodeInvalidCurrency, `field "currency" must be a string, not a JSON number`},
+		{"withdraw without recipient", "POST", "/account/withdraw", `{"amount":"1","currency":"NATIVE"}`,
+			CodeInvalidAddress, "recipient is required"},
+		{"withdraw bad recipient", "POST", "/account/withdraw", `{"amount":"1","currency":"NATIVE","recipient":"0x12"}`,
+			CodeInvalidAddress, `recipient "0x12" is not a valid chain address`},
+		{"message empty", "POST", "/messages", `{"body":"","recipient":"` + bob + `"}`,
+			CodeInvalidInput, "body must be a non-empty message text"},
+		{"message without recipient", "POST", "/messages", `{"body":"hi"}`,
+			CodeInvalidPeerID, "recipient is required"},
+		{"message with hops", "POST", "/messages", `{"body":"hi","recipient":"` + bob + `","hops":2}`,
+			CodeInvalidInput, `request body has an unknown field "hops"`},
+		{"open channel, zero", "POST", "/channels", `{"peerId":"` + bob + `","amount":"000"}`,
+			CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string"},
+		{"open channel, bad peer", "POST", "/channels", `{"peerId":"nope","amount":"1"}`,
+			CodeInvalidPeerID, `peerId "nope" is not a valid secp256k1 PeerId`},
+		{"close by body, bad direction", "DELETE", "/channels", `{"peerId":"` + bob + `","direction":"out"}`,
+			CodeInvalidInput, `direction must be "incoming" or "outgoing"`},
+		{"close by body, no direction", "DELETE", "/channels", `{"peerId":"` + bob + `"}`,
+			CodeInvalidInput, "direction is required"},
+		{"close by body, empty", "DELETE", "/channels", ``,
+			CodeInvalidInput, "request body is empty"},
+		{"close, bad direction", "DELETE", "/channels/" + bob + "/out", ``,
+			CodeInvalidInput, `direction must be "incoming" or "outgoing"`},
+		{"channels, bad flag", "GET", "/channels?includingClosed=yes", ``,
+			CodeInvalidInput, "includingClosed must be true or false"},
+		{"close, bad peer", "DELETE", "/channels/nope/outgoing", ``,
+			CodeInvalidPeerID, `peerId "nope" is not a valid secp256k1 PeerId`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			resp, body := send(t, tc.method, srv.URL+Prefix+tc.path, http.Header{"X-Auth-Token": {testToken}}, tc.body)
+			var e ErrorBody
+			if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &e) != nil {
+				t.Fatalf("got %d %s, want 400", resp.StatusCode, body)
+			}
+			if e.Status != tc.code || !strings.Contains(e.Error, tc.msg) {
+				t.Fatalf("got %s, want %s containing %q", body, tc.code, tc.msg)
+			}
+			sp.checkResponse(t, tc.method, tc.path, resp.StatusCode, resp.Header, body)
+		})
+	}
 }
