@@ -26,6 +26,9 @@ const Prefix = "/api/v2"
 // OpenAPI document (UIPath+"openapi.json") are served, without a token.
 const UIPath = Prefix + "/_swagger/"
 
+// DefaultTimeout is how long one operation may take by default.
+const DefaultTimeout = 2 * time.Minute
+
 // MaxBodyBytes is the largest request body the API reads.
 const MaxBodyBytes = 64 << 10
 
@@ -57,7 +60,10 @@ type Config struct {
 	Chain       Chain        // nil on a node without a chain: its operations answer 503
 	Tickets     Tickets      // nil on a node without a chain
 	Metrics     http.Handler // serves GET /node/metrics (Prometheus text); nil answers 503
-	Logger      *slog.Logger
+	// Timeout bounds one operation, chain transactions included; past it the
+	// client gets 504 TIMEOUT (default DefaultTimeout).
+	Timeout time.Duration
+	Logger  *slog.Logger
 }
 
 // Server is the REST API. It is an http.Handler.
@@ -66,6 +72,7 @@ type Server struct {
 	log     *slog.Logger
 	auth    *authenticator
 	valid   *validator // checks requests against the OpenAPI document
+	timeout time.Duration
 	routes  []Route
 	handler http.Handler
 }
@@ -94,7 +101,10 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, auth: newAuthenticator(cfg.Token, cfg.DisableAuth), valid: valid}
+	s := &Server{cfg: cfg, log: log, auth: newAuthenticator(cfg.Token, cfg.DisableAuth), valid: valid, timeout: cfg.Timeout}
+	if s.timeout <= 0 {
+		s.timeout = DefaultTimeout
+	}
 	s.routes = []Route{
 		{http.MethodGet, "/account/address", s.getAddress},
 		{http.MethodGet, "/account/addresses", s.getAddresses},
@@ -168,7 +178,9 @@ func (s *Server) buildMux() http.Handler {
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-			h(w, r)
+			ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
+			defer cancel()
+			h(w, r.WithContext(ctx))
 		})))
 	}
 	// The reference UI and the document need no token (the calls made from

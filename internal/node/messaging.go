@@ -152,6 +152,12 @@ func sendError(err error) error {
 			Msg: "no path of open channels to the recipient; nothing was sent"}
 	case errors.Is(err, relay.ErrBadRoute):
 		return &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidInput, Msg: err.Error()}
+	case errors.Is(err, p2p.ErrUnreachable), errors.Is(err, p2p.ErrNoAddress):
+		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodePathNotFound,
+			Msg: "the first relayer is unreachable right now; nothing was sent"}
+	case errors.Is(err, p2p.ErrQueueFull), errors.Is(err, relay.ErrOverloaded):
+		return &api.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnknownFailure,
+			Msg: "the node is busy; nothing was sent, try again"}
 	}
 	return err
 }

@@ -128,7 +128,7 @@ func (n *Node) buildServers() error {
 		DisableAuth: n.cfg.DisableAPIAuth,
 		Node:        apiNode{n},
 		Messenger:   n.msg,
-		Metrics:     promhttp.HandlerFor(n.metrics, promhttp.HandlerOpts{}),
+		Metrics:     promhttp.HandlerFor(n.metrics, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}),
 		Logger:      n.log.With("component", "api"),
 	}
 	if n.chain != nil {
