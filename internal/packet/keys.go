@@ -1,7 +1,6 @@
 package packet
 
 import (
-	"crypto/hkdf"
 	"crypto/sha256"
 	"errors"
 	"io"
@@ -187,16 +186,48 @@ type hopKeys struct {
 }
 
 // deriveKeys expands s_i: header ‖ payload ‖ tag = HKDF-SHA256(s_i, salt
-// empty, keysLabel, 96 bytes), the same HKDF as PROTOCOL.md §2.
+// empty, keysLabel, 96 bytes), the same HKDF as PROTOCOL.md §2. It is written
+// out over sha256.Sum256 (three HMAC blocks T(1..3)) so that a hop allocates
+// nothing here; TestDeriveKeys checks it against crypto/hkdf.
 func deriveKeys(secret *[SecretSize]byte) hopKeys {
-	okm, err := hkdf.Key(sha256.New, secret[:], nil, keysLabel, 96)
-	if err != nil {
-		panic("packet: hkdf: " + err.Error()) // 96 bytes is always allowed
-	}
+	prk := hmac32(nil, secret[:])
 	var k hopKeys
-	copy(k.header[:], okm[0:32])
-	copy(k.payload[:], okm[32:64])
-	copy(k.tag[:], okm[64:96])
-	clear(okm)
+	var msg [32 + len(keysLabel) + 1]byte
+	n := copy(msg[:], keysLabel)
+	msg[n] = 1
+	k.header = hmac32(prk[:], msg[:n+1]) // T(1) = HMAC(PRK, info ‖ 1)
+	copy(msg[:], k.header[:])
+	n = 32 + copy(msg[32:], keysLabel)
+	msg[n] = 2
+	k.payload = hmac32(prk[:], msg[:n+1]) // T(2) = HMAC(PRK, T(1) ‖ info ‖ 2)
+	copy(msg[:], k.payload[:])
+	msg[n] = 3
+	k.tag = hmac32(prk[:], msg[:n+1]) // T(3)
+	clear(prk[:])
+	clear(msg[:])
 	return k
+}
+
+// hmac32 returns HMAC-SHA256(key, msg) for a key of at most 32 bytes and a
+// msg of at most 64 bytes, without allocating.
+func hmac32(key []byte, msg []byte) [32]byte {
+	const block = 64
+	var in [block + 64]byte
+	for i := range block {
+		in[i] = 0x36
+	}
+	for i, b := range key {
+		in[i] ^= b
+	}
+	n := copy(in[block:], msg)
+	inner := sha256.Sum256(in[:block+n])
+	var out [block + 32]byte
+	for i := range block {
+		out[i] = 0x5c
+	}
+	for i, b := range key {
+		out[i] ^= b
+	}
+	copy(out[block:], inner[:])
+	return sha256.Sum256(out[:])
 }

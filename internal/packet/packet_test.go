@@ -2,6 +2,7 @@ package packet
 
 import (
 	"bytes"
+	"crypto/hkdf"
 	"crypto/sha256"
 	"errors"
 	"fmt"
@@ -511,4 +512,22 @@ func hopKeysFor(t *testing.T, k *PrivateKey, pkt []byte) hopKeys {
 	point, _ := ecdh(&k.scalar, x, y)
 	s := sharedSecret(&point, pkt[:EphemeralKeySize], &k.pub.compressed)
 	return deriveKeys(&s)
+}
+
+// TestDeriveKeys checks the allocation-free HKDF against crypto/hkdf.
+func TestDeriveKeys(t *testing.T) {
+	for i := range 32 {
+		var s [SecretSize]byte
+		for j := range s {
+			s[j] = byte(i*37 + j*11)
+		}
+		okm, err := hkdf.Key(sha256.New, s[:], nil, keysLabel, 96)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := deriveKeys(&s)
+		if string(k.header[:]) != string(okm[:32]) || string(k.payload[:]) != string(okm[32:64]) || string(k.tag[:]) != string(okm[64:]) {
+			t.Fatalf("secret %x: keys differ from crypto/hkdf", s)
+		}
+	}
 }
