@@ -31,7 +31,7 @@ type settlement struct {
 }
 
 // announceRetry is how often an unfunded node checks its balance again.
-const announceRetry = 5 * time.Second
+var announceRetry = 5 * time.Second
 
 // buildSettlement connects to --provider; nil when the node runs without a
 // chain.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/big"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -100,4 +101,37 @@ func TestChannelLifecycleOverREST(t *testing.T) {
 	if st := net.call(a, http.MethodPost, "/account/withdraw", fmt.Sprintf(`{"amount":%q,"currency":"RELAY","recipient":%q}`, tokens(1000).String(), b.id.Address().Hex()), &errBody); st != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
 		t.Fatalf("withdraw over balance: %d %+v", st, errBody)
 	}
+}
+
+// TestUnfundedNodeSaysSoThenAnnounces: a node without native currency
+// starts, says on its admin WebSocket that it is not funded, and announces
+// itself once funded.
+func TestUnfundedNodeSaysSoThenAnnounces(t *testing.T) {
+	net := newTestNet(t, 1)
+	announceRetry = 50 * time.Millisecond
+	defer func() { announceRetry = 5 * time.Second }()
+	cfg := testConfig(t)
+	cfg.Provider, cfg.ChannelsContract = net.chain.RPCURL(), net.chain.ChannelsAddress().Hex()
+	cfg.LogLevel = "info"
+	n := startNode(t, cfg)
+	f := watch(t, n)
+	deadline := time.After(20 * time.Second)
+	for found := false; !found; {
+		select {
+		case fr, ok := <-f.ch:
+			if !ok {
+				t.Fatal("admin connection closed")
+			}
+			found = strings.Contains(fr.Msg, "node is not funded") && strings.Contains(fr.Msg, n.id.Address().Hex())
+		case <-deadline:
+			t.Fatal("the unfunded node never said so")
+		}
+	}
+	if err := net.chain.Fund(t.Context(), n.id.Address(), tokens(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	net.eventually("the funded node announced itself", func() bool {
+		info, _ := apiNode{n}.Info(t.Context())
+		return len(info.AnnouncedAddresses) == 2 && info.PeersAnnounced == 2
+	})
 }
