@@ -158,6 +158,16 @@ func ParseAmount(v string) (*big.Int, bool) {
 	return a, ok && a.Sign() > 0
 }
 
+// amountParam parses a client's amount, answering 400 INVALID_AMOUNT when it
+// is not a positive decimal integer.
+func amountParam(w http.ResponseWriter, v string) (*big.Int, bool) {
+	a, ok := ParseAmount(v)
+	if !ok {
+		writeError(w, http.StatusBadRequest, CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string")
+	}
+	return a, ok
+}
+
 func (s *Server) getBalances(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.chain(w)
 	if !ok {
@@ -180,9 +190,8 @@ func (s *Server) postWithdraw(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	amount, ok := ParseAmount(req.Amount)
+	amount, ok := amountParam(w, req.Amount)
 	if !ok {
-		writeError(w, http.StatusBadRequest, CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string")
 		return
 	}
 	native := strings.EqualFold(req.Currency, NativeCurrency)
@@ -235,9 +244,8 @@ func (s *Server) postChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	amount, ok := ParseAmount(req.Amount)
+	amount, ok := amountParam(w, req.Amount)
 	if !ok {
-		writeError(w, http.StatusBadRequest, CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string")
 		return
 	}
 	chID, tx, err := c.OpenChannel(r.Context(), id, amount)
