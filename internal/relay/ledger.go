@@ -58,6 +58,8 @@ type Ledger struct {
 	log  *slog.Logger
 	self common.Address
 
+	fetches sync.WaitGroup // background index reservations
+
 	mu       sync.Mutex
 	in       map[[32]byte]*inChannel
 	out      map[[32]byte]*outChannel
@@ -89,6 +91,13 @@ type outChannel struct {
 	mu          sync.Mutex
 	epoch       uint32
 	next, limit uint64 // indexes [next, limit) are reserved and unused
+	// spare is the first index of a block of IndexBatch indexes reserved in the background
+	// for epoch spareEpoch, before the current block runs out (0: none); fetching is true
+	// while such a reservation is under way.
+	spare      uint64
+	spareEpoch uint32
+	fetching   bool
+	fetched    *sync.Cond // on mu: a background reservation ended
 }
 
 // NewLedger checks cfg and returns a Ledger. It starts nothing; Run persists counters.
@@ -132,6 +141,7 @@ func (l *Ledger) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
+			l.fetches.Wait()
 			return l.flush()
 		case <-t.C:
 			if err := l.flush(); err != nil {
@@ -312,6 +322,7 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	st := l.out[ch.ID]
 	if st == nil {
 		st = &outChannel{}
+		st.fetched = sync.NewCond(&st.mu)
 		l.out[ch.ID] = st
 	}
 	l.mu.Unlock()
@@ -325,11 +336,28 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 		st.next, st.limit = 0, 0
 	}
 	if st.next >= st.limit {
-		first, err := l.cfg.Store.ReserveTicketIndexes(ch.ID, ch.Epoch, ch.TicketIndex+1, l.cfg.IndexBatch)
-		if err != nil {
-			return tickets.Ticket{}, fmt.Errorf("reserve ticket index: %w", err)
+		for st.fetching { // the block is on its way: cheaper to wait than to reserve another
+			st.fetched.Wait()
 		}
-		st.next, st.limit = first, first+l.cfg.IndexBatch
+		// The spare block is usable only above everything issued from this one (a synchronous
+		// reservation may have overtaken it), in this epoch, and above the chain's index.
+		if st.spare != 0 && st.spareEpoch == ch.Epoch && st.spare >= st.limit && st.spare > ch.TicketIndex {
+			st.next, st.limit = st.spare, st.spare+l.cfg.IndexBatch
+		} else {
+			first, err := l.cfg.Store.ReserveTicketIndexes(ch.ID, ch.Epoch, ch.TicketIndex+1, l.cfg.IndexBatch)
+			if err != nil {
+				return tickets.Ticket{}, fmt.Errorf("reserve ticket index: %w", err)
+			}
+			st.next, st.limit = first, first+l.cfg.IndexBatch
+		}
+		st.spare = 0
+	}
+	// Reserve the next block (an fsynced store write) off the hot path, once half of this one
+	// is used, so that issuing a ticket normally waits for no disk.
+	if !st.fetching && st.spare == 0 && st.limit-st.next <= (l.cfg.IndexBatch+1)/2 {
+		st.fetching = true
+		l.fetches.Add(1)
+		go l.prefetch(st, ch.ID, ch.Epoch, max(ch.TicketIndex+1, st.limit))
 	}
 	t := tickets.Ticket{
 		ChannelID: ch.ID,
@@ -344,6 +372,23 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	}
 	st.next++
 	return t, nil
+}
+
+// prefetch reserves a block of outgoing indexes of channel id in epoch for st's next use.
+func (l *Ledger) prefetch(st *outChannel, id [32]byte, epoch uint32, min uint64) {
+	defer l.fetches.Done()
+	first, err := l.cfg.Store.ReserveTicketIndexes(id, epoch, min, l.cfg.IndexBatch)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.fetching = false
+	st.fetched.Broadcast()
+	if err != nil {
+		l.log.Warn("ledger: reserving ticket indexes ahead failed", slog.Any("err", err))
+		return
+	}
+	if st.epoch == epoch {
+		st.spare, st.spareEpoch = first, epoch
+	}
 }
 
 // Acknowledge implements Payments: one store transaction for the batch.

@@ -248,3 +248,43 @@ func TestLedgerRedeemVoidTickets(t *testing.T) {
 		t.Fatalf("statistics %+v", st)
 	}
 }
+
+// TestLedgerIndexPrefetch: with small reservation blocks, reserved ahead in the background,
+// indexes still only grow, never repeat, and stay above everything issued after a restart.
+func TestLedgerIndexPrefetch(t *testing.T) {
+	e := newLedgerEnv(t)
+	var err error
+	e.l, err = NewLedger(LedgerConfig{Key: e.self, ChainID: testChainID, Contract: testContract, Channels: e.chans,
+		Store: e.db, IndexBatch: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := common.Address{0xd6}
+	e.chans.open(e.selfAddr, dst, oneToken)
+	var last uint64
+	for i := range 200 {
+		tk, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Index <= last {
+			t.Fatalf("ticket %d: index %d after %d", i, tk.Index, last)
+		}
+		last = tk.Index
+		if i == 100 { // the chain moves ahead while a block may be reserved in the background
+			e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.TicketIndex = last + 10 })
+		}
+	}
+	if last > 200+10+3*4 { // skips only what reservations left unused
+		t.Fatalf("last index %d: too many skipped", last)
+	}
+	e.l.fetches.Wait()
+	e.open(t)
+	tk, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk.Index <= last {
+		t.Fatalf("after restart index %d, not above %d", tk.Index, last)
+	}
+}
