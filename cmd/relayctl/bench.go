@@ -1,0 +1,189 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/relayd/relayd/internal/bench"
+)
+
+const benchUsage = `usage: relayctl bench [--env cluster.env] [--senders 1] [--recipient N] [--messages 1000]
+                     [--rate 500] [--concurrency 16] [--size 100] [--timeout 30s] [--json] [--plot latency.svg]
+
+Sends paid messages through a running network's REST API and matches their delivery on the
+recipient's admin WebSocket; reports sent, rejected, delivered and lost messages, latency
+percentiles, messages/s, and every node's CPU and peak memory from its metrics.
+`
+
+// runBench is `relayctl bench`; args exclude the subcommand name.
+func runBench(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return benchMain(ctx, args, os.Stdout, os.Stderr, isTerminal(os.Stderr))
+}
+
+// benchOptions are the flags of relayctl bench.
+type benchOptions struct {
+	env         string
+	senders     int
+	recipient   int
+	messages    int
+	rate        float64
+	concurrency int
+	size        int
+	timeout     time.Duration
+	maxDuration time.Duration
+	json        bool
+	plot        string
+}
+
+func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
+	var o benchOptions
+	fs := flag.NewFlagSet("relayctl bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
+	fs.StringVar(&o.env, "env", "cluster.env", "the network's env file (written by relayd cluster)")
+	fs.IntVar(&o.senders, "senders", 1, "how many nodes send (nodes 1, 2, … other than the recipient), round robin")
+	fs.IntVar(&o.recipient, "recipient", 0, "recipient node (default: the last node)")
+	fs.IntVar(&o.messages, "messages", 1000, "messages to send in total")
+	fs.Float64Var(&o.rate, "rate", 500, "messages per second over all senders; 0 = as fast as the API accepts")
+	fs.IntVar(&o.concurrency, "concurrency", 16, "most POST requests in flight")
+	fs.IntVar(&o.size, "size", 100, fmt.Sprintf("bytes of message text (at most %d)", bench.MaxMessageSize))
+	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for stragglers after the last API answer")
+	fs.DurationVar(&o.maxDuration, "maxDuration", 10*time.Minute, "longest time spent sending; the rest is reported as not sent")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.StringVar(&o.plot, "plot", "", "write latency over time to this SVG file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return o, nil
+}
+
+func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty bool) int {
+	o, err := parseBenchFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
+		return 2
+	}
+	env, err := bench.LoadEnv(o.env)
+	if err != nil {
+		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
+		return 2
+	}
+	recipient := o.recipient
+	if recipient == 0 {
+		recipient = len(env.Nodes)
+	}
+	senders, err := bench.DefaultSenders(env, o.senders, recipient)
+	if err != nil {
+		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
+		return 2
+	}
+	cfg := bench.Config{
+		Env: env, Senders: senders, Recipient: recipient, Messages: o.messages, Rate: o.rate,
+		Concurrency: o.concurrency, Size: o.size, Timeout: o.timeout, MaxDuration: o.maxDuration,
+	}
+	pr := &progressPrinter{w: stderr, tty: tty}
+	cfg.Progress = pr.print
+	if !tty {
+		cfg.ProgressInterval = 2 * time.Second
+	}
+	rep, err := bench.Run(ctx, cfg)
+	pr.finish()
+	if rep == nil {
+		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
+		return 1
+	}
+	if o.json {
+		err2 := rep.WriteJSON(stdout)
+		err = errors.Join(err, err2)
+	} else {
+		err = errors.Join(err, rep.WriteTable(stdout))
+	}
+	if o.plot != "" {
+		err = errors.Join(err, writePlot(o.plot, rep))
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func writePlot(path string, rep *bench.Report) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	if err := rep.WriteSVG(f); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("plot: %w", err)
+	}
+	return nil
+}
+
+// progressPrinter shows a run's progress on stderr: a bar redrawn in place
+// on a terminal, plain lines otherwise.
+type progressPrinter struct {
+	w     io.Writer
+	tty   bool
+	drawn bool
+}
+
+func (p *progressPrinter) print(pr bench.Progress) {
+	line := progressLine(pr)
+	if p.tty {
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+		p.drawn = true
+		return
+	}
+	fmt.Fprintln(p.w, line)
+}
+
+func (p *progressPrinter) finish() {
+	if p.drawn {
+		fmt.Fprintln(p.w)
+	}
+}
+
+// progressLine renders a snapshot: a 30-column bar of delivered (#) and
+// accepted in flight (=) messages out of the total, then the counts.
+func progressLine(pr bench.Progress) string {
+	const width = 30
+	bar := []byte(strings.Repeat(" ", width))
+	if pr.Total > 0 {
+		acc := min(width, pr.Accepted*width/pr.Total)
+		del := min(acc, pr.Delivered*width/pr.Total)
+		for i := range acc {
+			bar[i] = '='
+		}
+		for i := range del {
+			bar[i] = '#'
+		}
+	}
+	return fmt.Sprintf("[%s] %5.1fs %-7s issued %d/%d  accepted %d  rejected %d  delivered %d",
+		bar, pr.Elapsed.Seconds(), pr.Phase, pr.Issued, pr.Total, pr.Accepted, pr.Rejected, pr.Delivered)
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

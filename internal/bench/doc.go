@@ -1,0 +1,18 @@
+// Package bench is the load generator behind `relayctl bench`: it drives a
+// running relayd network through its public interfaces only (REST
+// POST /api/v2/messages on the senders, the recipient's admin WebSocket, and
+// GET /api/v2/node/metrics on every node) and measures what a user of the
+// network sees: how many messages the API accepted and rejected, how many
+// arrived, how long each took, how fast the network went and what it cost
+// every node in CPU and memory.
+//
+// Every message text carries the run's random id and a sequence number
+// ("bench:<run>:<seq>:" padded to the requested size), so a delivery is
+// matched to its send exactly, whatever the order of arrival, and frames the
+// admin server replays from before the run (or from other runs) are ignored.
+//
+// Everything is bounded: the send rate (Limiter), the requests in flight
+// (Config.Concurrency), the time spent sending (Config.MaxDuration) and the
+// time spent waiting for stragglers (Config.Timeout). The clock is injected
+// (Clock) so the rate limiter can be tested without sleeping.
+package bench

@@ -1,0 +1,133 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Metric names read from GET /api/v2/node/metrics.
+const (
+	metricCPU = "process_cpu_seconds_total"
+	metricRSS = "process_resident_memory_bytes"
+)
+
+// ParseMetrics returns the values of the unlabelled samples named in names
+// from a Prometheus text exposition; names missing from the text are
+// missing from the map.
+func ParseMetrics(r io.Reader, names ...string) (map[string]float64, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	out := map[string]float64{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, rest, ok := strings.Cut(line, " ")
+		if !ok || !want[name] {
+			continue
+		}
+		val, _, _ := strings.Cut(strings.TrimSpace(rest), " ") // drop a timestamp
+		v, err := strconv.ParseFloat(val, 64)
+		if err != nil {
+			return nil, fmt.Errorf("metric %s: bad value %q", name, val)
+		}
+		out[name] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read metrics: %w", err)
+	}
+	return out, nil
+}
+
+// NodeUsage is what one node spent during a run, from its process metrics.
+type NodeUsage struct {
+	Node         int     `json:"node"`
+	Role         string  `json:"role"`       // sender, recipient or relayer
+	CPUSeconds   float64 `json:"cpuSeconds"` // process CPU (user+system) used between the first and last scrape
+	CPUPercent   float64 `json:"cpuPercent"` // CPUSeconds over the run's wall time, in % of one core
+	PeakRSSBytes int64   `json:"peakRssBytes"`
+	EndRSSBytes  int64   `json:"endRssBytes"`
+	Scrapes      int     `json:"scrapes"`
+	ScrapeErrors int     `json:"scrapeErrors"`
+	LastError    string  `json:"lastError,omitempty"`
+}
+
+// usage accumulates the scrapes of one node.
+type usage struct {
+	mu       sync.Mutex
+	node     Node
+	firstCPU float64
+	lastCPU  float64
+	peakRSS  float64
+	lastRSS  float64
+	ok, errs int
+	lastErr  string
+}
+
+// scrape reads the node's metrics once.
+func (u *usage) scrape(ctx context.Context, c *http.Client, token string) {
+	vals, err := fetchMetrics(ctx, c, u.node.APIURL, token)
+	if err != nil && ctx.Err() != nil {
+		return // the run ended during the scrape: not the node's failure
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if err != nil {
+		u.errs++
+		u.lastErr = err.Error()
+		return
+	}
+	cpu, okCPU := vals[metricCPU]
+	rss, okRSS := vals[metricRSS]
+	if !okCPU || !okRSS {
+		u.errs++
+		u.lastErr = "the metrics have no " + metricCPU + " or " + metricRSS
+		return
+	}
+	if u.ok == 0 {
+		u.firstCPU = cpu
+	}
+	u.ok++
+	u.lastCPU, u.lastRSS = cpu, rss
+	u.peakRSS = max(u.peakRSS, rss)
+}
+
+func (u *usage) result(role string, wallSeconds float64) NodeUsage {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	r := NodeUsage{Node: u.node.Index, Role: role, CPUSeconds: u.lastCPU - u.firstCPU,
+		PeakRSSBytes: int64(u.peakRSS), EndRSSBytes: int64(u.lastRSS), Scrapes: u.ok, ScrapeErrors: u.errs, LastError: u.lastErr}
+	if wallSeconds > 0 {
+		r.CPUPercent = 100 * r.CPUSeconds / wallSeconds
+	}
+	return r
+}
+
+func fetchMetrics(ctx context.Context, c *http.Client, apiURL, token string) (map[string]float64, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, apiURL+"/api/v2/node/metrics", nil)
+	if err != nil {
+		return nil, fmt.Errorf("metrics request: %w", err)
+	}
+	req.Header.Set("x-auth-token", token)
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("scrape %s: %w", apiURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
+		return nil, fmt.Errorf("scrape %s: HTTP %d", apiURL, resp.StatusCode)
+	}
+	return ParseMetrics(io.LimitReader(resp.Body, 8<<20), metricCPU, metricRSS)
+}

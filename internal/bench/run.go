@@ -1,0 +1,525 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// MaxMessageSize is the longest message text the API accepts (bytes).
+const MaxMessageSize = 500
+
+// Config configures a Run. Env, Senders, Recipient and Messages are
+// required; zero values of the rest take the defaults noted.
+type Config struct {
+	Env       Env
+	Senders   []int // 1-based indexes of the nodes that send, round robin
+	Recipient int   // 1-based index of the recipient
+	Messages  int   // how many messages to send in total
+	// Rate is the send rate over all senders in messages per second; 0
+	// sends as fast as the API accepts within Concurrency.
+	Rate float64
+	// Concurrency bounds the POST requests in flight (default 16).
+	Concurrency int
+	// Size is the message text's length in bytes (default 100, at most
+	// MaxMessageSize; never shorter than the id, about 20 bytes).
+	Size int
+	// Timeout is how long to wait for stragglers once every request has
+	// been answered (default 30 s).
+	Timeout time.Duration
+	// MaxDuration bounds the sending phase; messages not sent by then are
+	// reported as not sent (default 10 min).
+	MaxDuration time.Duration
+	// RequestTimeout bounds one POST (default 15 s).
+	RequestTimeout time.Duration
+	// ScrapeInterval is how often every node's metrics are read during the
+	// run for the peak RSS (default 1 s).
+	ScrapeInterval time.Duration
+	// Progress, if set, is called with a snapshot every ProgressInterval
+	// (default 500 ms) from one goroutine, and once at the end.
+	Progress         func(Progress)
+	ProgressInterval time.Duration
+	// HTTPClient makes every REST call (default: a client whose transport
+	// keeps Concurrency connections per node).
+	HTTPClient *http.Client
+	// Clock times the run (default SystemClock).
+	Clock Clock
+	// RunID names the run in every message text (default: 8 random hex
+	// digits).
+	RunID string
+}
+
+// Progress is a snapshot of a run.
+type Progress struct {
+	Elapsed   time.Duration
+	Phase     string // "sending", "waiting" or "done"
+	Total     int    // messages to send
+	Issued    int    // requests made
+	Accepted  int
+	Rejected  int // HTTP errors and transport failures
+	Delivered int
+}
+
+// Sample is one message's timeline, for plots.
+type Sample struct {
+	Seq       int
+	Sender    int
+	SentAt    time.Duration // since the run started
+	Accepted  bool
+	Delivered bool
+	Latency   time.Duration // send to delivery; 0 unless Delivered
+}
+
+// Report is the outcome of a run; its JSON form is `relayctl bench --json`.
+type Report struct {
+	RunID       string    `json:"runId"`
+	Start       time.Time `json:"start"`
+	Senders     []int     `json:"senders"`
+	Recipient   int       `json:"recipient"`
+	Messages    int       `json:"messages"`
+	Rate        float64   `json:"rate"` // asked for; 0 = as fast as possible
+	Concurrency int       `json:"concurrency"`
+	Size        int       `json:"size"`
+
+	Attempted     int            `json:"attempted"`     // requests made
+	NotSent       int            `json:"notSent"`       // never attempted (MaxDuration passed or the run was stopped)
+	Sent          int            `json:"sent"`          // accepted by the API (202)
+	Rejected      int            `json:"rejected"`      // HTTP errors and transport failures
+	Rejections    map[string]int `json:"rejections"`    // by "HTTP <status> <code>" or "transport: …"
+	Delivered     int            `json:"delivered"`     // accepted messages that arrived
+	Lost          int            `json:"lost"`          // accepted, never arrived within Timeout
+	DeliveryRatio float64        `json:"deliveryRatio"` // Delivered / Sent
+	Unexpected    int            `json:"unexpected"`    // arrived although the API did not accept them
+	Duplicates    int            `json:"duplicates"`    // message frames seen twice (replays after a reconnect included)
+	Foreign       int            `json:"foreign"`       // message frames that were not this run's
+	WSReconnects  int            `json:"wsReconnects"`
+
+	Latency     Summary `json:"latency"`     // tool's send to the recipient's message frame
+	NodeLatency Summary `json:"nodeLatency"` // the recipient's own "Latency: n ms" (ms resolution)
+	APILatency  Summary `json:"apiLatency"`  // POST to its answer, accepted messages
+
+	SendSeconds        float64 `json:"sendSeconds"`        // first request to last answer
+	DeliverSeconds     float64 `json:"deliverSeconds"`     // first request to last delivery
+	TotalSeconds       float64 `json:"totalSeconds"`       // whole run, waiting included
+	SentPerSecond      float64 `json:"sentPerSecond"`      // Sent / SendSeconds
+	DeliveredPerSecond float64 `json:"deliveredPerSecond"` // Delivered / DeliverSeconds
+
+	Nodes []NodeUsage `json:"nodes"`
+
+	Samples []Sample `json:"-"`
+}
+
+func (c *Config) setDefaults() error {
+	if c.Concurrency <= 0 {
+		c.Concurrency = 16
+	}
+	if c.Size <= 0 {
+		c.Size = 100
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.MaxDuration <= 0 {
+		c.MaxDuration = 10 * time.Minute
+	}
+	if c.RequestTimeout <= 0 {
+		c.RequestTimeout = 15 * time.Second
+	}
+	if c.ScrapeInterval <= 0 {
+		c.ScrapeInterval = time.Second
+	}
+	if c.ProgressInterval <= 0 {
+		c.ProgressInterval = 500 * time.Millisecond
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
+	}
+	if c.RunID == "" {
+		var b [4]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return fmt.Errorf("run id: %w", err)
+		}
+		c.RunID = hex.EncodeToString(b[:])
+	}
+	if c.HTTPClient == nil {
+		c.HTTPClient = &http.Client{Transport: &http.Transport{
+			MaxIdleConns:        4 * c.Concurrency,
+			MaxIdleConnsPerHost: c.Concurrency + 2,
+			IdleConnTimeout:     30 * time.Second,
+		}}
+	}
+	return nil
+}
+
+func (c *Config) validate() error {
+	switch {
+	case len(c.Env.Nodes) < 2:
+		return errors.New("the network needs at least 2 nodes")
+	case c.Messages < 1 || c.Messages > 10_000_000:
+		return fmt.Errorf("messages must be between 1 and 10,000,000, not %d", c.Messages)
+	case c.Rate < 0:
+		return fmt.Errorf("rate must not be negative, not %g", c.Rate)
+	case c.Concurrency > 4096:
+		return fmt.Errorf("concurrency must be at most 4096, not %d", c.Concurrency)
+	case c.Size > MaxMessageSize:
+		return fmt.Errorf("size must be at most %d bytes (the API's limit), not %d", MaxMessageSize, c.Size)
+	case len(c.Senders) == 0:
+		return errors.New("no sender")
+	}
+	if _, err := c.Env.Node(c.Recipient); err != nil {
+		return fmt.Errorf("recipient: %w", err)
+	}
+	seen := map[int]bool{}
+	for _, s := range c.Senders {
+		if _, err := c.Env.Node(s); err != nil {
+			return fmt.Errorf("sender: %w", err)
+		}
+		if s == c.Recipient {
+			return fmt.Errorf("node %d cannot be both a sender and the recipient", s)
+		}
+		if seen[s] {
+			return fmt.Errorf("node %d is named twice as a sender", s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// DefaultSenders returns the first n node indexes other than recipient.
+func DefaultSenders(env Env, n, recipient int) ([]int, error) {
+	var out []int
+	for i := 1; i <= len(env.Nodes) && len(out) < n; i++ {
+		if i != recipient {
+			out = append(out, i)
+		}
+	}
+	if len(out) < n || n < 1 {
+		return nil, fmt.Errorf("cannot pick %d senders among %d nodes besides the recipient", n, len(env.Nodes)-1)
+	}
+	return out, nil
+}
+
+// Run connects to the recipient's admin WebSocket, sends cfg.Messages
+// messages through the senders' REST APIs, waits for their delivery (at
+// most cfg.Timeout after the last answer) and reports. It returns an error
+// only when the run could not be made (bad configuration, the recipient's
+// admin server unreachable); API failures and losses are in the report.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
+	}
+	clock := cfg.Clock
+	recipient, _ := cfg.Env.Node(cfg.Recipient)
+	tr := newTracker(cfg.RunID, cfg.Messages)
+
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	w, err := dialWatcher(dctx, recipient.WSURL, cfg.Env.APIToken, tr, clock)
+	cancel()
+	if err != nil {
+		return nil, fmt.Errorf("bench: recipient node %d: %w", recipient.Index, err)
+	}
+
+	// Everything below ends with runCtx.
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	var bg sync.WaitGroup
+	defer bg.Wait()
+	defer stopRun()
+
+	watchDone := make(chan watchResult, 1)
+	bg.Go(func() { watchDone <- watchLoop(runCtx, w, recipient.WSURL, cfg.Env.APIToken, tr, clock) })
+
+	// Metrics: one scrape before, then periodically, then one after.
+	usages := make([]*usage, len(cfg.Env.Nodes))
+	for i, n := range cfg.Env.Nodes {
+		usages[i] = &usage{node: n}
+	}
+	scrapeAll := func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for _, u := range usages {
+			wg.Go(func() {
+				sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				u.scrape(sctx, cfg.HTTPClient, cfg.Env.APIToken)
+			})
+		}
+		wg.Wait()
+	}
+	scrapeAll(runCtx)
+	start := clock.Now()
+	bg.Go(func() {
+		for clock.Sleep(runCtx, cfg.ScrapeInterval) == nil {
+			scrapeAll(runCtx)
+		}
+	})
+
+	phase := &phaseBox{v: "sending"}
+	progress := func() Progress {
+		c := tr.counts()
+		return Progress{Elapsed: clock.Now().Sub(start), Phase: phase.get(), Total: cfg.Messages, Issued: c.Issued,
+			Accepted: c.Accepted, Rejected: c.Rejected + c.Failed, Delivered: c.Delivered}
+	}
+	if cfg.Progress != nil {
+		bg.Go(func() {
+			for clock.Sleep(runCtx, cfg.ProgressInterval) == nil {
+				cfg.Progress(progress())
+			}
+		})
+	}
+
+	// Send.
+	sendCtx, stopSending := context.WithTimeout(runCtx, cfg.MaxDuration)
+	sendAll(sendCtx, runCtx, cfg, tr)
+	stopSending()
+	tr.finishSending()
+
+	// Wait for stragglers.
+	phase.set("waiting")
+	var wsErr error
+	waitCtx, stopWaiting := context.WithTimeout(runCtx, cfg.Timeout)
+	select {
+	case <-tr.complete:
+	case <-waitCtx.Done():
+	case r := <-watchDone:
+		wsErr = r.err // the admin connection is gone for good: nothing more can arrive
+		watchDone <- r
+	}
+	stopWaiting()
+	end := clock.Now()
+	phase.set("done")
+
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	scrapeAll(fctx)
+	cancel()
+	stopRun()
+	bg.Wait()
+	wr := <-watchDone
+
+	rep := buildReport(cfg, tr, start, end, usages)
+	rep.Foreign, rep.WSReconnects = wr.foreign, wr.reconnects
+	if cfg.Progress != nil {
+		cfg.Progress(progress())
+	}
+	if wsErr == nil {
+		wsErr = wr.err
+	}
+	if wsErr != nil {
+		return rep, fmt.Errorf("bench: recipient node %d: %w", recipient.Index, wsErr)
+	}
+	if err := ctx.Err(); err != nil {
+		return rep, fmt.Errorf("bench: stopped: %w", err)
+	}
+	return rep, nil
+}
+
+// maxReconnects bounds how often the admin connection is re-established in
+// one run (the node drops a client that falls behind).
+const maxReconnects = 3
+
+type watchResult struct {
+	foreign, reconnects int
+	err                 error
+}
+
+// watchLoop runs w until ctx ends, reconnecting a lost connection at most
+// maxReconnects times (the node's replay of its last 100 frames then covers
+// part of the gap; duplicates are ignored).
+func watchLoop(ctx context.Context, w *watcher, url, token string, tr *tracker, clock Clock) watchResult {
+	var res watchResult
+	for {
+		err := w.run(ctx)
+		w.close()
+		res.foreign += w.foreign
+		if err == nil {
+			return res
+		}
+		if res.reconnects >= maxReconnects {
+			res.err = err
+			return res
+		}
+		res.reconnects++
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		w2, derr := dialWatcher(dctx, url, token, tr, clock)
+		cancel()
+		if derr != nil {
+			if ctx.Err() != nil {
+				return res
+			}
+			res.err = fmt.Errorf("%w; reconnect: %w", err, derr)
+			return res
+		}
+		w = w2
+	}
+}
+
+type phaseBox struct {
+	mu sync.Mutex
+	v  string
+}
+
+func (p *phaseBox) get() string { p.mu.Lock(); defer p.mu.Unlock(); return p.v }
+func (p *phaseBox) set(v string) {
+	p.mu.Lock()
+	p.v = v
+	p.mu.Unlock()
+}
+
+// sendAll issues the messages at cfg.Rate with at most cfg.Concurrency
+// requests in flight until all are issued or sendCtx ends, then waits for
+// every request it made (each bounded by cfg.RequestTimeout, and by runCtx).
+func sendAll(sendCtx, runCtx context.Context, cfg Config, tr *tracker) {
+	lim := NewLimiter(cfg.Rate, max(1, int(cfg.Rate/100)), cfg.Clock)
+	sem := make(chan struct{}, cfg.Concurrency)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for seq := 0; seq < cfg.Messages; seq++ {
+		if lim.Wait(sendCtx) != nil {
+			return
+		}
+		select {
+		case sem <- struct{}{}:
+		case <-sendCtx.Done():
+			return
+		}
+		sender, _ := cfg.Env.Node(cfg.Senders[seq%len(cfg.Senders)])
+		recipient, _ := cfg.Env.Node(cfg.Recipient)
+		text := MessageText(cfg.RunID, seq, cfg.Size)
+		tr.issue(seq, sender.Index, cfg.Clock.Now())
+		wg.Go(func() {
+			defer func() { <-sem }()
+			ok, reason, httpAnswer := post(runCtx, cfg, sender, recipient.PeerID, text)
+			tr.answer(seq, cfg.Clock.Now(), ok, reason, httpAnswer)
+		})
+	}
+}
+
+// post sends one message and reports whether the API accepted it, and if
+// not why and whether an HTTP answer came at all.
+func post(ctx context.Context, cfg Config, sender Node, recipient, text string) (accepted bool, reason string, httpAnswer bool) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
+	defer cancel()
+	body, _ := json.Marshal(struct {
+		Body      string `json:"body"`
+		Recipient string `json:"recipient"`
+	}{text, recipient})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sender.APIURL+"/api/v2/messages", bytes.NewReader(body))
+	if err != nil {
+		return false, "request: " + err.Error(), false
+	}
+	req.Header.Set("x-auth-token", cfg.Env.APIToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := cfg.HTTPClient.Do(req)
+	if err != nil {
+		return false, transportReason(err), false
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode == http.StatusAccepted {
+		return true, "", true
+	}
+	var e struct {
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(raw, &e) // a body without a code is reported by status alone
+	return false, rejectionReason(resp.StatusCode, e.Status), true
+}
+
+// transportReason groups transport failures coarsely for the report.
+func transportReason(err error) string {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return "transport: request timeout"
+	case errors.Is(err, context.Canceled):
+		return "transport: canceled"
+	}
+	return "transport: " + err.Error()
+}
+
+func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage) *Report {
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	rep := &Report{
+		RunID: cfg.RunID, Start: start, Senders: cfg.Senders, Recipient: cfg.Recipient, Messages: cfg.Messages,
+		Rate: cfg.Rate, Concurrency: cfg.Concurrency, Size: len(MessageText(cfg.RunID, 0, cfg.Size)),
+		Attempted: tr.issued, NotSent: cfg.Messages - tr.issued, Sent: tr.accepted,
+		Rejected: tr.rejected + tr.failed, Rejections: map[string]int{}, Duplicates: tr.duplicates,
+		TotalSeconds: end.Sub(start).Seconds(),
+	}
+	for k, v := range tr.rejections {
+		rep.Rejections[k] = v
+	}
+	var lat, nodeLat, apiLat []time.Duration
+	var first, lastAnswer, lastDelivery time.Time
+	for seq := 0; seq < tr.issued; seq++ {
+		r := tr.recs[seq]
+		if first.IsZero() || r.sent.Before(first) {
+			first = r.sent
+		}
+		if r.answered.After(lastAnswer) {
+			lastAnswer = r.answered
+		}
+		s := Sample{Seq: seq, Sender: r.sender, SentAt: r.sent.Sub(start), Accepted: r.state == stateAccepted}
+		delivered := !r.delivered.IsZero()
+		switch {
+		case r.state == stateAccepted && delivered:
+			rep.Delivered++
+			s.Delivered, s.Latency = true, r.delivered.Sub(r.sent)
+			lat = append(lat, s.Latency)
+			if r.nodeLatency >= 0 {
+				nodeLat = append(nodeLat, r.nodeLatency)
+			}
+			if r.delivered.After(lastDelivery) {
+				lastDelivery = r.delivered
+			}
+		case r.state == stateAccepted:
+			rep.Lost++
+		case delivered:
+			rep.Unexpected++
+		}
+		if r.state == stateAccepted {
+			apiLat = append(apiLat, r.answered.Sub(r.sent))
+		}
+		rep.Samples = append(rep.Samples, s)
+	}
+	rep.Latency, rep.NodeLatency, rep.APILatency = Summarize(lat), Summarize(nodeLat), Summarize(apiLat)
+	if rep.Sent > 0 {
+		rep.DeliveryRatio = float64(rep.Delivered) / float64(rep.Sent)
+	}
+	if !first.IsZero() {
+		if d := lastAnswer.Sub(first).Seconds(); d > 0 {
+			rep.SendSeconds = d
+			rep.SentPerSecond = float64(rep.Sent) / d
+		}
+		if d := lastDelivery.Sub(first).Seconds(); d > 0 {
+			rep.DeliverSeconds = d
+			rep.DeliveredPerSecond = float64(rep.Delivered) / d
+		}
+	}
+	senders := map[int]bool{}
+	for _, s := range cfg.Senders {
+		senders[s] = true
+	}
+	wall := end.Sub(start).Seconds()
+	for _, u := range usages {
+		role := "relayer"
+		switch {
+		case senders[u.node.Index]:
+			role = "sender"
+		case u.node.Index == cfg.Recipient:
+			role = "recipient"
+		}
+		rep.Nodes = append(rep.Nodes, u.result(role, wall))
+	}
+	return rep
+}

@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/coder/websocket"
+
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// ErrAuth means a node refused the API token.
+var ErrAuth = errors.New("the node refused the API token")
+
+// watcher reads the recipient's admin frames and hands the tool's own
+// messages to the tracker.
+type watcher struct {
+	c     *websocket.Conn
+	t     *tracker
+	clock Clock
+
+	lastMessage string // text of the last "Message: " line, for its "Latency:" line
+	foreign     int    // message frames that are not this run's
+}
+
+// dialWatcher connects to the admin server at rawURL and returns once the
+// server has registered the connection (its first frame, the start of the
+// replay, has arrived), so no delivery after the return can be missed.
+func dialWatcher(ctx context.Context, rawURL, token string, t *tracker, clock Clock) (*watcher, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("invalid admin URL %q: want ws://host:port", rawURL)
+	}
+	switch u.Scheme {
+	case "ws", "wss":
+	case "http":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	default:
+		return nil, fmt.Errorf("invalid admin URL %q: scheme must be ws", rawURL)
+	}
+	q := u.Query()
+	q.Set("apiToken", token)
+	u.RawQuery = q.Encode()
+	c, _, err := websocket.Dial(ctx, u.String(), nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect to the admin server %s://%s: %w", u.Scheme, u.Host, err)
+	}
+	c.SetReadLimit(1 << 20)
+	w := &watcher{c: c, t: t, clock: clock}
+	f, err := w.read(ctx)
+	if err != nil {
+		c.CloseNow()
+		return nil, fmt.Errorf("admin server %s: first frame: %w", u.Host, err)
+	}
+	if f.Type == ws.TypeAuthFailed {
+		c.CloseNow()
+		return nil, ErrAuth
+	}
+	w.handle(f)
+	return w, nil
+}
+
+func (w *watcher) read(ctx context.Context) (ws.Frame, error) {
+	_, b, err := w.c.Read(ctx)
+	if err != nil {
+		return ws.Frame{}, err
+	}
+	var f ws.Frame
+	if err := json.Unmarshal(b, &f); err != nil {
+		return ws.Frame{}, fmt.Errorf("bad frame from the admin server: %w", err)
+	}
+	return f, nil
+}
+
+// handle processes one frame. The node publishes a received message as
+// "#### NODE RECEIVED MESSAGE […] ####", "Message: <text>",
+// "Latency: <n> ms" and the message frame, back to back.
+func (w *watcher) handle(f ws.Frame) {
+	switch f.Type {
+	case ws.TypeMessage:
+		at := w.clock.Now()
+		if !w.t.deliver(f.Msg, at) {
+			w.foreign++
+		}
+	case ws.TypeLog:
+		if text, ok := strings.CutPrefix(f.Msg, "Message: "); ok {
+			w.lastMessage = text
+		} else if d, ok := parseNodeLatency(f.Msg); ok && w.lastMessage != "" {
+			w.t.nodeLatency(w.lastMessage, d)
+			w.lastMessage = ""
+		}
+	}
+}
+
+// run reads frames until ctx ends or the connection fails; it returns nil
+// when ctx ended.
+func (w *watcher) run(ctx context.Context) error {
+	for {
+		f, err := w.read(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("admin connection: %w", err)
+		}
+		w.handle(f)
+	}
+}
+
+func (w *watcher) close() { w.c.Close(websocket.StatusNormalClosure, "bench done") }
