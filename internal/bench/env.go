@@ -104,7 +104,7 @@ func ParseEnv(r io.Reader) (Env, error) {
 }
 
 // unquote reads one POSIX shell word made of bare and single-quoted parts
-// ('\'' inside a quoted value is a quote), as cluster.env writes them.
+// ('\” inside a quoted value is a quote), as cluster.env writes them.
 func unquote(raw string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(raw); {
