@@ -104,7 +104,8 @@ func ParseEnv(r io.Reader) (Env, error) {
 }
 
 // unquote reads one POSIX shell word made of bare and single-quoted parts
-// ('\” inside a quoted value is a quote), as cluster.env writes them.
+// (a quote inside a quoted value is written as the four characters
+// quote, backslash, quote, quote), as cluster.env writes them.
 func unquote(raw string) (string, error) {
 	var b strings.Builder
 	for i := 0; i < len(raw); {

@@ -258,11 +258,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	scrapeAll(runCtx)
 	start := clock.Now()
-	bg.Go(func() {
-		for clock.Sleep(runCtx, cfg.ScrapeInterval) == nil {
-			scrapeAll(runCtx)
+	// The periodic scrapes stop between two scrapes, never in the middle of
+	// one, so the last scrape is the last the nodes see.
+	scrapeCtx, stopScraping := context.WithCancel(runCtx)
+	defer stopScraping()
+	scrapeDone := make(chan struct{})
+	go func() {
+		defer close(scrapeDone)
+		for clock.Sleep(scrapeCtx, cfg.ScrapeInterval) == nil {
+			scrapeAll(context.WithoutCancel(scrapeCtx))
 		}
-	})
+	}()
 
 	phase := &phaseBox{v: "sending"}
 	progress := func() Progress {
@@ -299,6 +305,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	end := clock.Now()
 	phase.set("done")
 
+	stopScraping()
+	<-scrapeDone
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	scrapeAll(fctx)
 	cancel()

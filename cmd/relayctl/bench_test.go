@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayd/relayd/internal/bench"
+	"github.com/relayd/relayd/internal/bench/benchtest"
+)
+
+func TestBenchMainJSONAndPlot(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{NodeLatencyMs: 2})
+	dir := t.TempDir()
+	env := filepath.Join(dir, "cluster.env")
+	if err := os.WriteFile(env, []byte(net.EnvFile()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plot := filepath.Join(dir, "latency.svg")
+	var stdout, stderr bytes.Buffer
+	code := benchMain(t.Context(), []string{"--env", env, "--messages", "40", "--rate", "0", "--senders", "2",
+		"--size", "64", "--json", "--plot", plot}, &stdout, &stderr, false)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if rep.Sent != 40 || rep.Delivered != 40 || rep.Recipient != 4 || len(rep.Senders) != 2 || rep.Senders[1] != 2 || rep.Size != 64 {
+		t.Fatalf("report %+v", rep)
+	}
+	// Not a terminal: plain lines, no carriage returns; the last is "done".
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if strings.Contains(stderr.String(), "\r") || !strings.Contains(lines[len(lines)-1], "done") {
+		t.Fatalf("progress on a non-terminal:\n%q", stderr.String())
+	}
+	svg, err := os.ReadFile(plot)
+	if err != nil || !bytes.HasPrefix(svg, []byte("<svg")) {
+		t.Fatalf("plot: %v %.40q", err, svg)
+	}
+}
+
+func TestBenchMainTableOnTerminal(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{})
+	env := filepath.Join(t.TempDir(), "cluster.env")
+	if err := os.WriteFile(env, []byte(net.EnvFile()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := benchMain(t.Context(), []string{"--env", env, "--messages", "10", "--recipient", "3"}, &stdout, &stderr, true); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "to node 3") || !strings.Contains(stdout.String(), "delivered") {
+		t.Fatalf("table:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "\r\033[K[") || !strings.HasSuffix(stderr.String(), "\n") {
+		t.Fatalf("progress bar on a terminal: %q", stderr.String())
+	}
+}
+
+func TestBenchMainBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing env", []string{"--env", filepath.Join(dir, "none.env")}, "read env file"},
+		{"bad flag", []string{"--nope"}, "flag provided but not defined"},
+		{"argument", []string{"extra"}, "unexpected argument"},
+	} {
+		var stdout, stderr bytes.Buffer
+		if code := benchMain(t.Context(), c.args, &stdout, &stderr, false); code != 2 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%s: exit %d, stderr %q", c.name, code, stderr.String())
+		}
+	}
+}
+
+func TestProgressLine(t *testing.T) {
+	got := progressLine(bench.Progress{Elapsed: 1500 * time.Millisecond, Phase: "sending", Total: 100, Issued: 60, Accepted: 50, Rejected: 2, Delivered: 20})
+	want := "[######=========               ]   1.5s sending issued 60/100  accepted 50  rejected 2  delivered 20"
+	if got != want {
+		t.Fatalf("\n got %q\nwant %q", got, want)
+	}
+}

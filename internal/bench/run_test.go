@@ -1,0 +1,201 @@
+package bench_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/relayd/relayd/internal/bench"
+	"github.com/relayd/relayd/internal/bench/benchtest"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+func TestRunAgainstFakeNetwork(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{
+		NodeLatencyMs: 3,
+		Reject: func(seq int) (int, string, bool) {
+			return http.StatusUnprocessableEntity, "NOT_ENOUGH_BALANCE", seq%50 == 7
+		},
+		Drop: func(seq int) bool { return seq%40 == 3 },
+	})
+	// Frames from before the run (a replayed message of an older run, and
+	// of another application) must not count.
+	net.Hubs[3].Publish(ws.TypeMessage, bench.MessageText("0ldrun00", 1, 100))
+	net.Hubs[3].Publish(ws.TypeMessage, "hello")
+
+	var mu sync.Mutex
+	var progress []bench.Progress
+	rep, err := bench.Run(t.Context(), bench.Config{
+		Env: net.Env, Senders: []int{1, 2}, Recipient: 4, Messages: 200, Rate: 0, Concurrency: 8, Size: 120,
+		Timeout: 300 * time.Millisecond, ScrapeInterval: 20 * time.Millisecond,
+		Progress: func(p bench.Progress) { mu.Lock(); progress = append(progress, p); mu.Unlock() },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 200 messages: seq%50==7 rejected (4), seq%40==3 dropped (5).
+	if rep.Attempted != 200 || rep.Sent != 196 || rep.Rejected != 4 || rep.Delivered != 191 || rep.Lost != 5 {
+		t.Fatalf("attempted %d sent %d rejected %d delivered %d lost %d", rep.Attempted, rep.Sent, rep.Rejected, rep.Delivered, rep.Lost)
+	}
+	if rep.Rejections["HTTP 422 NOT_ENOUGH_BALANCE"] != 4 || len(rep.Rejections) != 1 {
+		t.Fatalf("rejections %v", rep.Rejections)
+	}
+	if rep.Foreign < 2 || rep.Duplicates != 0 || rep.Unexpected != 0 {
+		t.Fatalf("foreign %d duplicates %d unexpected %d", rep.Foreign, rep.Duplicates, rep.Unexpected)
+	}
+	if want := 191.0 / 196; rep.DeliveryRatio != want {
+		t.Fatalf("ratio %v, want %v", rep.DeliveryRatio, want)
+	}
+	if rep.Latency.Count != 191 || rep.Latency.P50Ms <= 0 || rep.Latency.MaxMs < rep.Latency.P99Ms {
+		t.Fatalf("latency %+v", rep.Latency)
+	}
+	if rep.NodeLatency.Count != 191 || rep.NodeLatency.P99Ms != 3 {
+		t.Fatalf("node latency %+v", rep.NodeLatency)
+	}
+	if rep.SentPerSecond <= 0 || rep.DeliveredPerSecond <= 0 || rep.Size != 120 {
+		t.Fatalf("rates %v %v size %d", rep.SentPerSecond, rep.DeliveredPerSecond, rep.Size)
+	}
+	// Every accepted text is distinct and of the asked size.
+	acc := net.Accepted()
+	slices.Sort(acc)
+	if len(slices.Compact(acc)) != 196 || len(acc[0]) != 120 {
+		t.Fatalf("%d distinct accepted texts of %d bytes", len(acc), len(acc[0]))
+	}
+	// Node usage: CPU is the difference between the first and last scrape
+	// (0.25 s per scrape in the fake), the peak RSS the third scrape's.
+	if len(rep.Nodes) != 4 {
+		t.Fatalf("nodes %+v", rep.Nodes)
+	}
+	roles := []string{"sender", "sender", "relayer", "recipient"}
+	for i, n := range rep.Nodes {
+		scrapes := net.Scrapes(i + 1)
+		if n.Role != roles[i] || n.Scrapes != scrapes || n.ScrapeErrors != 0 || n.CPUSeconds != 0.25*float64(scrapes-1) {
+			t.Fatalf("node %d: %+v (fake scraped %d times)", i+1, n, scrapes)
+		}
+		if scrapes >= 3 && n.PeakRSSBytes != 80e6 || n.EndRSSBytes != 50e6 {
+			t.Fatalf("node %d RSS: %+v", i+1, n)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(progress) == 0 || progress[len(progress)-1].Phase != "done" || progress[len(progress)-1].Delivered != 191 {
+		t.Fatalf("progress %+v", progress)
+	}
+}
+
+// TestRunEndsWhenAllArrive: with nothing lost the run does not wait for its
+// (long) timeout.
+func TestRunEndsWhenAllArrive(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{})
+	start := time.Now()
+	rep, err := bench.Run(t.Context(), bench.Config{Env: net.Env, Senders: []int{1}, Recipient: 4, Messages: 50, Rate: 2000, Timeout: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Delivered != 50 || rep.Lost != 0 || rep.DeliveryRatio != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("the run took %v: it waited for the timeout", d)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{})
+	bad := net.Env
+	bad.APIToken = "wrong-token"
+	if _, err := bench.Run(t.Context(), bench.Config{Env: bad, Senders: []int{1}, Recipient: 4, Messages: 1}); !errors.Is(err, bench.ErrAuth) {
+		t.Fatalf("wrong token: %v", err)
+	}
+	for _, c := range []struct {
+		name string
+		cfg  bench.Config
+		want string
+	}{
+		{"sender is recipient", bench.Config{Senders: []int{4}, Recipient: 4, Messages: 1}, "both a sender and the recipient"},
+		{"no such recipient", bench.Config{Senders: []int{1}, Recipient: 9, Messages: 1}, "node 9 does not exist"},
+		{"too large", bench.Config{Senders: []int{1}, Recipient: 4, Messages: 1, Size: 501}, "at most 500"},
+		{"no messages", bench.Config{Senders: []int{1}, Recipient: 4}, "messages must be"},
+		{"negative rate", bench.Config{Senders: []int{1}, Recipient: 4, Messages: 1, Rate: -1}, "rate"},
+		{"twice", bench.Config{Senders: []int{1, 1}, Recipient: 4, Messages: 1}, "twice"},
+	} {
+		c.cfg.Env = net.Env
+		if _, err := bench.Run(t.Context(), c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestReportJSONShape pins the names of the JSON report's fields: scripts
+// read them.
+func TestReportJSONShape(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{})
+	rep, err := bench.Run(t.Context(), bench.Config{Env: net.Env, Senders: []int{1}, Recipient: 4, Messages: 5, Rate: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteJSON(&buf); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"runId", "start", "senders", "recipient", "messages", "rate", "concurrency", "size",
+		"attempted", "notSent", "sent", "rejected", "rejections", "delivered", "lost", "deliveryRatio", "unexpected",
+		"duplicates", "foreign", "wsReconnects", "latency", "nodeLatency", "apiLatency", "sendSeconds", "deliverSeconds",
+		"totalSeconds", "sentPerSecond", "deliveredPerSecond", "nodes"}
+	var got []string
+	for k := range m {
+		got = append(got, k)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("JSON keys\n got %v\nwant %v", got, want)
+	}
+	var lat map[string]float64
+	if err := json.Unmarshal(m["latency"], &lat); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"count", "minMs", "meanMs", "p50Ms", "p90Ms", "p99Ms", "maxMs"} {
+		if _, ok := lat[k]; !ok {
+			t.Fatalf("latency has no %s: %v", k, lat)
+		}
+	}
+	if lat["count"] != 5 {
+		t.Fatalf("latency count %v", lat["count"])
+	}
+	var nodes []map[string]any
+	if err := json.Unmarshal(m["nodes"], &nodes); err != nil || len(nodes) != 4 {
+		t.Fatalf("nodes %s: %v", m["nodes"], err)
+	}
+	for _, k := range []string{"node", "role", "cpuSeconds", "cpuPercent", "peakRssBytes", "endRssBytes", "scrapes", "scrapeErrors"} {
+		if _, ok := nodes[0][k]; !ok {
+			t.Fatalf("node has no %s: %v", k, nodes[0])
+		}
+	}
+
+	var table, svg bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"sent (API accepted)", "delivery ratio", "100.0000 %", "send → WS frame", "recipient"} {
+		if !strings.Contains(table.String(), s) {
+			t.Fatalf("table has no %q:\n%s", s, table.String())
+		}
+	}
+	if err := rep.WriteSVG(&svg); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(svg.String(), "<svg") || strings.Count(svg.String(), "<circle") != 5 || !strings.Contains(svg.String(), "p99") {
+		t.Fatalf("svg:\n%s", svg.String())
+	}
+}
