@@ -154,7 +154,14 @@ func parseEphemeral(b []byte) (x, y *[32]byte, ok bool) {
 	if len(b) != EphemeralKeySize || b[0] != 4 {
 		return nil, nil, false
 	}
-	if _, err := dsecp.ParsePubKey(b); err != nil {
+	// X, Y < p and y² = x³ + 7 (what dsecp.ParsePubKey checks, without its allocation).
+	var fx, fy, y2, x3 dsecp.FieldVal
+	if fx.SetByteSlice(b[1:33]) || fy.SetByteSlice(b[33:65]) {
+		return nil, nil, false
+	}
+	y2.SquareVal(&fy).Normalize()
+	x3.SquareVal(&fx).Mul(&fx).AddInt(7).Normalize()
+	if !y2.Equals(&x3) {
 		return nil, nil, false
 	}
 	return (*[32]byte)(b[1:33]), (*[32]byte)(b[33:65]), true

@@ -94,7 +94,7 @@ func TestRelayerChecksEveryAck(t *testing.T) {
 		f := ackFrame(ids[i], acks[i])
 		r.relay.handleAck(n.id, f[:])
 	}
-	close(r.relay.acked)
+	r.relay.acked.close()
 	r.relay.runCommitter(context.Background())
 	ts, err := r.relay.cfg.Payments.(*Ledger).Tickets()
 	if err != nil {
@@ -142,5 +142,44 @@ func TestSenderChecksAck(t *testing.T) {
 	a.relay.handleAck(r.id, f[:])
 	if err := a.relay.WaitAck(t.Context(), challenge); err != nil {
 		t.Fatalf("WaitAck: %v", err)
+	}
+}
+
+// TestAckQueue: a full queue blocks its producer until the committer takes a batch; close lets
+// the committer drain what is queued; nothing is lost or reordered.
+func TestAckQueue(t *testing.T) {
+	q := newAckQueue(4)
+	done := make(chan []uint64)
+	go func() {
+		var got []uint64
+		batch := make([]AckedTicket, 0, 3)
+		for {
+			var closed bool
+			batch, closed = q.take(batch, 3)
+			if len(batch) == 0 {
+				if closed {
+					done <- got
+					return
+				}
+				<-q.wake
+				continue
+			}
+			for _, a := range batch {
+				got = append(got, a.Ticket.Index)
+			}
+		}
+	}()
+	for i := range 100 {
+		q.push(AckedTicket{Ticket: tickets.Ticket{Index: uint64(i + 1)}})
+	}
+	q.close()
+	got := <-done
+	if len(got) != 100 {
+		t.Fatalf("committer got %d tickets, want 100", len(got))
+	}
+	for i, idx := range got {
+		if idx != uint64(i+1) {
+			t.Fatalf("ticket %d has index %d", i, idx)
+		}
 	}
 }

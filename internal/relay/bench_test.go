@@ -150,7 +150,7 @@ func (h *hopBench) hop(ctx context.Context, l, i int) {
 
 // finish waits until every acknowledged ticket is on disk and checks the counts.
 func (h *hopBench) finish(b *testing.B) {
-	close(h.r.relay.acked)
+	h.r.relay.acked.close()
 	<-h.commit
 	b.StopTimer()
 	r := h.r.relay

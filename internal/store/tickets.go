@@ -89,18 +89,25 @@ func (db *DB) SaveAcknowledgedTickets(ts []AckedTicket) error {
 	if len(ts) == 0 {
 		return nil
 	}
+	// One buffer for every key and value of the batch (bbolt keeps them until the commit).
+	buf := make([]byte, 0, len(ts)*(ackedKeyLen+ackedValueLen))
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTicketsAcked)
+		buf := buf[:0]
 		for i := range ts {
 			t := &ts[i]
-			v := make([]byte, 0, ackedValueLen)
-			v = append(v, t.Source[:]...)
-			v, err := t.Ticket.AppendBinary(v)
-			if err != nil {
+			k0 := len(buf)
+			buf = append(buf, t.Ticket.ChannelID[:]...)
+			buf = binary.BigEndian.AppendUint32(buf, t.Ticket.Epoch)
+			buf = binary.BigEndian.AppendUint64(buf, t.Ticket.Index)
+			v0 := len(buf)
+			buf = append(buf, t.Source[:]...)
+			var err error
+			if buf, err = t.Ticket.AppendBinary(buf); err != nil {
 				return fmt.Errorf("acknowledged ticket %d: %w", t.Ticket.Index, err)
 			}
-			v = append(v, t.Response[:]...)
-			if err := b.Put(ackedKey(t.Ticket.ChannelID, t.Ticket.Epoch, t.Ticket.Index), v); err != nil {
+			buf = append(buf, t.Response[:]...)
+			if err := b.Put(buf[k0:v0:v0], buf[v0:len(buf):len(buf)]); err != nil {
 				return err
 			}
 		}
