@@ -71,6 +71,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 			float64(n.PeakRSSBytes)/1e6, float64(n.EndRSSBytes)/1e6, n.Scrapes)
 	}
 	tw.Flush()
+	fmt.Fprintf(&b, "this tool: %.2f CPU s", r.ToolCPUSeconds)
+	if r.HostBusyPercent >= 0 {
+		fmt.Fprintf(&b, "; the machine's CPUs were %.0f %% busy (all processes)", r.HostBusyPercent)
+	}
+	b.WriteString("\n")
 	for _, n := range r.Nodes {
 		if n.ScrapeErrors > 0 {
 			fmt.Fprintf(&b, "node %d: %d metric scrapes failed, last: %s\n", n.Node, n.ScrapeErrors, n.LastError)

@@ -113,6 +113,12 @@ type Report struct {
 	DeliveredPerSecond float64 `json:"deliveredPerSecond"` // Delivered / DeliverSeconds
 
 	Nodes []NodeUsage `json:"nodes"`
+	// ToolCPUSeconds is the CPU this tool used during the run (it shares
+	// the machine with a local network).
+	ToolCPUSeconds float64 `json:"toolCpuSeconds"`
+	// HostBusyPercent is how busy the machine's CPUs were during the run
+	// (Linux /proc/stat; 100 = all CPUs all the time), -1 when unknown.
+	HostBusyPercent float64 `json:"hostBusyPercent"`
 
 	Samples []Sample `json:"-"`
 }
@@ -258,6 +264,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	scrapeAll(runCtx)
 	start := clock.Now()
+	hostStart, selfStart := readHostCPU(), selfCPU()
 	// The periodic scrapes stop between two scrapes, never in the middle of
 	// one, so the last scrape is the last the nodes see.
 	scrapeCtx, stopScraping := context.WithCancel(runCtx)
@@ -303,6 +310,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	stopWaiting()
 	end := clock.Now()
+	hostEnd, selfEnd := readHostCPU(), selfCPU()
 	phase.set("done")
 
 	stopScraping()
@@ -316,6 +324,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	rep := buildReport(cfg, tr, start, end, usages)
 	rep.Foreign, rep.WSReconnects = wr.foreign, wr.reconnects
+	rep.ToolCPUSeconds = (selfEnd - selfStart).Seconds()
+	rep.HostBusyPercent = busyPercent(hostStart, hostEnd)
 	if cfg.Progress != nil {
 		cfg.Progress(progress())
 	}

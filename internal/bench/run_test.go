@@ -151,7 +151,7 @@ func TestReportJSONShape(t *testing.T) {
 	want := []string{"runId", "start", "senders", "recipient", "messages", "rate", "concurrency", "size",
 		"attempted", "notSent", "sent", "rejected", "rejections", "delivered", "lost", "deliveryRatio", "unexpected",
 		"duplicates", "foreign", "wsReconnects", "latency", "nodeLatency", "apiLatency", "sendSeconds", "deliverSeconds",
-		"totalSeconds", "sentPerSecond", "deliveredPerSecond", "nodes"}
+		"totalSeconds", "sentPerSecond", "deliveredPerSecond", "nodes", "toolCpuSeconds", "hostBusyPercent"}
 	var got []string
 	for k := range m {
 		got = append(got, k)

@@ -101,3 +101,20 @@ relayd_message_latency_seconds_bucket{le="0.005"} 3
 		t.Fatal("bad value accepted")
 	}
 }
+
+func TestParseProcStat(t *testing.T) {
+	a, err := parseProcStat(strings.NewReader("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n"))
+	if err != nil || !a.ok || a.busy != 150 || a.total != 1000 {
+		t.Fatalf("%+v %v", a, err)
+	}
+	b, _ := parseProcStat(strings.NewReader("cpu  200 0 100 850 50 0 0 0 0 0\n"))
+	if got := busyPercent(a, b); got != 75 {
+		t.Fatalf("busy %v, want 75", got)
+	}
+	if got := busyPercent(hostCPU{}, b); got != -1 {
+		t.Fatalf("unknown busy %v", got)
+	}
+	if _, err := parseProcStat(strings.NewReader("intr 1 2\n")); err == nil {
+		t.Fatal("no cpu line accepted")
+	}
+}
