@@ -2,10 +2,12 @@ package relay
 
 import (
 	"context"
+	"crypto/ecdsa"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -202,27 +204,87 @@ func BenchmarkRelayHopParallel(b *testing.B) {
 // signature recovery (the incoming ticket's signer) and one signature (the outgoing ticket),
 // with go-ethereum's libsecp256k1 as the relay uses it.
 func BenchmarkUnavoidablePublicKeyWork(b *testing.B) {
-	k, _ := newKeyPair(b)
-	other, _ := newKeyPair(b)
-	pub := other.PublicKey
-	hash := crypto.Keccak256([]byte("ticket"))
-	sig, err := crypto.Sign(hash, k)
-	if err != nil {
-		b.Fatal(err)
-	}
-	scalar := crypto.FromECDSA(k)
-	curve := crypto.S256()
+	floor := newFloorWork(b)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		x, _ := curve.ScalarMult(pub.X, pub.Y, scalar)
-		if x == nil {
-			b.Fatal("ECDH failed")
-		}
-		if _, err := crypto.Ecrecover(hash, sig); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := crypto.Sign(hash, k); err != nil {
+		floor.run(b)
+	}
+}
+
+// floorWork is one ECDH, one ecrecover and one signature through go-ethereum's libsecp256k1.
+type floorWork struct {
+	k      *ecdsa.PrivateKey
+	pub    ecdsa.PublicKey
+	hash   []byte
+	sig    []byte
+	scalar []byte
+}
+
+func newFloorWork(b *testing.B) *floorWork {
+	k, _ := newKeyPair(b)
+	other, _ := newKeyPair(b)
+	f := &floorWork{k: k, pub: other.PublicKey, hash: crypto.Keccak256([]byte("ticket")), scalar: crypto.FromECDSA(k)}
+	var err error
+	if f.sig, err = crypto.Sign(f.hash, k); err != nil {
+		b.Fatal(err)
+	}
+	return f
+}
+
+func (f *floorWork) run(b *testing.B) {
+	x, _ := crypto.S256().ScalarMult(f.pub.X, f.pub.Y, f.scalar)
+	if x == nil {
+		b.Fatal("ECDH failed")
+	}
+	if _, err := crypto.Ecrecover(f.hash, f.sig); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := crypto.Sign(f.hash, f.k); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkRelayHopVsFloor alternates one paid hop (as BenchmarkRelayHop/paid) and one run of
+// the unavoidable public-key work on the same goroutine, timing each, so that both see the same
+// load on a shared machine; it reports hop-ns/op, floor-ns/op and their ratio hop/floor. The
+// committer's final drain counts as hop time.
+func BenchmarkRelayHopVsFloor(b *testing.B) {
+	h := newHopBench(b, true, 1, b.N)
+	floor := newFloorWork(b)
+	var hopNs, floorNs time.Duration
+	b.ResetTimer()
+	for i := range b.N {
+		t0 := time.Now()
+		h.hop(b.Context(), 0, i)
+		t1 := time.Now()
+		floor.run(b)
+		hopNs += t1.Sub(t0)
+		floorNs += time.Since(t1)
+	}
+	t0 := time.Now()
+	h.finish(b)
+	hopNs += time.Since(t0)
+	b.ReportMetric(float64(hopNs)/float64(b.N), "hop-ns/op")
+	b.ReportMetric(float64(floorNs)/float64(b.N), "floor-ns/op")
+	b.ReportMetric(float64(hopNs)/float64(floorNs), "hop/floor")
+}
+
+// BenchmarkSend measures a sender's whole message over 2 relayers in paid mode: the packet
+// (NewRoute + Seal), its proof-of-relay data (four base-point multiplications with one
+// shared inversion) and the first hop's ticket (index + signature), handed to the transport.
+func BenchmarkSend(b *testing.B) {
+	chans := newChannelMap()
+	a, r, n := newBenchNode(b, chans, true), newBenchNode(b, chans, true), newBenchNode(b, chans, true)
+	chans.open(a.relay.addr, r.relay.addr, tickets.AmountFor(1<<40))
+	route := []peer.ID{r.id, n.id}
+	if _, err := a.relay.Send(b.Context(), route, "warm up the peer cache"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := a.relay.Send(b.Context(), route, "benchmark message"); err != nil {
 			b.Fatal(err)
 		}
 	}
