@@ -59,7 +59,7 @@ func Example() {
 		pkt = p.Next
 	}
 	// Output:
-	// hop 0: forward 1383 bytes to the next hop
-	// hop 1: forward 1383 bytes to the next hop
+	// hop 0: forward 1335 bytes to the next hop
+	// hop 1: forward 1335 bytes to the next hop
 	// hop 2: recipient got "hello" sent at 1767225600000
 }

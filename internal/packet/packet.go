@@ -17,11 +17,12 @@ const (
 	MACSize = 16
 
 	// PoRSize is the size of the opaque proof-of-relay field a relayer finds
-	// in its routing information: the 64-byte point Q_i = (own_i +
-	// ack_{i+1})·G whose address is its own ticket's challenge, uncompressed,
-	// and the 20-byte challenge T_{i+1} of the ticket it issues (PROTOCOL.md
-	// §2). The caller fills it; this package does not read it.
-	PoRSize = 84
+	// in its routing information: the 20-byte challenge T_i its own ticket
+	// must carry, the 32-byte commitment H(ack_{i+1}) the next hop's
+	// acknowledgement must open, and the 20-byte challenge T_{i+1} of the
+	// ticket it issues (PROTOCOL.md §2). The caller fills it; this package
+	// does not read it.
+	PoRSize = 72
 
 	// SecretSize is the size of the secret a hop shares with the sender.
 	SecretSize = 32

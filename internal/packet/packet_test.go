@@ -125,7 +125,7 @@ func TestSizes(t *testing.T) {
 	if MaxMessageSize < 500 {
 		t.Errorf("MaxMessageSize = %d, want at least 500", MaxMessageSize)
 	}
-	if RoutingInfoSize != 198 || HeaderSize != 873 || PayloadSize != 510 || PacketSize != 1383 {
+	if RoutingInfoSize != 186 || HeaderSize != 825 || PayloadSize != 510 || PacketSize != 1335 {
 		t.Errorf("sizes changed: routing info %d, header %d, payload %d, packet %d; update PROTOCOL.md §3 and the vectors",
 			RoutingInfoSize, HeaderSize, PayloadSize, PacketSize)
 	}

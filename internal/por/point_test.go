@@ -172,3 +172,16 @@ func BenchmarkMulBase4(b *testing.B) {
 		}
 	}
 }
+
+func TestCommitAck(t *testing.T) {
+	ack := mustDerive(t, DeriveAck, secret(2))
+	c := CommitAck(ack)
+	if want := sha256.Sum256(append([]byte("relayd por ack commitment"), ack[:]...)); c != want {
+		t.Fatalf("CommitAck = %x, want %x", c, want)
+	}
+	other := ack
+	other[31] ^= 1
+	if CommitAck(other) == c {
+		t.Fatal("different acks commit alike")
+	}
+}

@@ -15,6 +15,7 @@
 package por
 
 import (
+	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
 
@@ -359,3 +360,20 @@ func equalAffine(p *secp256k1.JacobianPoint, x, y *secp256k1.FieldVal) bool {
 
 // EqualScalars compares two scalars in constant time.
 func EqualScalars(a, b Scalar) bool { return subtle.ConstantTimeCompare(a[:], b[:]) == 1 }
+
+// AckCommitment is H(ack), the hash by which a packet header commits to the acknowledgement a
+// hop must receive (PROTOCOL.md §2).
+type AckCommitment [32]byte
+
+// ackCommitLabel separates the commitment from every other use of SHA-256.
+const ackCommitLabel = "relayd por ack commitment"
+
+// CommitAck returns SHA-256(ackCommitLabel ‖ ack): the sender puts it in hop i's routing
+// information for ack_{i+1}, and hop i accepts an acknowledgement a when CommitAck(a) equals it.
+// Finding another scalar with the same commitment is a second preimage of SHA-256.
+func CommitAck(ack Scalar) AckCommitment {
+	var b [len(ackCommitLabel) + 32]byte
+	n := copy(b[:], ackCommitLabel)
+	copy(b[n:], ack[:])
+	return sha256.Sum256(b[:])
+}

@@ -39,7 +39,7 @@ var (
 	// source already owes this node.
 	ErrTicketBalance = errors.New("relay: ticket exceeds channel balance")
 	// ErrTicketChallenge reports a ticket whose proof-of-relay challenge does not match the
-	// packet's (por.VerifyIncoming).
+	// challenge T_i the packet's sender put in this hop's routing information.
 	ErrTicketChallenge = errors.New("relay: ticket challenge mismatch")
 
 	// ErrChannelNotFound reports that no channel exists between the two nodes.

@@ -571,6 +571,12 @@ func (l *Ledger) redeemChannel(ctx context.Context, r Redeemer, rows []store.Ack
 			outcome = store.OutcomeNeglected
 		case t.Index <= ch.TicketIndex:
 			outcome = store.OutcomeRedeemed
+		case !opens(a.Response, t.Challenge):
+			// The contract would revert (ChallengeMismatch): the packet's sender committed to an
+			// acknowledgement that does not open the challenge it had the ticket carry
+			// (PROTOCOL.md §2). Void, without a transaction.
+			l.log.Warn("ledger: acknowledged ticket's response does not open its challenge", slog.Uint64("index", t.Index))
+			outcome = store.OutcomeNeglected
 		case !wins(t, a.Response, l.cfg.ChainID, l.cfg.Contract):
 			outcome = store.OutcomeLosing
 		default:
@@ -609,6 +615,12 @@ func (l *Ledger) forget(t *tickets.Ticket) {
 	if st := l.in[t.ChannelID]; st != nil && st.epoch == t.Epoch {
 		st.forget(t.Index)
 	}
+}
+
+// opens reports whether address(response·G) == challenge, the contract's proof-of-relay check.
+func opens(response [32]byte, challenge [20]byte) bool {
+	c, err := por.ChallengeOf(por.Scalar(response))
+	return err == nil && c == por.Challenge(challenge)
 }
 
 // wins reports whether a ticket wins (PROTOCOL.md §4.5): the top 56 bits of

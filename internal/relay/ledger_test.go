@@ -51,12 +51,23 @@ func (e *ledgerEnv) open(t *testing.T) {
 	}
 }
 
-// incoming signs a ticket from source to self.
+// responseFor is the proof-of-relay response of the test ticket with index i.
+func responseFor(i uint64) [32]byte {
+	var r [32]byte
+	r[0], r[31] = 1, byte(i)
+	return r
+}
+
+// incoming signs a ticket from source to self whose challenge responseFor(index) opens.
 func (e *ledgerEnv) incoming(t *testing.T, index uint64, amount uint256.Int) tickets.Ticket {
 	t.Helper()
 	ch, _ := e.chans.Channel(e.sourceAddr, e.selfAddr)
+	c, err := por.ChallengeOf(por.Scalar(responseFor(index)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tk := tickets.Ticket{ChannelID: ch.ID, Amount: amount, Index: index, Epoch: ch.Epoch, WinProb: tickets.MaxWinProb,
-		Challenge: [20]byte{0xaa}}
+		Challenge: c}
 	if err := tk.Sign(e.source, testChainID, testContract); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +142,7 @@ func TestLedgerBalanceCountsWhatIsOwed(t *testing.T) {
 	if err := e.l.AcceptTicket(e.sourceAddr, &t2, false); err != nil {
 		t.Fatalf("after neglecting the first: %v", err)
 	}
-	if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: t2, Response: [32]byte{1}}}); err != nil {
+	if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: t2, Response: responseFor(2)}}); err != nil {
 		t.Fatal(err)
 	}
 	// After a restart the acknowledged ticket is still owed and its index still used.
@@ -182,7 +193,7 @@ func TestLedgerRedeem(t *testing.T) {
 		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
 			t.Fatal(err)
 		}
-		acks = append(acks, AckedTicket{Source: e.sourceAddr, Ticket: tk, Response: [32]byte{byte(i)}})
+		acks = append(acks, AckedTicket{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)})
 	}
 	// Acknowledged out of order; redemption still goes in index order.
 	if err := e.l.Acknowledge(t.Context(), []AckedTicket{acks[2], acks[0], acks[3], acks[1]}); err != nil {
@@ -286,5 +297,30 @@ func TestLedgerIndexPrefetch(t *testing.T) {
 	}
 	if tk.Index <= last {
 		t.Fatalf("after restart index %d, not above %d", tk.Index, last)
+	}
+}
+
+// TestLedgerRedeemChecksResponse: an acknowledged ticket whose response does not open its
+// challenge (a sender that committed to the wrong acknowledgement) is settled as void without a
+// transaction; the next one is redeemed.
+func TestLedgerRedeemChecksResponse(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	var acks []AckedTicket
+	for i := uint64(1); i <= 2; i++ {
+		tk := e.incoming(t, i, PricePerHop)
+		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, AckedTicket{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)})
+	}
+	acks[0].Response = responseFor(7)
+	if err := e.l.Acknowledge(t.Context(), acks); err != nil {
+		t.Fatal(err)
+	}
+	r := &fakeRedeemer{}
+	rep, err := e.l.Redeem(t.Context(), r)
+	if err != nil || rep.Neglected != 1 || rep.Redeemed != 1 || len(r.calls) != 1 || r.calls[0] != 2 {
+		t.Fatalf("report %+v, %v, calls %v", rep, err, r.calls)
 	}
 }

@@ -18,11 +18,11 @@ type pendingEntry struct {
 	expires time.Time
 
 	// Relayer: what checks the acknowledgement and turns it into a redeemable ticket.
-	point  por.Point // Q_i: (own + ack)·G must equal it
-	own    por.Scalar
-	prev   common.Address
-	paid   bool
-	ticket tickets.Ticket
+	commitment por.AckCommitment // H(ack_{i+1}): the ack must hash to it
+	own        por.Scalar
+	prev       common.Address
+	paid       bool
+	ticket     tickets.Ticket
 
 	// Sender: the ack challenge A_1 that names the message, the ack scalar expected, and done,
 	// closed once the entry is acknowledged or expired; acked says which.

@@ -43,9 +43,13 @@ const (
 	ackCommitWindow = 2 * time.Millisecond
 )
 
-var (
-	errDuplicate   = errors.New("relay: duplicate packet id")
-	errBadPoRPoint = errors.New("relay: proof-of-relay point not on the curve")
+var errDuplicate = errors.New("relay: duplicate packet id")
+
+// Layout of the PoR field of a relayer's routing information (packet.PoRSize bytes,
+// PROTOCOL.md §2): T_i ‖ H(ack_{i+1}) ‖ T_{i+1}.
+const (
+	porChallenge = len(por.Challenge{})                    // end of T_i
+	porNext      = porChallenge + len(por.AckCommitment{}) // end of H(ack_{i+1})
 )
 
 // Transport carries frames between nodes; *p2p.Host satisfies it.
@@ -396,20 +400,18 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 		r.dropPacket(from, reasonBadNextHop, err)
 		return
 	}
-	// PoR field (PROTOCOL.md §2): Q_i = (own_i + ack_{i+1})·G, whose address is this hop's
-	// ticket challenge and which the next hop's acknowledgement must open, then the challenge
-	// of the ticket this hop issues.
+	// PoR field (PROTOCOL.md §2): T_i, the challenge this hop's ticket must carry; H(ack_{i+1}),
+	// the commitment the next hop's acknowledgement must open; T_{i+1}, the challenge of the
+	// ticket this hop issues. Checking them costs two comparisons and, per ack, one hash.
 	now := r.clock.Now()
 	e := &pendingEntry{next: next.id, expires: now.Add(r.cfg.AckTimeout), own: own, prev: prev.addr}
-	copy(e.point[:], p.PoR[:len(e.point)])
-	if !e.point.Valid() {
-		r.dropPacket(from, reasonPayload, errBadPoRPoint)
-		return
-	}
+	var want por.Challenge
+	copy(want[:], p.PoR[:porChallenge])
+	copy(e.commitment[:], p.PoR[porChallenge:porNext])
 	f := forward{id: idOf(p.Next), entry: e, next: next, pkt: p.Next}
-	copy(f.challenge[:], p.PoR[len(e.point):])
+	copy(f.challenge[:], p.PoR[porNext:])
 	if r.paid {
-		if err := r.checkTicket(prev, tb, &e.point, &e.ticket); err != nil {
+		if err := r.checkTicket(prev, tb, want, &e.ticket); err != nil {
 			r.dropPacket(from, reasonOf(err), err)
 			return
 		}
@@ -442,16 +444,16 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 }
 
 // checkTicket decodes and validates a relayer's incoming ticket into t.
-// The challenge must be the address of the Q_i the sender put in this hop's routing
-// information: a keccak, no curve arithmetic.
-func (r *Relay) checkTicket(prev *peerEntry, tb []byte, q *por.Point, t *tickets.Ticket) error {
+// The challenge must be T_i, which the sender put in this hop's routing information (where the
+// previous hop can neither read nor change it): no curve arithmetic.
+func (r *Relay) checkTicket(prev *peerEntry, tb []byte, want por.Challenge, t *tickets.Ticket) error {
 	if tb == nil {
 		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketMissing)
 	}
 	if err := t.UnmarshalBinary(tb); err != nil {
 		return fmt.Errorf("%w: %w: %w", ErrInvalidTicket, ErrTicketMalformed, err)
 	}
-	if q.Address() != t.Challenge {
+	if want != t.Challenge {
 		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
 	}
 	return r.cfg.Payments.AcceptTicket(prev.addr, t, false)
@@ -590,9 +592,9 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 		r.dropAck(from, reasonWrongPeer, ErrBadAck)
 		return
 	}
-	// The sender knows the ack scalar it expects; a relayer checks that own + ack opens Q_i,
-	// i.e. that the response redeems its ticket (one base-point multiplication).
-	if e.sender && !por.EqualScalars(ack, e.ack) || !e.sender && !por.VerifyResponse(e.own, ack, &e.point) {
+	// The sender knows the ack scalar it expects; a relayer checks it against the commitment
+	// in its routing information (one hash).
+	if e.sender && !por.EqualScalars(ack, e.ack) || !e.sender && por.CommitAck(ack) != e.commitment {
 		r.dropAck(from, reasonBadAck, ErrBadAck)
 		return
 	}
@@ -720,8 +722,8 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 		return zero, fmt.Errorf("send: %w", err)
 	}
 	// Per hop i: own_i, ack_i, and the response r_i = own_i + ack_{i+1} (end for the recipient)
-	// whose point Q_i = r_i·G hop i gets in its PoR field and whose address is the challenge of
-	// the ticket to hop i. One more point, A_1 = ack_0·G, names the message's acknowledgement.
+	// whose address(r_i·G) = T_i is the challenge of the ticket to hop i. One more point,
+	// A_1 = ack_0·G, names the message's acknowledgement.
 	var own, ack, ks [packet.MaxHops + 1]por.Scalar
 	for i := range n {
 		if own[i], ack[i], err = por.DeriveOwnAck(route.Secret(i)); err != nil {
@@ -744,7 +746,7 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 	ks[n] = ack[0]
 	first0 := 0
 	if n == 1 {
-		first0 = 1 // a direct message: no relayer needs Q_0
+		first0 = 1 // a direct message: no ticket, no T_0
 	}
 	pts, err := por.MulBase(ks[first0 : n+1]...)
 	if err != nil {
@@ -753,9 +755,11 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 	pts = append(make([]por.Point, first0), pts...)
 	var fields [packet.MaxHops - 1][packet.PoRSize]byte
 	for i := range n - 1 {
-		c := pts[i+1].Address()
-		copy(fields[i][:], pts[i][:])
-		copy(fields[i][len(pts[i]):], c[:])
+		ti, next := pts[i].Address(), pts[i+1].Address()
+		h := por.CommitAck(ack[i+1])
+		copy(fields[i][:porChallenge], ti[:])
+		copy(fields[i][porChallenge:porNext], h[:])
+		copy(fields[i][porNext:], next[:])
 	}
 	a0 := pts[n].Compress()
 	var c0 por.Challenge
