@@ -55,6 +55,8 @@ type Config struct {
 	// RunID names the run in every message text (default: 8 random hex
 	// digits).
 	RunID string
+
+	ownClient bool // HTTPClient was made by Run: close its connections at the end
 }
 
 // Progress is a snapshot of a run.
@@ -156,6 +158,7 @@ func (c *Config) setDefaults() error {
 		c.RunID = hex.EncodeToString(b[:])
 	}
 	if c.HTTPClient == nil {
+		c.ownClient = true
 		c.HTTPClient = &http.Client{Transport: &http.Transport{
 			MaxIdleConns:        4 * c.Concurrency,
 			MaxIdleConnsPerHost: c.Concurrency + 2,
@@ -221,6 +224,11 @@ func DefaultSenders(env Env, n, recipient int) ([]int, error) {
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
+	}
+	if cfg.ownClient {
+		// A connection the transport dialled but never used would hold up a
+		// node's graceful shutdown.
+		defer cfg.HTTPClient.CloseIdleConnections()
 	}
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)

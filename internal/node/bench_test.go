@@ -82,6 +82,9 @@ func newBenchNet(tb testing.TB) *benchNet {
 	}
 	net := &benchNet{tb: tb, a: nodes[0], b: nodes[3], recipient: nodes[3].id.PeerID().String(),
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	// Before the nodes stop: an idle connection that never carried a
+	// request holds up a node's graceful shutdown.
+	tb.Cleanup(net.client.CloseIdleConnections)
 	poll(tb, "every node sees every announcement", func() bool {
 		for _, n := range nodes {
 			if info, _ := (apiNode{n}).Info(ctx); info.PeersAnnounced != len(nodes) {
@@ -305,5 +308,47 @@ func BenchmarkMessageThroughput(b *testing.B) {
 			}
 			b.ReportMetric(float64(n)/elapsed.Seconds(), "msgs/s")
 		})
+	}
+}
+
+// TestBenchToolOnDevChain runs the bench library (relayctl bench) against
+// an in-process network: every message the API accepts arrives, matched by
+// its id, and every node's metrics are read.
+func TestBenchToolOnDevChain(t *testing.T) {
+	net := newTestNet(t, 4)
+	a, r1, r2, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3]
+	net.open(a, r1, tokens(10))
+	net.open(r1, r2, tokens(10))
+	net.open(r2, b, tokens(10))
+	env := bench.Env{APIToken: testToken}
+	for i, n := range net.nodes {
+		env.Nodes = append(env.Nodes, bench.Node{Index: i + 1, PeerID: n.id.PeerID().String(), NativeAddress: n.id.Address().Hex(),
+			APIURL: "http://" + n.APIAddr().String(), WSURL: "ws://" + n.AdminAddr().String()})
+	}
+	rep, err := bench.Run(t.Context(), bench.Config{Env: env, Senders: []int{1}, Recipient: 4, Messages: 60, Rate: 0,
+		Concurrency: 8, Timeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sent != 60 || rep.Delivered != 60 || rep.Lost != 0 || rep.Rejected != 0 {
+		t.Fatalf("sent %d delivered %d lost %d rejected %d %v", rep.Sent, rep.Delivered, rep.Lost, rep.Rejected, rep.Rejections)
+	}
+	if rep.NodeLatency.Count != 60 || rep.Latency.P50Ms <= 0 {
+		t.Fatalf("latency %+v, node latency %+v", rep.Latency, rep.NodeLatency)
+	}
+	for _, n := range rep.Nodes {
+		// All four nodes share this process, so each reads the same
+		// process metrics.
+		if n.Scrapes < 2 || n.ScrapeErrors != 0 || n.CPUSeconds <= 0 || n.PeakRSSBytes <= 0 {
+			t.Fatalf("node usage %+v", n)
+		}
+	}
+	// A message over a depleted channel is rejected with its code.
+	rep, err = bench.Run(t.Context(), bench.Config{Env: env, Senders: []int{4}, Recipient: 1, Messages: 3, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rejected != 3 || rep.Rejections["HTTP 422 PATH_NOT_FOUND"] != 3 {
+		t.Fatalf("rejections %v", rep.Rejections)
 	}
 }
