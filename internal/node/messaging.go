@@ -169,7 +169,7 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 	if s == nil {
 		return nil, errNoChainPath
 	}
-	to, err := peerAddress(recipient)
+	to, err := s.addressOf(recipient)
 	if err != nil {
 		return nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: err.Error()}
 	}
@@ -180,7 +180,7 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 	snap := s.graph.Snapshot()
 	g := &path.Graph{}
 	for _, a := range snap.Peers() {
-		id, err := peerIDOf(a)
+		id, err := s.peerIDOf(a)
 		if err != nil {
 			continue
 		}
@@ -217,7 +217,7 @@ func (t ticketsAPI) Tickets(from *peer.ID) ([]api.Ticket, error) {
 	if from == nil {
 		list, err = t.m.ledger.Tickets()
 	} else {
-		addr, aerr := peerAddress(*from)
+		addr, aerr := t.m.n.chain.addressOf(*from)
 		if aerr != nil {
 			return nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: aerr.Error()}
 		}
@@ -267,7 +267,7 @@ func (t ticketsAPI) redeem(ctx context.Context, from *peer.ID) (relay.RedeemRepo
 	if from == nil {
 		rep, err = t.m.ledger.Redeem(ctx, r)
 	} else {
-		addr, aerr := peerAddress(*from)
+		addr, aerr := t.m.n.chain.addressOf(*from)
 		if aerr != nil {
 			return rep, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: aerr.Error()}
 		}
@@ -292,14 +292,12 @@ func (r redeemer) RedeemTicket(ctx context.Context, t tickets.Ticket, response [
 	return h, err
 }
 
-// peerIDOf is the PeerId of an announced account.
-func peerIDOf(a channels.Announcement) (peer.ID, error) { return p2p.PeerIDFromPubKey(a.PublicKey) }
 
 // peerName names an account by its PeerId when it announced itself, by its
 // address otherwise.
 func (s *settlement) peerName(addr common.Address) string {
 	if a, ok := s.graph.Announced(addr); ok {
-		if id, err := peerIDOf(a); err == nil {
+		if id, err := s.peerIDOf(a); err == nil {
 			return id.String()
 		}
 	}

@@ -257,9 +257,21 @@ func (n *Node) Run(ctx context.Context) error {
 		n.log.Info("relayd shutting down")
 		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
 		defer cancel()
-		return errors.Join(n.apiSrv.Shutdown(sctx), n.adminSrv.Shutdown(sctx))
+		n.stopServer(sctx, "api", n.apiSrv)
+		n.stopServer(sctx, "admin", n.adminSrv)
+		return nil
 	})
 	err := g.Wait()
 	n.log.Info("relayd stopped")
 	return err
+}
+
+// stopServer shuts srv down gracefully; connections still open when ctx
+// ends (a client that never sent a request, a request that will not
+// finish) are closed, which is what a shutdown must do anyway.
+func (n *Node) stopServer(ctx context.Context, name string, srv *http.Server) {
+	if err := srv.Shutdown(ctx); err != nil {
+		n.log.Warn("closing connections that outlived the shutdown timeout", "server", name, "err", err)
+		srv.Close()
+	}
 }

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -182,5 +183,33 @@ func TestPeersPingAndAliases(t *testing.T) {
 	out = admin.run("ping", func(string) bool { return true })
 	if out[0] != "ping needs exactly one peer. Usage: ping <peer>" {
 		t.Fatalf("ping usage: %q", out)
+	}
+}
+
+// TestShutdownWithSilentClient: a connection that never sends a request
+// does not make a shutdown fail.
+func TestShutdownWithSilentClient(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.ShutdownTimeout = 300 * time.Millisecond
+	n, err := New(cfg, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	conn, err := net.Dial("tcp", n.APIAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
 	}
 }

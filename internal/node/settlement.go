@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -28,6 +29,35 @@ type settlement struct {
 	client  *chain.Client
 	graph   *channels.Graph
 	indexer *chain.Indexer
+
+	// Key conversions are pure but cost a point decompression each; path
+	// selection needs them for every announced peer on every message.
+	peerIDs   sync.Map // string(compressed key) → peer.ID
+	addresses sync.Map // peer.ID → common.Address
+}
+
+// peerIDOf is the PeerId of an announced account.
+func (s *settlement) peerIDOf(a channels.Announcement) (peer.ID, error) {
+	if v, ok := s.peerIDs.Load(string(a.PublicKey)); ok {
+		return v.(peer.ID), nil
+	}
+	id, err := p2p.PeerIDFromPubKey(a.PublicKey)
+	if err == nil {
+		s.peerIDs.Store(string(a.PublicKey), id)
+	}
+	return id, err
+}
+
+// addressOf is the chain address of a peer.
+func (s *settlement) addressOf(id peer.ID) (common.Address, error) {
+	if v, ok := s.addresses.Load(id); ok {
+		return v.(common.Address), nil
+	}
+	addr, err := peerAddress(id)
+	if err == nil {
+		s.addresses.Store(id, addr)
+	}
+	return addr, err
 }
 
 // announceRetry is how often an unfunded node checks its balance again.
@@ -277,7 +307,7 @@ func (c chainAPI) Channels(includingClosed bool) (in, out []api.Channel) {
 
 // ends returns the source and destination of the channel with a peer.
 func (c chainAPI) ends(id peer.ID, outgoing bool) (src, dst common.Address, err error) {
-	other, err := peerAddress(id)
+	other, err := c.s.addressOf(id)
 	if err != nil {
 		return src, dst, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: err.Error()}
 	}
