@@ -292,7 +292,6 @@ func (r redeemer) RedeemTicket(ctx context.Context, t tickets.Ticket, response [
 	return h, err
 }
 
-
 // peerName names an account by its PeerId when it announced itself, by its
 // address otherwise.
 func (s *settlement) peerName(addr common.Address) string {
