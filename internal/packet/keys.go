@@ -6,6 +6,8 @@ import (
 	"io"
 
 	dsecp "github.com/decred/dcrd/dcrec/secp256k1/v4"
+
+	"github.com/relayd/relayd/internal/kdf"
 )
 
 // PublicKey is a parsed secp256k1 node public key. Parse each peer's key once
@@ -197,44 +199,20 @@ type hopKeys struct {
 // out over sha256.Sum256 (three HMAC blocks T(1..3)) so that a hop allocates
 // nothing here; TestDeriveKeys checks it against crypto/hkdf.
 func deriveKeys(secret *[SecretSize]byte) hopKeys {
-	prk := hmac32(nil, secret[:])
+	prk := kdf.HMAC32(nil, secret[:])
 	var k hopKeys
 	var msg [32 + len(keysLabel) + 1]byte
 	n := copy(msg[:], keysLabel)
 	msg[n] = 1
-	k.header = hmac32(prk[:], msg[:n+1]) // T(1) = HMAC(PRK, info ‖ 1)
+	k.header = kdf.HMAC32(prk[:], msg[:n+1]) // T(1) = HMAC(PRK, info ‖ 1)
 	copy(msg[:], k.header[:])
 	n = 32 + copy(msg[32:], keysLabel)
 	msg[n] = 2
-	k.payload = hmac32(prk[:], msg[:n+1]) // T(2) = HMAC(PRK, T(1) ‖ info ‖ 2)
+	k.payload = kdf.HMAC32(prk[:], msg[:n+1]) // T(2) = HMAC(PRK, T(1) ‖ info ‖ 2)
 	copy(msg[:], k.payload[:])
 	msg[n] = 3
-	k.tag = hmac32(prk[:], msg[:n+1]) // T(3)
+	k.tag = kdf.HMAC32(prk[:], msg[:n+1]) // T(3)
 	clear(prk[:])
 	clear(msg[:])
 	return k
-}
-
-// hmac32 returns HMAC-SHA256(key, msg) for a key of at most 32 bytes and a
-// msg of at most 64 bytes, without allocating.
-func hmac32(key []byte, msg []byte) [32]byte {
-	const block = 64
-	var in [block + 64]byte
-	for i := range block {
-		in[i] = 0x36
-	}
-	for i, b := range key {
-		in[i] ^= b
-	}
-	n := copy(in[block:], msg)
-	inner := sha256.Sum256(in[:block+n])
-	var out [block + 32]byte
-	for i := range block {
-		out[i] = 0x5c
-	}
-	for i, b := range key {
-		out[i] ^= b
-	}
-	copy(out[block:], inner[:])
-	return sha256.Sum256(out[:])
 }
