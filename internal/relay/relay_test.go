@@ -105,8 +105,11 @@ func TestPaidRelay(t *testing.T) {
 		waitAck(t, a, challenge)
 		for _, n := range []*testNode{r1, r2} {
 			eventually(t, 10*time.Second, n.name+" acknowledged tickets", func() bool {
+				// The store shows a batch a moment before the ledger's
+				// pending count drops: wait for both.
 				ts, err := n.ledger.Tickets()
-				return err == nil && len(ts) == msg
+				st, serr := n.ledger.Statistics()
+				return err == nil && serr == nil && len(ts) == msg && st.Pending == 0
 			})
 		}
 	}
