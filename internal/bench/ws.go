@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"strings"
 
 	"github.com/coder/websocket"
 
+	"github.com/relayd/relayd/internal/console"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -31,22 +31,10 @@ type watcher struct {
 // server has registered the connection (its first frame, the start of the
 // replay, has arrived), so no delivery after the return can be missed.
 func dialWatcher(ctx context.Context, rawURL, token string, t *tracker, clock Clock) (*watcher, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("invalid admin URL %q: want ws://host:port", rawURL)
+	u, err := console.AdminURL(rawURL, token)
+	if err != nil {
+		return nil, err
 	}
-	switch u.Scheme {
-	case "ws", "wss":
-	case "http":
-		u.Scheme = "ws"
-	case "https":
-		u.Scheme = "wss"
-	default:
-		return nil, fmt.Errorf("invalid admin URL %q: scheme must be ws", rawURL)
-	}
-	q := u.Query()
-	q.Set("apiToken", token)
-	u.RawQuery = q.Encode()
 	c, _, err := websocket.Dial(ctx, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to the admin server %s://%s: %w", u.Scheme, u.Host, err)

@@ -33,22 +33,10 @@ type Conn struct {
 // Dial connects to the admin server at rawURL (ws://host:port, http and
 // https are turned into ws and wss) with token.
 func Dial(ctx context.Context, rawURL, token string) (*Conn, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("invalid admin URL %q: want ws://host:port", rawURL)
+	u, err := AdminURL(rawURL, token)
+	if err != nil {
+		return nil, err
 	}
-	switch u.Scheme {
-	case "ws", "wss":
-	case "http":
-		u.Scheme = "ws"
-	case "https":
-		u.Scheme = "wss"
-	default:
-		return nil, fmt.Errorf("invalid admin URL %q: scheme must be ws", rawURL)
-	}
-	q := u.Query()
-	q.Set("apiToken", token)
-	u.RawQuery = q.Encode()
 	c, _, err := websocket.Dial(ctx, u.String(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s://%s: %w", u.Scheme, u.Host, err)
@@ -91,6 +79,28 @@ func (c *Conn) readLoop(first ws.Frame) {
 		}
 		c.frames <- f
 	}
+}
+
+// AdminURL turns an admin server address (ws://host:port; http and https
+// become ws and wss) into the URL to dial with token.
+func AdminURL(rawURL, token string) (*url.URL, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, fmt.Errorf("invalid admin URL %q: want ws://host:port", rawURL)
+	}
+	switch u.Scheme {
+	case "ws", "wss":
+	case "http":
+		u.Scheme = "ws"
+	case "https":
+		u.Scheme = "wss"
+	default:
+		return nil, fmt.Errorf("invalid admin URL %q: scheme must be ws", rawURL)
+	}
+	q := u.Query()
+	q.Set("apiToken", token)
+	u.RawQuery = q.Encode()
+	return u, nil
 }
 
 // Frames delivers every frame the node sends, starting with the replay of
