@@ -8,6 +8,7 @@ import (
 	dsecp "github.com/decred/dcrd/dcrec/secp256k1/v4"
 
 	"github.com/relayd/relayd/internal/kdf"
+	"github.com/relayd/relayd/internal/por"
 )
 
 // PublicKey is a parsed secp256k1 node public key. Parse each peer's key once
@@ -97,7 +98,7 @@ func newEphemerals(rand io.Reader, scalars [][32]byte) ([MaxHops][EphemeralKeySi
 		dsecp.ScalarBaseMultNonConst(&s, &pts[i])
 		s.Zero()
 	}
-	toAffine(pts[:len(scalars)])
+	por.ToAffine(pts[:len(scalars)])
 	for i := range scalars {
 		pubs[i][0] = 4
 		pts[i].X.PutBytesUnchecked(pubs[i][1:33])
@@ -119,35 +120,6 @@ func drawScalar(rand io.Reader, b *[32]byte) (dsecp.ModNScalar, error) {
 	}
 	clear(b[:])
 	return s, errRandom
-}
-
-// toAffine normalises Jacobian points (none at infinity) to Z = 1 with one
-// field inversion: with a_i = Z_0·…·Z_i, Z_i^-1 = a_i^-1 · a_{i-1} and
-// a_{i-1}^-1 = a_i^-1 · Z_i.
-func toAffine(pts []dsecp.JacobianPoint) {
-	var acc [MaxHops]dsecp.FieldVal
-	acc[0].Set(&pts[0].Z)
-	for i := 1; i < len(pts); i++ {
-		acc[i].Mul2(&acc[i-1], &pts[i].Z)
-	}
-	var inv dsecp.FieldVal // (Z_0·…·Z_i)^-1 at step i
-	inv.Set(&acc[len(pts)-1]).Inverse()
-	for i := len(pts) - 1; i >= 0; i-- {
-		p := &pts[i]
-		var zInv, zInv2 dsecp.FieldVal
-		if i > 0 {
-			zInv.Mul2(&inv, &acc[i-1])
-			inv.Mul(&p.Z)
-		} else {
-			zInv.Set(&inv)
-		}
-		zInv2.SquareVal(&zInv)
-		p.X.Mul(&zInv2)
-		p.Y.Mul(zInv2.Mul(&zInv))
-		p.Z.SetInt(1)
-		p.X.Normalize()
-		p.Y.Normalize()
-	}
 }
 
 // parseEphemeral checks that b is 0x04 ‖ X ‖ Y with X, Y < p on the curve

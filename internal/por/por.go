@@ -258,7 +258,7 @@ func MulBase(ks ...Scalar) ([]Point, error) {
 	if len(ks) == 0 {
 		return out, nil
 	}
-	toAffine(pts)
+	ToAffine(pts)
 	for i := range pts {
 		pts[i].X.PutBytesUnchecked(out[i][:32])
 		pts[i].Y.PutBytesUnchecked(out[i][32:])
@@ -266,15 +266,24 @@ func MulBase(ks ...Scalar) ([]Point, error) {
 	return out, nil
 }
 
-// toAffine normalises Jacobian points (none at infinity: k·G for k in [1, n-1]) to Z = 1 with
-// one field inversion: with a_i = Z_0·…·Z_i, Z_i^-1 = a_i^-1 · a_{i-1}.
-func toAffine(pts []secp256k1.JacobianPoint) {
-	acc := make([]secp256k1.FieldVal, len(pts))
+// ToAffine normalises Jacobian points (none at infinity) to Z = 1 with one
+// field inversion (Montgomery's trick): with a_i = Z_0·…·Z_i,
+// Z_i^-1 = a_i^-1 · a_{i-1} and a_{i-1}^-1 = a_i^-1 · Z_i. Up to 8 points it
+// does not allocate.
+func ToAffine(pts []secp256k1.JacobianPoint) {
+	if len(pts) == 0 {
+		return
+	}
+	var stack [8]secp256k1.FieldVal
+	acc := stack[:]
+	if len(pts) > len(stack) {
+		acc = make([]secp256k1.FieldVal, len(pts))
+	}
 	acc[0].Set(&pts[0].Z)
 	for i := 1; i < len(pts); i++ {
 		acc[i].Mul2(&acc[i-1], &pts[i].Z)
 	}
-	var inv secp256k1.FieldVal
+	var inv secp256k1.FieldVal // (Z_0·…·Z_i)^-1 at step i
 	inv.Set(&acc[len(pts)-1]).Inverse()
 	for i := len(pts) - 1; i >= 0; i-- {
 		p := &pts[i]
