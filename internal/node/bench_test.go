@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -22,7 +21,6 @@ import (
 	"github.com/relayd/relayd/internal/bench"
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/devchain"
-	"github.com/relayd/relayd/internal/identity"
 )
 
 // The benchmarks below run a whole network in this process: the dev chain
@@ -60,24 +58,8 @@ func newBenchNet(tb testing.TB) *benchNet {
 	tb.Cleanup(func() { ch.Close() })
 	var nodes []*Node
 	for range 4 {
-		dir := tb.TempDir()
-		id, err := identity.Generate()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if err := id.Save(filepath.Join(dir, "id.json"), "pw", identity.LightScrypt); err != nil {
-			tb.Fatal(err)
-		}
-		if err := ch.Fund(ctx, id.Address(), tokens(10), benchTokens); err != nil {
-			tb.Fatal(err)
-		}
-		cfg := config.Config{
-			APIToken: testToken, APIHost: "127.0.0.1", AdminHost: "127.0.0.1", Host: "127.0.0.1:0",
-			Data: filepath.Join(dir, "data"), Identity: filepath.Join(dir, "id.json"), Password: "pw",
-			Init: true, ShutdownTimeout: 5 * time.Second, LogLevel: "warn", Network: "bench",
-			HeartbeatInterval: 2 * time.Second, MixDelayMax: 0,
-			Provider: ch.RPCURL(), ChannelsContract: ch.ChannelsAddress().Hex(),
-		}
+		cfg := fundedNodeConfig(tb, ch, benchTokens)
+		cfg.Network, cfg.HeartbeatInterval = "bench", 2*time.Second
 		nodes = append(nodes, startBenchNode(tb, cfg))
 	}
 	net := &benchNet{tb: tb, a: nodes[0], b: nodes[3], recipient: nodes[3].id.PeerID().String(),

@@ -51,24 +51,8 @@ func newTestNet(t *testing.T, count int) *testNet {
 	t.Cleanup(func() { ch.Close() })
 	net := &testNet{t: t, chain: ch}
 	for i := 0; i < count; i++ {
-		dir := t.TempDir()
-		id, err := identity.Generate()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := id.Save(filepath.Join(dir, "id.json"), "pw", identity.LightScrypt); err != nil {
-			t.Fatal(err)
-		}
-		if err := ch.Fund(t.Context(), id.Address(), tokens(10), tokens(100)); err != nil {
-			t.Fatal(err)
-		}
-		cfg := config.Config{
-			APIToken: testToken, APIHost: "127.0.0.1", AdminHost: "127.0.0.1", Host: "127.0.0.1:0",
-			Data: filepath.Join(dir, "data"), Identity: filepath.Join(dir, "id.json"), Password: "pw",
-			Init: true, ShutdownTimeout: 5 * time.Second, LogLevel: "warn", Network: "test",
-			HeartbeatInterval: 500 * time.Millisecond, MixDelayMax: 0,
-			Provider: ch.RPCURL(), ChannelsContract: ch.ChannelsAddress().Hex(),
-		}
+		cfg := fundedNodeConfig(t, ch, tokens(100))
+		cfg.Network, cfg.HeartbeatInterval = "test", 500*time.Millisecond
 		net.nodes = append(net.nodes, startNode(t, cfg))
 	}
 	net.eventually("every node sees every announcement", func() bool {
@@ -81,6 +65,31 @@ func newTestNet(t *testing.T, count int) *testNet {
 		return true
 	})
 	return net
+}
+
+// fundedNodeConfig creates an identity funded on ch with 10 native coins
+// and tok tokens, and returns the configuration of a node that uses it
+// (loopback, no mixing delay, quiet logs).
+func fundedNodeConfig(tb testing.TB, ch *devchain.Chain, tok *big.Int) config.Config {
+	tb.Helper()
+	dir := tb.TempDir()
+	id, err := identity.Generate()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := id.Save(filepath.Join(dir, "id.json"), "pw", identity.LightScrypt); err != nil {
+		tb.Fatal(err)
+	}
+	if err := ch.Fund(tb.Context(), id.Address(), tokens(10), tok); err != nil {
+		tb.Fatal(err)
+	}
+	return config.Config{
+		APIToken: testToken, APIHost: "127.0.0.1", AdminHost: "127.0.0.1", Host: "127.0.0.1:0",
+		Data: filepath.Join(dir, "data"), Identity: filepath.Join(dir, "id.json"), Password: "pw",
+		Init: true, ShutdownTimeout: 5 * time.Second, LogLevel: "warn", Network: "test",
+		HeartbeatInterval: time.Second, MixDelayMax: 0,
+		Provider: ch.RPCURL(), ChannelsContract: ch.ChannelsAddress().Hex(),
+	}
 }
 
 // eventually polls cond until it holds or 30 s pass.
