@@ -473,21 +473,15 @@ func (l *Ledger) Statistics() (Statistics, error) {
 	if err != nil {
 		return Statistics{}, fmt.Errorf("ticket counters: %w", err)
 	}
-	acked, err := l.cfg.Store.AcknowledgedTickets()
-	if err != nil {
-		return Statistics{}, fmt.Errorf("acknowledged tickets: %w", err)
-	}
 	s := Statistics{
-		Unredeemed:    uint64(len(acked)),
-		Redeemed:      c.Redeemed,
-		RedeemedValue: c.RedeemedValue,
-		LosingTickets: c.Losing,
-		Neglected:     c.Neglected,
-		Rejected:      c.Rejected,
-		RejectedValue: c.RejectedValue,
-	}
-	for _, a := range acked {
-		s.UnredeemedValue.Add(&s.UnredeemedValue, &a.Ticket.Amount)
+		Unredeemed:      c.Unredeemed,
+		UnredeemedValue: c.UnredeemedValue,
+		Redeemed:        c.Redeemed,
+		RedeemedValue:   c.RedeemedValue,
+		LosingTickets:   c.Losing,
+		Neglected:       c.Neglected,
+		Rejected:        c.Rejected,
+		RejectedValue:   c.RejectedValue,
 	}
 	l.mu.Lock()
 	s.Pending = l.pending

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"sync"
 	"time"
@@ -9,6 +10,11 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
+// bucketReplay holds the tags in the batches Flush wrote them in: key = the bucket's next
+// sequence number (8 bytes, big-endian), value = the batch's tags, 32 bytes each, back to back.
+// Keys only ever grow, so a flush appends at the end of the B+tree instead of touching a random
+// page per tag. Stores written before this layout hold one tag per key (key = the tag, 32 bytes);
+// they are still read.
 var bucketReplay = bucket("replay_tags")
 
 // ReplayTags is the node's persistent set of packet replay tags
@@ -28,9 +34,16 @@ type ReplayTags struct {
 func (db *DB) ReplayTags() (*ReplayTags, error) {
 	r := &ReplayTags{db: db, seen: map[[32]byte]struct{}{}}
 	err := db.bolt.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketReplay).ForEach(func(k, _ []byte) error {
-			if len(k) == 32 {
+		return tx.Bucket(bucketReplay).ForEach(func(k, v []byte) error {
+			switch {
+			case len(k) == 32: // the layout of older stores
 				r.seen[[32]byte(k)] = struct{}{}
+			case len(k) == 8 && len(v)%32 == 0:
+				for ; len(v) > 0; v = v[32:] {
+					r.seen[[32]byte(v)] = struct{}{}
+				}
+			default:
+				return fmt.Errorf("replay tags: entry %x of %d bytes", k, len(v))
 			}
 			return nil
 		})
@@ -69,14 +82,17 @@ func (r *ReplayTags) Flush() error {
 	if len(batch) == 0 {
 		return nil
 	}
+	v := make([]byte, 0, 32*len(batch))
+	for _, t := range batch {
+		v = append(v, t[:]...)
+	}
 	err := r.db.bolt.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketReplay)
-		for _, t := range batch {
-			if err := b.Put(t[:], nil); err != nil {
-				return err
-			}
+		seq, err := b.NextSequence()
+		if err != nil {
+			return err
 		}
-		return nil
+		return b.Put(binary.BigEndian.AppendUint64(nil, seq), v)
 	})
 	if err != nil {
 		r.mu.Lock()

@@ -37,6 +37,11 @@ var (
 	counterNeglected     = []byte("neglected")
 	counterRejected      = []byte("rejected")
 	counterRejectedValue = []byte("rejectedValue")
+	// The acknowledged tickets in bucketTicketsAcked and their summed amount, kept in the same
+	// transactions as the tickets so that statistics never scan them. Stores written before
+	// these counters existed get them on Open (countUnredeemed).
+	counterUnredeemed      = []byte("unredeemed")
+	counterUnredeemedValue = []byte("unredeemedValue")
 )
 
 // AckedTicket is an incoming ticket whose next hop acknowledged the packet: with Response it is
@@ -64,9 +69,12 @@ const (
 	OutcomeNeglected
 )
 
-// TicketCounters are the persistent statistics of settled and rejected tickets.
+// TicketCounters are the persistent statistics of acknowledged, settled and rejected tickets.
 type TicketCounters struct {
-	Redeemed      uint64
+	// Unredeemed and UnredeemedValue count the acknowledged tickets not yet settled.
+	Unredeemed      uint64
+	UnredeemedValue uint256.Int
+	Redeemed        uint64
 	RedeemedValue uint256.Int
 	Losing        uint64
 	Neglected     uint64
@@ -94,6 +102,8 @@ func (db *DB) SaveAcknowledgedTickets(ts []AckedTicket) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTicketsAcked)
 		buf := buf[:0]
+		var added uint64
+		var value, replaced uint256.Int
 		for i := range ts {
 			t := &ts[i]
 			k0 := len(buf)
@@ -107,11 +117,29 @@ func (db *DB) SaveAcknowledgedTickets(ts []AckedTicket) error {
 				return fmt.Errorf("acknowledged ticket %d: %w", t.Ticket.Index, err)
 			}
 			buf = append(buf, t.Response[:]...)
-			if err := b.Put(buf[k0:v0:v0], buf[v0:len(buf):len(buf)]); err != nil {
+			key := buf[k0:v0:v0]
+			if old := b.Get(key); old != nil {
+				prev, err := decodeAcked(old)
+				if err != nil {
+					return fmt.Errorf("key %x: %w", key, err)
+				}
+				replaced.Add(&replaced, &prev.Ticket.Amount)
+			} else {
+				added++
+			}
+			value.Add(&value, &t.Ticket.Amount)
+			if err := b.Put(key, buf[v0:len(buf):len(buf)]); err != nil {
 				return err
 			}
 		}
-		return nil
+		cb := tx.Bucket(bucketTicketCounters)
+		if err := addCount(cb, counterUnredeemed, added); err != nil {
+			return err
+		}
+		if err := addValue(cb, counterUnredeemedValue, &value); err != nil {
+			return err
+		}
+		return subValue(cb, counterUnredeemedValue, &replaced)
 	})
 }
 
@@ -175,6 +203,12 @@ func (db *DB) SettleTicket(channelID [32]byte, epoch uint32, index uint64, outco
 			return err
 		}
 		cb := tx.Bucket(bucketTicketCounters)
+		if err := subCount(cb, counterUnredeemed, 1); err != nil {
+			return err
+		}
+		if err := subValue(cb, counterUnredeemedValue, &t.Ticket.Amount); err != nil {
+			return err
+		}
 		switch outcome {
 		case OutcomeRedeemed:
 			if err := addCount(cb, counterRedeemed, 1); err != nil {
@@ -214,6 +248,8 @@ func (db *DB) TicketCounters() (TicketCounters, error) {
 	var c TicketCounters
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		cb := tx.Bucket(bucketTicketCounters)
+		c.Unredeemed = getCount(cb, counterUnredeemed)
+		getValue(cb, counterUnredeemedValue, &c.UnredeemedValue)
 		c.Redeemed = getCount(cb, counterRedeemed)
 		c.Losing = getCount(cb, counterLosing)
 		c.Neglected = getCount(cb, counterNeglected)
@@ -239,6 +275,15 @@ func addCount(b *bolt.Bucket, name []byte, n uint64) error {
 	return b.Put(name, binary.BigEndian.AppendUint64(nil, getCount(b, name)+n))
 }
 
+// subCount takes n off a counter; a counter never goes below zero.
+func subCount(b *bolt.Bucket, name []byte, n uint64) error {
+	if n == 0 {
+		return nil
+	}
+	cur := getCount(b, name)
+	return b.Put(name, binary.BigEndian.AppendUint64(nil, cur-min(cur, n)))
+}
+
 func getValue(b *bolt.Bucket, name []byte, out *uint256.Int) {
 	if v := b.Get(name); len(v) == 32 {
 		out.SetBytes32(v)
@@ -256,6 +301,50 @@ func addValue(b *bolt.Bucket, name []byte, x *uint256.Int) error {
 	cur.Add(&cur, x)
 	v := cur.Bytes32()
 	return b.Put(name, v[:])
+}
+
+// subValue takes x off a value counter; a counter never goes below zero.
+func subValue(b *bolt.Bucket, name []byte, x *uint256.Int) error {
+	if x.IsZero() {
+		return nil
+	}
+	var cur uint256.Int
+	getValue(b, name, &cur)
+	if cur.Lt(x) {
+		cur.Clear()
+	} else {
+		cur.Sub(&cur, x)
+	}
+	v := cur.Bytes32()
+	return b.Put(name, v[:])
+}
+
+// countUnredeemed sets the unredeemed counters from the stored tickets when the store has none
+// yet (a store written before they existed); otherwise it changes nothing.
+func countUnredeemed(tx *bolt.Tx) error {
+	cb := tx.Bucket(bucketTicketCounters)
+	if cb.Get(counterUnredeemed) != nil {
+		return nil
+	}
+	var n uint64
+	var value uint256.Int
+	err := tx.Bucket(bucketTicketsAcked).ForEach(func(k, v []byte) error {
+		t, err := decodeAcked(v)
+		if err != nil {
+			return fmt.Errorf("key %x: %w", k, err)
+		}
+		n++
+		value.Add(&value, &t.Ticket.Amount)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("count acknowledged tickets: %w", err)
+	}
+	if err := cb.Put(counterUnredeemed, binary.BigEndian.AppendUint64(nil, n)); err != nil {
+		return err
+	}
+	v := value.Bytes32()
+	return cb.Put(counterUnredeemedValue, v[:])
 }
 
 // ReserveTicketIndexes reserves n consecutive outgoing ticket indexes of a channel epoch and

@@ -6,6 +6,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/relayd/relayd/internal/tickets"
 )
@@ -153,4 +154,86 @@ func TestAcknowledgedTicketsSurviveReopenAndSettle(t *testing.T) {
 	if left, _ := db.AcknowledgedTickets(); len(left) != 0 {
 		t.Fatalf("%d tickets left after settling all", len(left))
 	}
+}
+
+// unredeemed asserts the unredeemed counters against a scan of the stored tickets.
+func unredeemed(t *testing.T, db *DB, wantN uint64, wantValue uint256.Int) {
+	t.Helper()
+	c, err := db.TicketCounters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Unredeemed != wantN || c.UnredeemedValue != wantValue {
+		t.Fatalf("unredeemed counters = %d, %s; want %d, %s", c.Unredeemed, c.UnredeemedValue.Dec(), wantN, wantValue.Dec())
+	}
+	all, err := db.AcknowledgedTickets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum uint256.Int
+	for _, a := range all {
+		sum.Add(&sum, &a.Ticket.Amount)
+	}
+	if uint64(len(all)) != c.Unredeemed || sum != c.UnredeemedValue {
+		t.Fatalf("counters say %d tickets worth %s, the store holds %d worth %s", c.Unredeemed, c.UnredeemedValue.Dec(), len(all), sum.Dec())
+	}
+}
+
+func TestUnredeemedCountersFollowTheTickets(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unredeemed(t, db, 0, uint256.Int{})
+	one, two := tickets.AmountFor(1), tickets.AmountFor(2)
+	a1, a2 := signedTestTicket(t, 1, 1, one), signedTestTicket(t, 1, 2, two)
+	if err := db.SaveAcknowledgedTickets([]AckedTicket{a1, a2}); err != nil {
+		t.Fatal(err)
+	}
+	unredeemed(t, db, 2, tickets.AmountFor(3))
+
+	// The same index again replaces the ticket: counted once, with the new amount.
+	a2again := signedTestTicket(t, 1, 2, one)
+	if err := db.SaveAcknowledgedTickets([]AckedTicket{a2again}); err != nil {
+		t.Fatal(err)
+	}
+	unredeemed(t, db, 2, tickets.AmountFor(2))
+
+	if err := db.SettleTicket(a1.Ticket.ChannelID, 1, 1, OutcomeLosing); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.SettleTicket(a1.Ticket.ChannelID, 1, 1, OutcomeLosing); err != nil { // gone: no-op
+		t.Fatal(err)
+	}
+	unredeemed(t, db, 1, one)
+	db = reopen(t, db, dir)
+	unredeemed(t, db, 1, one)
+}
+
+func TestUnredeemedCountersAreAddedToAnOlderStore(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	two := tickets.AmountFor(2)
+	if err := db.SaveAcknowledgedTickets([]AckedTicket{signedTestTicket(t, 1, 5, two), signedTestTicket(t, 1, 6, two)}); err != nil {
+		t.Fatal(err)
+	}
+	// A store written before the counters existed has the tickets but no counters.
+	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+		cb := tx.Bucket(bucketTicketCounters)
+		if err := cb.Delete(counterUnredeemed); err != nil {
+			return err
+		}
+		return cb.Delete(counterUnredeemedValue)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := db.TicketCounters(); c.Unredeemed != 0 {
+		t.Fatalf("counters not removed: %+v", c)
+	}
+	db = reopen(t, db, dir)
+	unredeemed(t, db, 2, tickets.AmountFor(4))
 }
