@@ -75,11 +75,11 @@ type TicketCounters struct {
 	Unredeemed      uint64
 	UnredeemedValue uint256.Int
 	Redeemed        uint64
-	RedeemedValue uint256.Int
-	Losing        uint64
-	Neglected     uint64
-	Rejected      uint64
-	RejectedValue uint256.Int
+	RedeemedValue   uint256.Int
+	Losing          uint64
+	Neglected       uint64
+	Rejected        uint64
+	RejectedValue   uint256.Int
 }
 
 func ackedKey(channelID [32]byte, epoch uint32, index uint64) []byte {
