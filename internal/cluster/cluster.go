@@ -237,7 +237,7 @@ func (c *cluster) fund(ctx context.Context) error {
 // through the environment (RELAYD_API_TOKEN, RELAYD_PASSWORD), never on the
 // command line, where any local user could read them.
 func (c *cluster) nodeArgs(m *member) []string {
-	return []string{
+	args := []string{
 		"--data", m.dir,
 		"--identity", filepath.Join(m.dir, "identity.json"),
 		"--init",
@@ -251,6 +251,10 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--channelsContract", c.chain.ChannelsAddress().Hex(),
 		"--mixDelayMax", c.cfg.MixDelayMax.String(),
 	}
+	if c.cfg.ProfilePortBase != 0 {
+		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))
+	}
+	return args
 }
 
 // nodeEnv is the environment of every node: the cluster's own without any

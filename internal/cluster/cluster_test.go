@@ -137,6 +137,8 @@ func TestValidate(t *testing.T) {
 		{"p2pPortBase", func(c *Config) { c.P2PPortBase = 70000 }},
 		{"adminPortBase", func(c *Config) { c.AdminPortBase = c.APIPortBase + 2 }},
 		{"apiPortBase", func(c *Config) { c.APIPortBase = c.ChainPort - 1 }},
+		{"profilePortBase", func(c *Config) { c.ProfilePortBase = c.P2PPortBase + 1 }},
+		{"profilePortBase", func(c *Config) { c.ProfilePortBase = 65534 }},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			c := validConfig()

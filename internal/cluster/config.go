@@ -56,6 +56,9 @@ type Config struct {
 	// APIPortBase, AdminPortBase and P2PPortBase are the ports of node 1;
 	// node N gets base+N-1. All listen on 127.0.0.1.
 	APIPortBase, AdminPortBase, P2PPortBase int
+	// ProfilePortBase, when not 0, makes node N serve Go's pprof profiles on
+	// 127.0.0.1:ProfilePortBase+N-1 (relayd --profileAddress).
+	ProfilePortBase int
 	// ChainPort is the dev chain's JSON-RPC port (HTTP and WebSocket).
 	ChainPort int
 	// APIToken is every node's REST and WebSocket token.
@@ -118,12 +121,16 @@ type portRange struct {
 }
 
 func (c Config) portRanges() []portRange {
-	return []portRange{
+	ranges := []portRange{
 		{flag: "chainPort", what: "the dev chain's JSON-RPC", first: c.ChainPort, count: 1},
 		{flag: "apiPortBase", what: "REST API", first: c.APIPortBase, count: c.Nodes},
 		{flag: "adminPortBase", what: "admin WebSocket", first: c.AdminPortBase, count: c.Nodes},
 		{flag: "p2pPortBase", what: "p2p (TCP and QUIC)", first: c.P2PPortBase, count: c.Nodes, udp: true},
 	}
+	if c.ProfilePortBase != 0 {
+		ranges = append(ranges, portRange{flag: "profilePortBase", what: "pprof profiles", first: c.ProfilePortBase, count: c.Nodes})
+	}
+	return ranges
 }
 
 // Validate checks the configuration without touching the network or the

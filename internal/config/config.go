@@ -53,6 +53,7 @@ type Config struct {
 	MixDelayMax       time.Duration // per-hop random delay, upper bound; default 20 ms
 	ShutdownTimeout   time.Duration
 	LogLevel          string // debug, info, warn or error
+	ProfileAddress    string // loopback host:port serving Go's pprof profiles; empty (default) = off
 	identitySetByUser bool
 }
 
@@ -103,6 +104,7 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 20*time.Millisecond, "per-hop random mixing delay, upper bound")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.ProfileAddress, "profileAddress", "", "serve Go's pprof profiles (/debug/pprof/) on this loopback host:port, without a token; off when empty")
 
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -218,6 +220,13 @@ func (c Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return &FieldError{"logLevel", "must be one of debug, info, warn, error"}
+	}
+	if c.ProfileAddress != "" {
+		// Profiles show memory contents and have no token: never beyond this machine.
+		host, _, err := net.SplitHostPort(c.ProfileAddress)
+		if err != nil || host == "" || !isLoopback(host) {
+			return &FieldError{"profileAddress", "must be a loopback host:port such as 127.0.0.1:6060"}
+		}
 	}
 	return nil
 }

@@ -83,6 +83,10 @@ func TestValidate(t *testing.T) {
 		}, ""},
 		{"provider not a url", func(c *Config) { c.Provider = "127.0.0.1:8545" }, "provider"},
 		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, "logLevel"},
+		{"profiles on loopback", func(c *Config) { c.ProfileAddress = "127.0.0.1:6060" }, ""},
+		{"profiles on a public address", func(c *Config) { c.ProfileAddress = "0.0.0.0:6060" }, "profileAddress"},
+		{"profiles without a host", func(c *Config) { c.ProfileAddress = ":6060" }, "profileAddress"},
+		{"profiles without a port", func(c *Config) { c.ProfileAddress = "localhost" }, "profileAddress"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"strconv"
 	"time"
@@ -46,6 +47,9 @@ type Node struct {
 	adminLn  net.Listener
 	apiSrv   *http.Server
 	adminSrv *http.Server
+	// With --profileAddress only.
+	profileLn  net.Listener
+	profileSrv *http.Server
 }
 
 // StartupError is a problem a user fixes by changing one flag or the
@@ -160,7 +164,24 @@ func (n *Node) buildServers() error {
 	}
 	n.apiSrv = &http.Server{Handler: apiHandler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	n.adminSrv = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second}
+	if a := n.cfg.ProfileAddress; a != "" {
+		if n.profileLn, err = net.Listen("tcp", a); err != nil {
+			return &StartupError{"profileAddress", fmt.Errorf("cannot listen on %s: %w", a, err)}
+		}
+		n.profileSrv = &http.Server{Handler: profileHandler(), ReadHeaderTimeout: 10 * time.Second}
+	}
 	return nil
+}
+
+// profileHandler serves Go's runtime profiles (go tool pprof http://<profileAddress>/debug/pprof/profile).
+func profileHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 func listen(flag, host string, port int) (net.Listener, error) {
@@ -199,7 +220,7 @@ func (n *Node) build() error {
 
 // close releases what build created, after Run or after a failed build.
 func (n *Node) close() {
-	for _, ln := range []net.Listener{n.apiLn, n.adminLn} {
+	for _, ln := range []net.Listener{n.apiLn, n.adminLn, n.profileLn} {
 		if ln != nil {
 			ln.Close()
 		}
@@ -220,6 +241,14 @@ func (n *Node) APIAddr() net.Addr { return n.apiLn.Addr() }
 
 // AdminAddr is the admin WebSocket server's bound address.
 func (n *Node) AdminAddr() net.Addr { return n.adminLn.Addr() }
+
+// ProfileAddr is the address of the pprof server, nil without --profileAddress.
+func (n *Node) ProfileAddr() net.Addr {
+	if n.profileLn == nil {
+		return nil
+	}
+	return n.profileLn.Addr()
+}
 
 // Identity is the node's identity.
 func (n *Node) Identity() *identity.Identity { return n.id }
@@ -244,6 +273,10 @@ func (n *Node) Run(ctx context.Context) error {
 	}
 	serve("api", n.apiSrv, n.apiLn)
 	serve("admin", n.adminSrv, n.adminLn)
+	if n.profileSrv != nil {
+		n.log.Info("serving Go profiles", "url", "http://"+n.profileLn.Addr().String()+"/debug/pprof/")
+		serve("profile", n.profileSrv, n.profileLn)
+	}
 	g.Go(func() error { return n.host.Run(gctx) })
 	g.Go(func() error { return n.msg.relay.Run(gctx) })
 	g.Go(func() error { return n.replay.Run(gctx, 200*time.Millisecond) })
@@ -259,6 +292,9 @@ func (n *Node) Run(ctx context.Context) error {
 		defer cancel()
 		n.stopServer(sctx, "api", n.apiSrv)
 		n.stopServer(sctx, "admin", n.adminSrv)
+		if n.profileSrv != nil {
+			n.profileSrv.Close() // a running profile would hold up a graceful shutdown
+		}
 		return nil
 	})
 	err := g.Wait()

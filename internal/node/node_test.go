@@ -3,7 +3,9 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -220,5 +222,26 @@ func TestShutdownWithSilentClient(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return")
+	}
+}
+
+func TestProfileServerOnlyWhenAsked(t *testing.T) {
+	if n := startNode(t, testConfig(t)); n.ProfileAddr() != nil {
+		t.Fatalf("profile server at %v without --profileAddress", n.ProfileAddr())
+	}
+	cfg := testConfig(t)
+	cfg.ProfileAddress = "127.0.0.1:0"
+	n := startNode(t, cfg)
+	if n.ProfileAddr() == nil {
+		t.Fatal("no profile server with --profileAddress")
+	}
+	resp, err := http.Get("http://" + n.ProfileAddr().String() + "/debug/pprof/heap?debug=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
+		t.Fatalf("heap profile: %d %.80q", resp.StatusCode, body)
 	}
 }
