@@ -12,24 +12,65 @@ import (
 )
 
 // pendingEntry is a packet this node sent or forwarded whose next hop has not acknowledged it.
+// A sender keeps its entries for AckTimeout (a minute by default), at a thousand messages a
+// second tens of thousands of them, so each kind carries only its own data: the fields of
+// relayedPacket or of sentPacket, promoted from the one pointer that is set.
 type pendingEntry struct {
-	sender  bool    // this node created the packet
+	sender  bool    // this node created the packet: sentPacket is set, relayedPacket is nil
 	next    peer.ID // the peer whose acknowledgement is expected
 	expires time.Time
+	*relayedPacket
+	*sentPacket
+}
 
-	// Relayer: what checks the acknowledgement and turns it into a redeemable ticket.
+// relayedPacket is what a relayer needs to check the acknowledgement of a packet it forwarded
+// and to turn the packet's ticket into a redeemable one.
+type relayedPacket struct {
 	commitment por.AckCommitment // H(ack_{i+1}): the ack must hash to it
 	own        por.Scalar
 	prev       common.Address
 	paid       bool
 	ticket     tickets.Ticket
+}
 
-	// Sender: the ack challenge A_1 that names the message, the ack scalar expected, and done,
-	// closed once the entry is acknowledged or expired; acked says which.
+// sentPacket is a sender's: the ack challenge A_1 that names the message and the ack scalar
+// expected. state and done are guarded by the table's mutex: done exists only once somebody
+// waits (WaitAck) and is closed when the entry is settled.
+type sentPacket struct {
 	challenge por.AckChallenge
 	ack       por.Scalar
+	state     sentState
 	done      chan struct{}
-	acked     bool
+}
+
+type sentState uint8
+
+const (
+	sentPending sentState = iota
+	sentAcked
+	sentExpired
+)
+
+// newRelayedEntry returns a relayer's entry, its data in the same allocation.
+func newRelayedEntry(next peer.ID, expires time.Time, own por.Scalar, prev common.Address) *pendingEntry {
+	e := &struct {
+		pendingEntry
+		data relayedPacket
+	}{}
+	e.data = relayedPacket{own: own, prev: prev}
+	e.pendingEntry = pendingEntry{next: next, expires: expires, relayedPacket: &e.data}
+	return &e.pendingEntry
+}
+
+// newSentEntry returns a sender's entry, its data in the same allocation.
+func newSentEntry(next peer.ID, expires time.Time, challenge por.AckChallenge, ack por.Scalar) *pendingEntry {
+	e := &struct {
+		pendingEntry
+		data sentPacket
+	}{}
+	e.data = sentPacket{challenge: challenge, ack: ack}
+	e.pendingEntry = pendingEntry{sender: true, next: next, expires: expires, sentPacket: &e.data}
+	return &e.pendingEntry
 }
 
 // pendingTable holds pending entries by packet id, bounded in size; sender entries are also
@@ -102,10 +143,28 @@ func (p *pendingTable) forgetSent(id packetID, e *pendingEntry) {
 	}
 }
 
-func (p *pendingTable) sender(a por.AckChallenge) *pendingEntry {
+// settleSent records how a sender entry ended and wakes its waiters.
+func (p *pendingTable) settleSent(e *pendingEntry, state sentState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.sent[a]
+	e.state = state
+	if e.done != nil {
+		close(e.done)
+	}
+}
+
+// waitSent returns the sender entry named a (nil if none is known), its state, and while it
+// is pending a channel closed when it is settled; after that e.state is final.
+func (p *pendingTable) waitSent(a por.AckChallenge) (e *pendingEntry, state sentState, done <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e = p.sent[a]; e == nil {
+		return nil, 0, nil
+	}
+	if e.state == sentPending && e.done == nil {
+		e.done = make(chan struct{})
+	}
+	return e, e.state, e.done
 }
 
 // expire removes and returns the entries unacknowledged at now, and forgets sender entries

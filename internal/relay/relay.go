@@ -404,7 +404,7 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 	// the commitment the next hop's acknowledgement must open; T_{i+1}, the challenge of the
 	// ticket this hop issues. Checking them costs two comparisons and, per ack, one hash.
 	now := r.clock.Now()
-	e := &pendingEntry{next: next.id, expires: now.Add(r.cfg.AckTimeout), own: own, prev: prev.addr}
+	e := newRelayedEntry(next.id, now.Add(r.cfg.AckTimeout), own, prev.addr)
 	var want por.Challenge
 	copy(want[:], p.PoR[:porChallenge])
 	copy(e.commitment[:], p.PoR[porChallenge:porNext])
@@ -568,7 +568,7 @@ func (r *Relay) dropForward(f forward, reason string, err error) {
 func (r *Relay) settleUnacked(e *pendingEntry) {
 	switch {
 	case e.sender:
-		close(e.done)
+		r.pend.settleSent(e, sentExpired)
 	case e.paid:
 		r.cfg.Payments.Neglect(e.prev, &e.ticket)
 		r.m.ticketsNeglected.Inc()
@@ -605,8 +605,7 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 	r.m.acksReceived.Inc()
 	switch {
 	case e.sender:
-		e.acked = true
-		close(e.done)
+		r.pend.settleSent(e, sentAcked)
 		if r.cfg.OnAck != nil {
 			r.cfg.OnAck(e.challenge)
 		}
@@ -772,7 +771,7 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 		return zero, fmt.Errorf("send: %w", err)
 	}
 	id := idOf(pkt)
-	e := &pendingEntry{sender: true, challenge: a0, ack: ack[0], next: first.id, expires: now.Add(r.cfg.AckTimeout), done: make(chan struct{})}
+	e := newSentEntry(first.id, now.Add(r.cfg.AckTimeout), a0, ack[0])
 	if err := r.pend.add(id, e); err != nil {
 		return zero, fmt.Errorf("send: %w", ErrOverloaded)
 	}
@@ -806,17 +805,20 @@ func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, rel
 // AckTimeout passes (ErrAckTimeout) or ctx ends. It returns ErrUnknownAck for a challenge Send
 // did not return or that was forgotten (AckTimeout after sending).
 func (r *Relay) WaitAck(ctx context.Context, challenge por.AckChallenge) error {
-	e := r.pend.sender(challenge)
+	e, state, done := r.pend.waitSent(challenge)
 	if e == nil {
 		return ErrUnknownAck
 	}
-	select {
-	case <-e.done:
-		if e.acked {
-			return nil
+	if state == sentPending {
+		select {
+		case <-done:
+			state = e.state // written before done was closed
+		case <-ctx.Done():
+			return ctx.Err()
 		}
-		return ErrAckTimeout
-	case <-ctx.Done():
-		return ctx.Err()
 	}
+	if state == sentAcked {
+		return nil
+	}
+	return ErrAckTimeout
 }

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -382,4 +383,34 @@ func TestDepletedChannel(t *testing.T) {
 			t.Fatal("delivered over a depleted channel")
 		}
 	})
+}
+
+func TestWaitAckReportsAckAndTimeout(t *testing.T) {
+	nodes := newNet(t, netOptions{edit: func(_ string, c *Config) {
+		c.NoMixDelay = true
+		c.AckTimeout = 300 * time.Millisecond
+	}}, "A", "B")
+	a, b := nodes["A"], nodes["B"]
+	acked, err := a.relay.Send(t.Context(), ids(b), "acknowledged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "acknowledgement", func() bool { return counter(a.relay.m.acksReceived) == 1 })
+	// Asked after the acknowledgement came: still known, and acknowledged.
+	if err := a.relay.WaitAck(t.Context(), acked); err != nil {
+		t.Fatalf("WaitAck after the acknowledgement: %v", err)
+	}
+
+	b.transport.mu.Lock()
+	b.transport.dropAcks = true
+	b.transport.mu.Unlock()
+	lost, err := a.relay.Send(t.Context(), ids(b), "never acknowledged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := a.relay.WaitAck(ctx, lost); !errors.Is(err, ErrAckTimeout) {
+		t.Fatalf("WaitAck of an unacknowledged message: %v, want ErrAckTimeout", err)
+	}
 }
