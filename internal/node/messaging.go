@@ -190,13 +190,18 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 		}
 		g.Nodes = append(g.Nodes, path.Node{Address: a.Account, Peer: id, Quality: q})
 	}
+	self := m.n.id.Address()
 	for _, c := range snap.Channels() {
 		e := path.Edge{Source: c.Source, Destination: c.Destination, Open: c.Status == channels.Open}
 		e.Balance.SetFromBig(c.Balance)
+		if c.Source == self && m.ledger != nil && e.Open {
+			// Our own channels: what the tickets we signed and nobody redeemed yet leave.
+			e.Balance, _ = m.ledger.Available(c.Destination)
+		}
 		g.Edges = append(g.Edges, e)
 	}
 	m.rngMu.Lock()
-	nodes, err := path.Select(m.rng, g, m.n.id.Address(), to, path.DefaultRelayers, tickets.AmountFor(1))
+	nodes, err := path.Select(m.rng, g, self, to, path.DefaultRelayers, tickets.AmountFor(1))
 	m.rngMu.Unlock()
 	if err != nil {
 		return nil, sendError(err)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
@@ -100,6 +102,10 @@ type outChannel struct {
 	spareEpoch uint32
 	fetching   bool
 	fetched    *sync.Cond // on mu: a background reservation ended
+	// owed is what the tickets signed in epoch and not yet passed by the chain are worth;
+	// loaded says it was read from the store for this epoch.
+	owed   issued
+	loaded bool
 }
 
 // NewLedger checks cfg and returns a Ledger. It starts nothing; Run persists counters.
@@ -144,7 +150,7 @@ func (l *Ledger) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			l.fetches.Wait()
-			return l.flush()
+			return errors.Join(l.flush(), l.saveIssued())
 		case <-t.C:
 			if err := l.flush(); err != nil {
 				l.log.Error("ledger: persisting ticket counters failed", slog.Any("err", err))
@@ -305,7 +311,10 @@ func (st *inChannel) forget(index uint64) {
 	}
 }
 
-// IssueTicket implements Payments.
+// IssueTicket implements Payments. A ticket is signed only if the channel's balance covers it
+// on top of every ticket signed before that the chain has not passed yet (ErrNotEnoughBalance
+// otherwise): the next hop accepts no more than that, so a message sent beyond it would be
+// dropped on the way.
 func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uint256.Int, challenge por.Challenge) (tickets.Ticket, error) {
 	ch, ok := l.cfg.Channels.Channel(l.self, to)
 	if !ok {
@@ -320,22 +329,14 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if err := ctx.Err(); err != nil {
 		return tickets.Ticket{}, err
 	}
-	l.mu.Lock()
-	st := l.out[ch.ID]
-	if st == nil {
-		st = &outChannel{}
-		st.fetched = sync.NewCond(&st.mu)
-		l.out[ch.ID] = st
-	}
-	l.mu.Unlock()
-
+	st := l.outgoing(ch.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.epoch != ch.Epoch {
-		st.epoch, st.next, st.limit = ch.Epoch, 0, 0
+	if err := l.sync(st, ch); err != nil {
+		return tickets.Ticket{}, err
 	}
-	if st.next <= ch.TicketIndex { // e.g. a lost store: the chain has seen higher indexes
-		st.next, st.limit = 0, 0
+	if avail := st.owed.available(&ch.Balance); avail.Lt(amount) {
+		return tickets.Ticket{}, ErrNotEnoughBalance
 	}
 	if st.next >= st.limit {
 		for st.fetching { // the block is on its way: cheaper to wait than to reserve another
@@ -346,9 +347,9 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 		if st.spare != 0 && st.spareEpoch == ch.Epoch && st.spare >= st.limit && st.spare > ch.TicketIndex {
 			st.next, st.limit = st.spare, st.spare+l.cfg.IndexBatch
 		} else {
-			first, err := l.cfg.Store.ReserveTicketIndexes(ch.ID, ch.Epoch, ch.TicketIndex+1, l.cfg.IndexBatch)
+			first, err := l.reserve(ch.ID, ch.Epoch, ch.TicketIndex+1, st.owed.snapshot(st.next-min(st.next, 1)))
 			if err != nil {
-				return tickets.Ticket{}, fmt.Errorf("reserve ticket index: %w", err)
+				return tickets.Ticket{}, err
 			}
 			st.next, st.limit = first, first+l.cfg.IndexBatch
 		}
@@ -360,7 +361,7 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if !st.fetching && st.spare == 0 {
 		st.fetching = true
 		l.fetches.Add(1)
-		go l.prefetch(st, ch.ID, ch.Epoch, max(ch.TicketIndex+1, st.limit))
+		go l.prefetch(st, ch.ID, ch.Epoch, max(ch.TicketIndex+1, st.limit), st.owed.snapshot(st.next-1))
 	}
 	t := tickets.Ticket{
 		ChannelID: ch.ID,
@@ -373,14 +374,64 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if err := t.Sign(l.cfg.Key, l.cfg.ChainID, l.cfg.Contract); err != nil {
 		return tickets.Ticket{}, fmt.Errorf("sign ticket: %w", err)
 	}
+	st.owed.record(t.Index, amount)
 	st.next++
 	return t, nil
 }
 
-// prefetch reserves a block of outgoing indexes of channel id in epoch for st's next use.
-func (l *Ledger) prefetch(st *outChannel, id [32]byte, epoch uint32, min uint64) {
-	defer l.fetches.Done()
+// outgoing returns the state of outgoing channel id, creating it on first use.
+func (l *Ledger) outgoing(id [32]byte) *outChannel {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := l.out[id]
+	if st == nil {
+		st = &outChannel{}
+		st.fetched = sync.NewCond(&st.mu)
+		l.out[id] = st
+	}
+	return st
+}
+
+// sync brings st to channel ch's epoch and index: a new epoch starts afresh, the issued
+// tickets of an epoch are read from the store on first use, and tickets the chain has passed
+// stop counting. st.mu is held.
+func (l *Ledger) sync(st *outChannel, ch ChannelState) error {
+	if st.epoch != ch.Epoch || !st.loaded {
+		rec, found, next, err := l.cfg.Store.IssuedTicketsOf(ch.ID, ch.Epoch)
+		if err != nil {
+			return fmt.Errorf("load issued tickets: %w", err)
+		}
+		st.epoch, st.next, st.limit, st.loaded = ch.Epoch, 0, 0, true
+		st.owed = issued{}
+		if found {
+			worst := tickets.AmountFor(packet.MaxHops - 1)
+			st.owed.restore(rec, next, &worst)
+		}
+	}
+	if st.next <= ch.TicketIndex { // e.g. a lost store: the chain has seen higher indexes
+		st.next, st.limit = 0, 0
+	}
+	st.owed.prune(ch.TicketIndex)
+	return nil
+}
+
+// reserve reserves a block of outgoing indexes of a channel epoch and stores what was issued
+// before it.
+func (l *Ledger) reserve(id [32]byte, epoch uint32, min uint64, owed store.IssuedTickets) (uint64, error) {
+	if err := l.cfg.Store.SaveIssuedTickets(id, epoch, owed); err != nil {
+		return 0, fmt.Errorf("store issued tickets: %w", err)
+	}
 	first, err := l.cfg.Store.ReserveTicketIndexes(id, epoch, min, l.cfg.IndexBatch)
+	if err != nil {
+		return 0, fmt.Errorf("reserve ticket index: %w", err)
+	}
+	return first, nil
+}
+
+// prefetch reserves a block of outgoing indexes of channel id in epoch for st's next use.
+func (l *Ledger) prefetch(st *outChannel, id [32]byte, epoch uint32, min uint64, owed store.IssuedTickets) {
+	defer l.fetches.Done()
+	first, err := l.reserve(id, epoch, min, owed)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.fetching = false
@@ -392,6 +443,43 @@ func (l *Ledger) prefetch(st *outChannel, id [32]byte, epoch uint32, min uint64)
 	if st.epoch == epoch {
 		st.spare, st.spareEpoch = first, epoch
 	}
+}
+
+// saveIssued stores, for every outgoing channel, the complete record of what it issued, so
+// that a clean restart starts from the exact amount owed.
+func (l *Ledger) saveIssued() error {
+	l.mu.Lock()
+	out := make(map[[32]byte]*outChannel, len(l.out))
+	maps.Copy(out, l.out)
+	l.mu.Unlock()
+	var errs []error
+	for id, st := range out {
+		st.mu.Lock()
+		if st.loaded {
+			rec := st.owed.snapshot(store.IssuedComplete)
+			if err := l.cfg.Store.SaveIssuedTickets(id, st.epoch, rec); err != nil {
+				errs = append(errs, fmt.Errorf("store issued tickets: %w", err))
+			}
+		}
+		st.mu.Unlock()
+	}
+	return errors.Join(errs...)
+}
+
+// Available is what the channel from this node to `to` can still pay for: its balance less the
+// tickets signed on it that the chain has not passed yet. ok is false without an open channel.
+func (l *Ledger) Available(to common.Address) (avail uint256.Int, ok bool) {
+	ch, found := l.cfg.Channels.Channel(l.self, to)
+	if !found || ch.Status != StatusOpen {
+		return avail, false
+	}
+	st := l.outgoing(ch.ID)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if err := l.sync(st, ch); err != nil {
+		return avail, false
+	}
+	return st.owed.available(&ch.Balance), true
 }
 
 // Acknowledge implements Payments: one store transaction for the batch.

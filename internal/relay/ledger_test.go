@@ -77,7 +77,7 @@ func (e *ledgerEnv) incoming(t *testing.T, index uint64, amount uint256.Int) tic
 func TestLedgerOutgoingIndexNeverGoesBack(t *testing.T) {
 	e := newLedgerEnv(t)
 	dst := common.Address{0xd5}
-	e.chans.open(e.selfAddr, dst, oneToken)
+	e.chans.open(e.selfAddr, dst, tickets.AmountFor(1<<20)) // a crash counts every reserved index as spent
 	issue := func() uint64 {
 		t.Helper()
 		tk, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
@@ -271,7 +271,7 @@ func TestLedgerIndexPrefetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := common.Address{0xd6}
-	e.chans.open(e.selfAddr, dst, oneToken)
+	e.chans.open(e.selfAddr, dst, tickets.AmountFor(1<<20))
 	var last uint64
 	for i := range 200 {
 		tk, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
@@ -322,5 +322,104 @@ func TestLedgerRedeemChecksResponse(t *testing.T) {
 	rep, err := e.l.Redeem(t.Context(), r)
 	if err != nil || rep.Neglected != 1 || rep.Redeemed != 1 || len(r.calls) != 1 || r.calls[0] != 2 {
 		t.Fatalf("report %+v, %v, calls %v", rep, err, r.calls)
+	}
+}
+
+// TestLedgerSignsNoMoreThanTheChannelHolds: the tickets a sender signs and the chain has not
+// passed count against the channel's balance, as the next hop counts them; the count follows
+// the chain's ticket index and survives a clean restart, and after a crash it never shrinks.
+func TestLedgerSignsNoMoreThanTheChannelHolds(t *testing.T) {
+	e := newLedgerEnv(t)
+	ctx, stop := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- e.l.Run(ctx) }()
+	dst := common.Address{0xd7}
+	e.chans.open(e.selfAddr, dst, tickets.AmountFor(10)) // ten tickets of PricePerHop
+	issue := func() (tickets.Ticket, error) { return e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1}) }
+	available := func(want uint256.Int) {
+		t.Helper()
+		if got, ok := e.l.Available(dst); !ok || got != want {
+			t.Fatalf("available %s (%v), want %s", got.Dec(), ok, want.Dec())
+		}
+	}
+	var issued []tickets.Ticket
+	for range 10 {
+		tk, err := issue()
+		if err != nil {
+			t.Fatal(err)
+		}
+		issued = append(issued, tk)
+	}
+	if _, err := issue(); !errors.Is(err, ErrNotEnoughBalance) {
+		t.Fatalf("ticket 11 on a channel that holds 10: %v", err)
+	}
+	available(uint256.Int{})
+
+	// The next hop redeems the fourth ticket: the chain pays it and passes the three before it.
+	e.chans.set(e.selfAddr, dst, func(s *ChannelState) {
+		s.TicketIndex = issued[3].Index
+		s.Balance = tickets.AmountFor(9)
+	})
+	available(tickets.AmountFor(3)) // 9 held, tickets 5 to 10 owed
+	for range 2 {
+		if _, err := issue(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	available(tickets.AmountFor(1))
+
+	// A clean stop stores the exact count.
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	e.open(t)
+	available(tickets.AmountFor(1))
+	if _, err := issue(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := issue(); !errors.Is(err, ErrNotEnoughBalance) {
+		t.Fatalf("after a clean restart the channel is full, yet: %v", err)
+	}
+
+	// A crash (no clean stop): every index reserved since the last record may have been used.
+	e.open(t)
+	if got, _ := e.l.Available(dst); !got.IsZero() {
+		t.Fatalf("after a crash %s available on a full channel", got.Dec())
+	}
+	// The chain passing everything frees the channel again.
+	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.TicketIndex = 1 << 40 })
+	available(tickets.AmountFor(9))
+}
+
+func TestIssuedRunsStayBoundedAndConservative(t *testing.T) {
+	var s issued
+	one, two := tickets.AmountFor(1), tickets.AmountFor(2)
+	var exact uint256.Int
+	for i := uint64(1); i <= 1000; i++ {
+		a := &one
+		if i%2 == 0 {
+			a = &two
+		}
+		s.record(i, a)
+		exact.Add(&exact, a)
+	}
+	if len(s.runs) > maxIssuedRuns {
+		t.Fatalf("%d runs, at most %d", len(s.runs), maxIssuedRuns)
+	}
+	if s.sum.Lt(&exact) {
+		t.Fatalf("owed %s, less than the %s signed", s.sum.Dec(), exact.Dec())
+	}
+	s.prune(1000)
+	if !s.sum.IsZero() || len(s.runs) != 0 {
+		t.Fatalf("after the chain passed everything: %s in %d runs", s.sum.Dec(), len(s.runs))
+	}
+	// Exact while amounts repeat: runs of one amount, pruned in the middle of a run.
+	for i := uint64(1001); i <= 1100; i++ {
+		s.record(i, &one)
+	}
+	s.prune(1050)
+	if want := tickets.AmountFor(50); s.sum != want || len(s.runs) != 1 || s.runs[0].First != 1051 {
+		t.Fatalf("owed %s in %+v, want %s from 1051", s.sum.Dec(), s.runs, want.Dec())
 	}
 }

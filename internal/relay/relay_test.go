@@ -364,6 +364,26 @@ func TestDepletedChannel(t *testing.T) {
 			t.Fatalf("%v frames left A", got)
 		}
 	})
+	t.Run("sender counts what it signed", func(t *testing.T) {
+		nodes, chans := paidNet(t, nil)
+		a, r1, r2, b := nodes["A"], nodes["R1"], nodes["R2"], nodes["B"]
+		price := tickets.AmountFor(2)
+		var two uint256.Int
+		two.Add(&price, &price)
+		chans.open(a.addr, r1.addr, two) // two messages over two relayers, unredeemed
+		for i := range 2 {
+			if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "paid for"); err != nil {
+				t.Fatalf("message %d: %v", i+1, err)
+			}
+		}
+		if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "not paid for"); !errors.Is(err, ErrNotEnoughBalance) {
+			t.Fatalf("third message: %v, want ErrNotEnoughBalance (R1 would drop it)", err)
+		}
+		eventually(t, 10*time.Second, "both paid messages delivered", func() bool { return len(b.deliveries()) == 2 })
+		if got := counter(r1.relay.m.received); got != 2 {
+			t.Fatalf("R1 received %v packets, want 2", got)
+		}
+	})
 	t.Run("relayer drops", func(t *testing.T) {
 		nodes, chans := paidNet(t, nil)
 		a, r1, r2, b := nodes["A"], nodes["R1"], nodes["R2"], nodes["B"]

@@ -1,0 +1,117 @@
+package relay
+
+import (
+	"github.com/holiman/uint256"
+
+	"github.com/relayd/relayd/internal/store"
+)
+
+// maxIssuedRuns bounds the runs an outgoing channel keeps: past it, a ticket whose amount
+// differs from the last run's joins that run at the larger amount, which overstates what is
+// owed (refusing a little early) but never understates it.
+const maxIssuedRuns = 64
+
+// issued is what this node owes on one outgoing channel epoch: the tickets it signed that the
+// chain has not passed yet, as runs of indexes, and their sum. Guarded by the outChannel's mu.
+type issued struct {
+	runs []store.IssuedRun
+	sum  uint256.Int
+}
+
+// restore sets the state from a stored record. Indexes above rec.Through and below next (the
+// channel's next unreserved index) may have been signed after the record was written, before
+// a crash: they count at the largest amount known, or at worst if none is.
+func (s *issued) restore(rec store.IssuedTickets, next uint64, worst *uint256.Int) {
+	s.runs, s.sum = nil, uint256.Int{}
+	var largest uint256.Int
+	for _, r := range rec.Runs {
+		s.add(r)
+		if largest.Lt(&r.Amount) {
+			largest = r.Amount
+		}
+	}
+	if rec.Through != store.IssuedComplete && next > rec.Through+1 {
+		if largest.IsZero() {
+			largest = *worst
+		}
+		s.add(store.IssuedRun{First: rec.Through + 1, Last: next - 1, Amount: largest})
+	}
+}
+
+func runValue(r *store.IssuedRun) uint256.Int {
+	var v uint256.Int
+	v.SetUint64(r.Last - r.First + 1)
+	v.Mul(&v, &r.Amount)
+	return v
+}
+
+func (s *issued) add(r store.IssuedRun) {
+	v := runValue(&r)
+	s.sum.Add(&s.sum, &v)
+	s.runs = append(s.runs, r)
+}
+
+// record counts a ticket with index (above every earlier one) and amount.
+func (s *issued) record(index uint64, amount *uint256.Int) {
+	if amount.IsZero() {
+		return
+	}
+	n := len(s.runs)
+	if n > 0 {
+		last := &s.runs[n-1]
+		if last.Amount == *amount && last.Last+1 == index {
+			last.Last = index
+			s.sum.Add(&s.sum, amount)
+			return
+		}
+		if n >= maxIssuedRuns {
+			old := runValue(last)
+			if last.Amount.Lt(amount) {
+				last.Amount = *amount
+			}
+			last.Last = index
+			v := runValue(last)
+			s.sum.Sub(&s.sum, &old)
+			s.sum.Add(&s.sum, &v)
+			return
+		}
+	}
+	s.add(store.IssuedRun{First: index, Last: index, Amount: *amount})
+}
+
+// prune forgets the tickets with index ≤ passed: the chain has redeemed one of them or a later
+// one, so they are paid (and out of the channel's balance) or void.
+func (s *issued) prune(passed uint64) {
+	n := 0
+	for ; n < len(s.runs) && s.runs[n].Last <= passed; n++ {
+		v := runValue(&s.runs[n])
+		s.sum.Sub(&s.sum, &v)
+	}
+	s.runs = s.runs[n:]
+	if len(s.runs) > 0 && s.runs[0].First <= passed {
+		r := &s.runs[0]
+		var v uint256.Int
+		v.SetUint64(passed - r.First + 1)
+		v.Mul(&v, &r.Amount)
+		s.sum.Sub(&s.sum, &v)
+		r.First = passed + 1
+	}
+}
+
+// available is what balance leaves for a new ticket.
+func (s *issued) available(balance *uint256.Int) uint256.Int {
+	var a uint256.Int
+	if _, under := a.SubOverflow(balance, &s.sum); under {
+		a.Clear()
+	}
+	return a
+}
+
+// snapshot is the record to store, given that no ticket signed later has an index ≤ through
+// (store.IssuedComplete: none will be signed).
+func (s *issued) snapshot(through uint64) store.IssuedTickets {
+	if n := len(s.runs); n > 0 && through != store.IssuedComplete {
+		through = max(through, s.runs[n-1].Last)
+	}
+	return store.IssuedTickets{Through: through, Runs: append([]store.IssuedRun(nil), s.runs...)}
+}
