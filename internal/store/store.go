@@ -25,11 +25,7 @@ type DB struct {
 // Open opens (creating if needed) the store in dir. Only one process may
 // hold it: a second Open waits up to a second, then fails with ErrLocked.
 func Open(dir string) (*DB, error) {
-	// The freelist is not written on every commit but rebuilt when the file is opened (as etcd
-	// does): a commit's cost then does not grow with the pages that settled tickets freed.
-	b, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{
-		Timeout: time.Second, NoFreelistSync: true, FreelistType: bolt.FreelistMapType,
-	})
+	b, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: time.Second})
 	if errors.Is(err, bolt.ErrTimeout) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
 	}
