@@ -198,3 +198,39 @@ func TestAdminSendDirectAndExplicit(t *testing.T) {
 		t.Fatal("no process metrics")
 	}
 }
+
+// TestPathAvoidsASpentChannel: once the tickets A signed on A → R1 use up its balance (nothing
+// redeemed, so the chain still shows it full), A routes over R2 instead of handing R1 a ticket it
+// would refuse, and every message it accepts arrives.
+func TestPathAvoidsASpentChannel(t *testing.T) {
+	net := newTestNet(t, 5)
+	a, r1, r2, r3, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
+	threeMessages := new(big.Int).Mul(centToken, big.NewInt(6)) // 0.02 each over two relayers
+	net.open(a, r1, threeMessages)
+	net.open(r1, r3, tokens(1))
+	net.open(r2, r3, tokens(1))
+	net.open(r3, b, tokens(1))
+	bFrames := watch(t, b)
+	send := func(text string) {
+		t.Helper()
+		net.mustCall(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, text, b.id.PeerID()), http.StatusAccepted, nil)
+		expectMessage(t, bFrames, text)
+	}
+	refused := func(why string) {
+		t.Helper()
+		var errBody struct{ Status string }
+		if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"no way","recipient":%q}`, b.id.PeerID()), &errBody); s != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
+			t.Fatalf("%s: %d %+v", why, s, errBody)
+		}
+	}
+	for i := range 3 {
+		send(fmt.Sprintf("over R1, %d", i)) // the only path
+	}
+	refused("a fourth message A → R1 cannot pay for")
+	// On chain both of A's channels now hold the same; only A → R2 can still pay.
+	net.open(a, r2, threeMessages)
+	for i := range 3 {
+		send(fmt.Sprintf("over R2, %d", i))
+	}
+	refused("both of A's channels are spent")
+}
