@@ -335,7 +335,9 @@ func TestLedgerSignsNoMoreThanTheChannelHolds(t *testing.T) {
 	go func() { done <- e.l.Run(ctx) }()
 	dst := common.Address{0xd7}
 	e.chans.open(e.selfAddr, dst, tickets.AmountFor(10)) // ten tickets of PricePerHop
-	issue := func() (tickets.Ticket, error) { return e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1}) }
+	issue := func() (tickets.Ticket, error) {
+		return e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
+	}
 	available := func(want uint256.Int) {
 		t.Helper()
 		if got, ok := e.l.Available(dst); !ok || got != want {
