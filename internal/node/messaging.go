@@ -155,7 +155,7 @@ func sendError(err error) error {
 	case errors.Is(err, p2p.ErrUnreachable), errors.Is(err, p2p.ErrNoAddress):
 		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodePathNotFound,
 			Msg: "the first relayer is unreachable right now; nothing was sent"}
-	case errors.Is(err, p2p.ErrQueueFull), errors.Is(err, relay.ErrOverloaded):
+	case errors.Is(err, p2p.ErrQueueFull), errors.Is(err, relay.ErrOverloaded), errors.Is(err, relay.ErrStopped):
 		return &api.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnknownFailure,
 			Msg: "the node is busy; nothing was sent, try again"}
 	}

@@ -113,7 +113,11 @@ func TestPaidMessageOverTwoRelayers(t *testing.T) {
 		t.Fatalf("per-channel tickets after redeem: %d", s)
 	}
 
-	// R1 → R2 is now depleted: no path, nothing forwarded.
+	// R1 → R2 is now depleted: no path, nothing forwarded (once A has indexed it too).
+	net.eventually("A sees R1 → R2 depleted", func() bool {
+		c, ok := a.chain.graph.Channel(r1.id.Address(), r2.id.Address())
+		return ok && c.Balance.Sign() == 0
+	})
 	var errBody struct{ Status, Error string }
 	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"again","recipient":%q}`, b.id.PeerID()), &errBody); s != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
 		t.Fatalf("send over a depleted channel: %d %+v", s, errBody)

@@ -63,6 +63,10 @@ var (
 	// ErrOverloaded reports that a queue or the pending table is full; the packet is dropped.
 	ErrOverloaded = errors.New("relay: overloaded")
 
+	// ErrStopped reports a ticket asked of a Ledger whose Run has ended (the node is stopping):
+	// what it issued is already stored, so it signs no more.
+	ErrStopped = errors.New("relay: ledger stopped")
+
 	// ErrAlreadyRedeemed is what a Redeemer returns (wrapped) when the chain reports the
 	// ticket's index as already redeemed (the contract's IndexNotIncreasing): the Ledger then
 	// marks the ticket redeemed instead of retrying it forever.

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -70,6 +71,7 @@ type Ledger struct {
 	pending  uint64
 	unsaved  counters // rejected and neglected not yet persisted
 	redeemMu sync.Mutex
+	stopped  atomic.Bool // Run ended: no more outgoing tickets (saveIssued stored them all)
 }
 
 type counters struct {
@@ -332,6 +334,9 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	st := l.outgoing(ch.ID)
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if l.stopped.Load() { // checked under st.mu: saveIssued saw every ticket issued before
+		return tickets.Ticket{}, ErrStopped
+	}
 	if err := l.sync(st, ch); err != nil {
 		return tickets.Ticket{}, err
 	}
@@ -448,6 +453,7 @@ func (l *Ledger) prefetch(st *outChannel, id [32]byte, epoch uint32, min uint64,
 // saveIssued stores, for every outgoing channel, the complete record of what it issued, so
 // that a clean restart starts from the exact amount owed.
 func (l *Ledger) saveIssued() error {
+	l.stopped.Store(true)
 	l.mu.Lock()
 	out := make(map[[32]byte]*outChannel, len(l.out))
 	maps.Copy(out, l.out)

@@ -375,6 +375,9 @@ func TestLedgerSignsNoMoreThanTheChannelHolds(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+	if _, err := issue(); !errors.Is(err, ErrStopped) { // after the record: it would be missing from it
+		t.Fatalf("a ticket after the ledger stopped: %v", err)
+	}
 	e.open(t)
 	available(tickets.AmountFor(1))
 	if _, err := issue(); err != nil {
