@@ -167,24 +167,16 @@ type hopKeys struct {
 }
 
 // deriveKeys expands s_i: header ‖ payload ‖ tag = HKDF-SHA256(s_i, salt
-// empty, keysLabel, 96 bytes), the same HKDF as PROTOCOL.md §2. It is written
-// out over sha256.Sum256 (three HMAC blocks T(1..3)) so that a hop allocates
-// nothing here; TestDeriveKeys checks it against crypto/hkdf.
+// empty, keysLabel, 96 bytes), the same HKDF as PROTOCOL.md §2, as three
+// expand blocks of one HMAC state (internal/kdf); TestDeriveKeys checks it
+// against crypto/hkdf.
 func deriveKeys(secret *[SecretSize]byte) hopKeys {
-	prk := kdf.HMAC32(nil, secret[:])
-	var k hopKeys
-	var msg [32 + len(keysLabel) + 1]byte
-	n := copy(msg[:], keysLabel)
-	msg[n] = 1
-	k.header = kdf.HMAC32(prk[:], msg[:n+1]) // T(1) = HMAC(PRK, info ‖ 1)
-	copy(msg[:], k.header[:])
-	n = 32 + copy(msg[32:], keysLabel)
-	msg[n] = 2
-	k.payload = kdf.HMAC32(prk[:], msg[:n+1]) // T(2) = HMAC(PRK, T(1) ‖ info ‖ 2)
-	copy(msg[:], k.payload[:])
-	msg[n] = 3
-	k.tag = kdf.HMAC32(prk[:], msg[:n+1]) // T(3)
+	prk := kdf.Extract(secret[:])
+	e := kdf.NewExpander(&prk)
 	clear(prk[:])
-	clear(msg[:])
+	var k hopKeys
+	k.header = e.Next(keysLabel)
+	k.payload = e.Next(keysLabel)
+	k.tag = e.Next(keysLabel)
 	return k
 }

@@ -5,7 +5,7 @@
 //
 // The package is pure: no I/O, no clocks, no randomness. It owns only the math; where the secret
 // comes from (internal/packet) and where challenges travel (tickets, acknowledgements) is decided
-// elsewhere. It imports no other relayd package.
+// elsewhere. It imports no other relayd package but internal/kdf.
 //
 // Scalars and points are fixed-size byte arrays so they can be compared, copied and put on the
 // wire as they are. Functions that take them validate them; none of them keep or share memory.
@@ -21,6 +21,8 @@ import (
 
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
 	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/relayd/relayd/internal/kdf"
 )
 
 // HKDF info strings of the three derived scalars (PROTOCOL.md §2).
@@ -58,10 +60,12 @@ func DeriveEnd(secret [32]byte) (Scalar, error) { return derive(secret, infoEnd)
 // DeriveOwnAck returns DeriveOwn(secret) and DeriveAck(secret), sharing the HKDF extraction.
 func DeriveOwnAck(secret [32]byte) (own, ack Scalar, err error) {
 	prk := hkdfExtract(&secret)
-	if own, err = expandScalar(&prk, infoOwn); err != nil {
+	e := kdf.NewExpander(&prk) // one HMAC state for both expansions
+	clear(prk[:])
+	if own, err = expandScalar(e.First(infoOwn), infoOwn); err != nil {
 		return Scalar{}, Scalar{}, err
 	}
-	if ack, err = expandScalar(&prk, infoAck); err != nil {
+	if ack, err = expandScalar(e.First(infoAck), infoAck); err != nil {
 		return Scalar{}, Scalar{}, err
 	}
 	return own, ack, nil
@@ -69,12 +73,11 @@ func DeriveOwnAck(secret [32]byte) (own, ack Scalar, err error) {
 
 func derive(secret [32]byte, info string) (Scalar, error) {
 	prk := hkdfExtract(&secret)
-	return expandScalar(&prk, info)
+	return expandScalar(hkdfExpand1(&prk, info), info)
 }
 
-// expandScalar is HKDF-Expand(prk, info) to 32 bytes, reduced mod n.
-func expandScalar(prk *[32]byte, info string) (Scalar, error) {
-	okm := hkdfExpand1(prk, info)
+// expandScalar reduces okm, the 32 bytes of HKDF-Expand(prk, info), mod n.
+func expandScalar(okm [32]byte, info string) (Scalar, error) {
 	var s secp256k1.ModNScalar
 	s.SetBytes(&okm) // reduces mod n
 	if s.IsZero() {
