@@ -517,3 +517,52 @@ func TestProtocolIDs(t *testing.T) {
 		}
 	}
 }
+
+// TestPeerRestartedInPlaceReachedAgain: B is killed and comes back on the same address and
+// dials A itself (as a restarted relayer forwarding its next packet does); A's acknowledgements
+// to B, whose old stream died with B, reach the new B within seconds.
+func TestPeerRestartedInPlaceReachedAgain(t *testing.T) {
+	a := newTestHost(t, nil)
+	keyB := newKey(t)
+	startB := func(addr string) (*Host, *atomic.Int64) {
+		b, err := New(Config{PrivKey: keyB, ListenAddrs: mustAddrs(t, addr), Network: testNetwork})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n atomic.Int64
+		if err := b.Handle(ProtocolAck, func(peer.ID, []byte) { n.Add(1) }); err != nil {
+			t.Fatal(err)
+		}
+		return b, &n
+	}
+	b1, got1 := startB(tcpLoopback)
+	introduce(t, b1, a)
+	if err := b1.Send(t.Context(), a.ID(), ProtocolMsg, []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "A knows B", func() bool { return a.hasRoute(b1.ID()) })
+	if err := a.Send(t.Context(), b1.ID(), ProtocolAck, []byte("ack 1")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "first B receives", func() bool { return got1.Load() == 1 })
+	listen := strings.TrimSuffix(b1.Addrs()[0].String(), "/p2p/"+b1.ID().String())
+	if err := b1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b2, got2 := startB(listen)
+	defer b2.Close()
+	introduce(t, b2, a)
+	if err := b2.Send(t.Context(), a.ID(), ProtocolMsg, []byte("back")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "B's new connection", func() bool { return len(a.host.Network().ConnsToPeer(b2.ID())) > 0 })
+	// Every acknowledgement is taken and arrives: the first write goes to the stream that died
+	// with the old B and is repeated on a new one, and none is refused for a backoff.
+	const n = 20
+	for i := range n {
+		if err := a.Send(t.Context(), b2.ID(), ProtocolAck, []byte("ack")); err != nil {
+			t.Fatalf("ack %d: %v", i, err)
+		}
+	}
+	eventually(t, 10*time.Second, "restarted B receives every ack", func() bool { return got2.Load() == n })
+}

@@ -33,9 +33,10 @@ type outbound struct {
 	s  network.Stream
 	bw *bufio.Writer
 
-	mu       sync.Mutex // guards failures and retryAt
+	mu       sync.Mutex // guards failures, retryAt and failedAt
 	failures int
 	retryAt  time.Time // zero when not backing off
+	failedAt time.Time // the last failure
 }
 
 // Send queues frame for to on proto (ProtocolMsg or ProtocolAck) and returns
@@ -72,7 +73,7 @@ func (h *Host) Send(ctx context.Context, to peer.ID, proto Protocol, frame []byt
 	if err != nil {
 		return fmt.Errorf("send %s to %s: %w", proto, to, err)
 	}
-	if wait := o.backoff(time.Now()); wait > 0 {
+	if wait := o.blocked(time.Now()); wait > 0 {
 		fm.dropped[dropUnreachable].Inc()
 		return fmt.Errorf("send %s to %s: %w (retry in %s)", proto, to, ErrUnreachable, wait.Round(time.Millisecond))
 	}
@@ -134,6 +135,25 @@ func (o *outbound) backoff(now time.Time) time.Duration {
 	return o.retryAt.Sub(now)
 }
 
+// blocked is backoff, except that a connection to the peer opened after the last failure
+// ends the wait: the peer came back (a restarted relayer dials its next hop), and frames for
+// it, acknowledgements being money, should not be refused until the backoff runs out.
+func (o *outbound) blocked(now time.Time) time.Duration {
+	wait := o.backoff(now)
+	if wait <= 0 {
+		return wait
+	}
+	o.mu.Lock()
+	failed := o.failedAt
+	o.mu.Unlock()
+	for _, c := range o.h.host.Network().ConnsToPeer(o.key.peer) {
+		if c.Stat().Opened.After(failed) {
+			return 0
+		}
+	}
+	return wait
+}
+
 // fail records a stream failure and schedules the next attempt.
 func (o *outbound) fail(now time.Time) time.Duration {
 	o.mu.Lock()
@@ -144,6 +164,7 @@ func (o *outbound) fail(now time.Time) time.Duration {
 	}
 	o.failures++
 	o.retryAt = now.Add(wait)
+	o.failedAt = now
 	return wait
 }
 
@@ -166,6 +187,7 @@ func (o *outbound) run() {
 	defer o.h.wg.Done()
 	defer o.dropStream()
 	fm := &o.h.metrics.frames[o.key.idx]
+	var batch [][]byte
 	for {
 		var f []byte
 		select {
@@ -177,34 +199,66 @@ func (o *outbound) run() {
 			fm.dropped[dropUnreachable].Inc()
 			continue
 		}
-		// taken counts the frames of this batch; on failure they are all counted
-		// as lost, although the bytes that left before the error may have arrived.
-		taken, bytes := 1, len(f)
-		err := writeFrame(o.bw, f)
-	batch:
-		for err == nil {
-			select {
-			case f = <-o.queue:
-				taken++
-				bytes += len(f)
-				err = writeFrame(o.bw, f)
-			default:
-				err = o.bw.Flush()
-				break batch
+		// The batch: f and whatever else is queued, written through the buffer and flushed
+		// when the queue is empty. It is kept until the flush so that a write that fails on
+		// a dead stream can be repeated once on a fresh one (receivers drop duplicates: replay
+		// tags for packets, the pending table for acknowledgements).
+		batch = append(batch[:0], f)
+		err := o.writeBatch(&batch)
+		if err != nil && o.retryable() {
+			o.dropStream()
+			if o.ensureStreamNow() {
+				err = o.writeBatch(&batch)
 			}
 		}
+		bytes := 0
+		for _, b := range batch {
+			bytes += len(b)
+		}
 		if err != nil {
-			fm.dropped[dropStreamError].Add(float64(taken))
+			// All counted as lost, although bytes that left before the error may have arrived.
+			fm.dropped[dropStreamError].Add(float64(len(batch)))
 			wait := o.fail(time.Now())
 			o.h.log.Debug("p2p stream write failed", slog.String("peer_id", o.key.peer.String()),
 				slog.String("protocol", protoName(o.key.idx)), slog.Duration("retry_in", wait), slog.Any("err", err))
 			o.dropStream()
 			continue
 		}
-		fm.sent.Add(float64(taken))
+		fm.sent.Add(float64(len(batch)))
 		fm.bytesSent.Add(float64(bytes))
 		o.succeed()
 	}
+}
+
+// maxBatch bounds the frames one flush carries (and a batch keeps for a retry).
+const maxBatch = 256
+
+// writeBatch writes the frames of *batch, takes more off the queue while there are any
+// (appending them to *batch, up to maxBatch), and flushes.
+func (o *outbound) writeBatch(batch *[][]byte) error {
+	for _, f := range *batch {
+		if err := writeFrame(o.bw, f); err != nil {
+			return err
+		}
+	}
+	for len(*batch) < maxBatch {
+		select {
+		case f := <-o.queue:
+			*batch = append(*batch, f)
+			if err := writeFrame(o.bw, f); err != nil {
+				return err
+			}
+		default:
+			return o.bw.Flush()
+		}
+	}
+	return o.bw.Flush()
+}
+
+// retryable reports whether a failed write is worth repeating at once on a new stream: the
+// peer has a live connection (the stream died with an older one, or was reset alone).
+func (o *outbound) retryable() bool {
+	return o.h.host.Network().Connectedness(o.key.peer) == network.Connected
 }
 
 // ensureStream opens the stream if there is none and the backoff allows it.
@@ -212,8 +266,16 @@ func (o *outbound) ensureStream() bool {
 	if o.s != nil {
 		return true
 	}
-	if o.backoff(time.Now()) > 0 {
+	if o.blocked(time.Now()) > 0 {
 		return false
+	}
+	return o.ensureStreamNow()
+}
+
+// ensureStreamNow opens the stream regardless of the backoff.
+func (o *outbound) ensureStreamNow() bool {
+	if o.s != nil {
+		return true
 	}
 	ctx, cancel := context.WithTimeout(o.h.ctx, o.h.cfg.DialTimeout)
 	s, err := o.h.host.NewStream(ctx, o.key.peer, o.h.pids[o.key.idx])
