@@ -18,23 +18,18 @@ type issued struct {
 	sum  uint256.Int
 }
 
-// restore sets the state from a stored record. Indexes above rec.Through and below next (the
-// channel's next unreserved index) may have been signed after the record was written, before
-// a crash: they count at the largest amount known, or at worst if none is.
-func (s *issued) restore(rec store.IssuedTickets, next uint64, worst *uint256.Int) {
+// restore sets the state from a stored record. Up to slack tickets may have been signed after
+// the record was written, before a crash, with indexes above rec.Through and below next (the
+// channel's next unreserved index): they count at worst, at the top of that range, so that the
+// chain's index passes them last.
+func (s *issued) restore(rec store.IssuedTickets, next uint64, slack uint64, worst *uint256.Int) {
 	s.runs, s.sum = nil, uint256.Int{}
-	var largest uint256.Int
 	for _, r := range rec.Runs {
 		s.add(r)
-		if largest.Lt(&r.Amount) {
-			largest = r.Amount
-		}
 	}
 	if rec.Through != store.IssuedComplete && next > rec.Through+1 {
-		if largest.IsZero() {
-			largest = *worst
-		}
-		s.add(store.IssuedRun{First: rec.Through + 1, Last: next - 1, Amount: largest})
+		unknown := min(slack, next-1-rec.Through)
+		s.add(store.IssuedRun{First: next - unknown, Last: next - 1, Amount: *worst})
 	}
 }
 

@@ -105,10 +105,23 @@ type outChannel struct {
 	fetching   bool
 	fetched    *sync.Cond // on mu: a background reservation ended
 	// owed is what the tickets signed in epoch and not yet passed by the chain are worth;
-	// loaded says it was read from the store for this epoch.
-	owed   issued
-	loaded bool
+	// loaded says it was read from the store for this epoch. unconfirmed counts the tickets
+	// signed since the last stored record of owed (at most IssuedSlack: past it, signing waits
+	// for a record); saving is true while one is written in the background, saved is
+	// broadcast when it ends, saveErr holds its failure.
+	owed        issued
+	loaded      bool
+	unconfirmed int
+	saving      bool
+	saved       *sync.Cond // on mu
+	saveErr     error
 }
+
+// IssuedSlack is how many tickets an outgoing channel may sign beyond its last stored record of
+// what it owes. A record is written in the background every IssuedSlack/2 tickets; after a
+// crash, IssuedSlack tickets count as signed at the largest amount a ticket can have, until
+// the chain's ticket index passes them (PROTOCOL.md §4.5).
+const IssuedSlack = 256
 
 // NewLedger checks cfg and returns a Ledger. It starts nothing; Run persists counters.
 func NewLedger(cfg LedgerConfig) (*Ledger, error) {
@@ -343,6 +356,17 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if avail := st.owed.available(&ch.Balance); avail.Lt(amount) {
 		return tickets.Ticket{}, ErrNotEnoughBalance
 	}
+	for st.unconfirmed >= IssuedSlack { // rare: the background record is late
+		if st.saveErr != nil {
+			err := st.saveErr
+			st.saveErr = nil
+			return tickets.Ticket{}, err
+		}
+		if !st.saving {
+			l.startSave(st, ch.ID)
+		}
+		st.saved.Wait()
+	}
 	if st.next >= st.limit {
 		for st.fetching { // the block is on its way: cheaper to wait than to reserve another
 			st.fetched.Wait()
@@ -352,7 +376,7 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 		if st.spare != 0 && st.spareEpoch == ch.Epoch && st.spare >= st.limit && st.spare > ch.TicketIndex {
 			st.next, st.limit = st.spare, st.spare+l.cfg.IndexBatch
 		} else {
-			first, err := l.reserve(ch.ID, ch.Epoch, ch.TicketIndex+1, st.owed.snapshot(st.next-min(st.next, 1)))
+			first, err := l.reserve(ch.ID, ch.Epoch, ch.TicketIndex+1)
 			if err != nil {
 				return tickets.Ticket{}, err
 			}
@@ -366,7 +390,7 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if !st.fetching && st.spare == 0 {
 		st.fetching = true
 		l.fetches.Add(1)
-		go l.prefetch(st, ch.ID, ch.Epoch, max(ch.TicketIndex+1, st.limit), st.owed.snapshot(st.next-1))
+		go l.prefetch(st, ch.ID, ch.Epoch, max(ch.TicketIndex+1, st.limit))
 	}
 	t := tickets.Ticket{
 		ChannelID: ch.ID,
@@ -381,7 +405,32 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	}
 	st.owed.record(t.Index, amount)
 	st.next++
+	if st.unconfirmed++; st.unconfirmed >= IssuedSlack/2 && !st.saving {
+		l.startSave(st, ch.ID)
+	}
 	return t, nil
+}
+
+// startSave writes the record of what st owes in the background. Every ticket signed later has
+// an index of at least st.next, so the record is exact through st.next-1. st.mu is held.
+func (l *Ledger) startSave(st *outChannel, id [32]byte) {
+	rec, epoch, covered := st.owed.snapshot(st.next-min(st.next, 1)), st.epoch, st.unconfirmed
+	st.saving = true
+	l.fetches.Add(1)
+	go func() {
+		defer l.fetches.Done()
+		err := l.cfg.Store.SaveIssuedTickets(id, epoch, rec)
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		st.saving = false
+		if err != nil {
+			st.saveErr = fmt.Errorf("store issued tickets: %w", err)
+			l.log.Warn("ledger: storing what a channel owes failed", slog.Any("err", err))
+		} else if st.epoch == epoch {
+			st.unconfirmed = max(0, st.unconfirmed-covered)
+		}
+		st.saved.Broadcast()
+	}()
 }
 
 // outgoing returns the state of outgoing channel id, creating it on first use.
@@ -392,6 +441,7 @@ func (l *Ledger) outgoing(id [32]byte) *outChannel {
 	if st == nil {
 		st = &outChannel{}
 		st.fetched = sync.NewCond(&st.mu)
+		st.saved = sync.NewCond(&st.mu)
 		l.out[id] = st
 	}
 	return st
@@ -402,15 +452,8 @@ func (l *Ledger) outgoing(id [32]byte) *outChannel {
 // stop counting. st.mu is held.
 func (l *Ledger) sync(st *outChannel, ch ChannelState) error {
 	if st.epoch != ch.Epoch || !st.loaded {
-		rec, found, next, err := l.cfg.Store.IssuedTicketsOf(ch.ID, ch.Epoch)
-		if err != nil {
-			return fmt.Errorf("load issued tickets: %w", err)
-		}
-		st.epoch, st.next, st.limit, st.loaded = ch.Epoch, 0, 0, true
-		st.owed = issued{}
-		if found {
-			worst := tickets.AmountFor(packet.MaxHops - 1)
-			st.owed.restore(rec, next, &worst)
+		if err := l.load(st, ch); err != nil {
+			return err
 		}
 	}
 	if st.next <= ch.TicketIndex { // e.g. a lost store: the chain has seen higher indexes
@@ -420,12 +463,30 @@ func (l *Ledger) sync(st *outChannel, ch ChannelState) error {
 	return nil
 }
 
-// reserve reserves a block of outgoing indexes of a channel epoch and stores what was issued
-// before it.
-func (l *Ledger) reserve(id [32]byte, epoch uint32, min uint64, owed store.IssuedTickets) (uint64, error) {
-	if err := l.cfg.Store.SaveIssuedTickets(id, epoch, owed); err != nil {
-		return 0, fmt.Errorf("store issued tickets: %w", err)
+// load reads what channel ch owes in its epoch from the store (after a crash, with the
+// tickets that may have been signed after the last record) and stores it again at once, exact
+// through every index reserved so far: tickets signed from now on are counted against this
+// record. st.mu is held.
+func (l *Ledger) load(st *outChannel, ch ChannelState) error {
+	rec, found, next, err := l.cfg.Store.IssuedTicketsOf(ch.ID, ch.Epoch)
+	if err != nil {
+		return fmt.Errorf("load issued tickets: %w", err)
 	}
+	var owed issued
+	if found {
+		worst := tickets.AmountFor(packet.MaxHops - 1)
+		owed.restore(rec, next, IssuedSlack, &worst)
+	}
+	if err := l.cfg.Store.SaveIssuedTickets(ch.ID, ch.Epoch, owed.snapshot(next-min(next, 1))); err != nil {
+		return fmt.Errorf("store issued tickets: %w", err)
+	}
+	st.epoch, st.next, st.limit, st.loaded = ch.Epoch, 0, 0, true
+	st.owed, st.unconfirmed, st.saveErr = owed, 0, nil
+	return nil
+}
+
+// reserve reserves a block of outgoing indexes of a channel epoch.
+func (l *Ledger) reserve(id [32]byte, epoch uint32, min uint64) (uint64, error) {
 	first, err := l.cfg.Store.ReserveTicketIndexes(id, epoch, min, l.cfg.IndexBatch)
 	if err != nil {
 		return 0, fmt.Errorf("reserve ticket index: %w", err)
@@ -434,9 +495,9 @@ func (l *Ledger) reserve(id [32]byte, epoch uint32, min uint64, owed store.Issue
 }
 
 // prefetch reserves a block of outgoing indexes of channel id in epoch for st's next use.
-func (l *Ledger) prefetch(st *outChannel, id [32]byte, epoch uint32, min uint64, owed store.IssuedTickets) {
+func (l *Ledger) prefetch(st *outChannel, id [32]byte, epoch uint32, min uint64) {
 	defer l.fetches.Done()
-	first, err := l.reserve(id, epoch, min, owed)
+	first, err := l.reserve(id, epoch, min)
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.fetching = false

@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
@@ -387,7 +388,7 @@ func TestLedgerSignsNoMoreThanTheChannelHolds(t *testing.T) {
 		t.Fatalf("after a clean restart the channel is full, yet: %v", err)
 	}
 
-	// A crash (no clean stop): every index reserved since the last record may have been used.
+	// A crash (no clean stop): IssuedSlack tickets may have been signed since the last record.
 	e.open(t)
 	if got, _ := e.l.Available(dst); !got.IsZero() {
 		t.Fatalf("after a crash %s available on a full channel", got.Dec())
@@ -426,5 +427,53 @@ func TestIssuedRunsStayBoundedAndConservative(t *testing.T) {
 	s.prune(1050)
 	if want := tickets.AmountFor(50); s.sum != want || len(s.runs) != 1 || s.runs[0].First != 1051 {
 		t.Fatalf("owed %s in %+v, want %s from 1051", s.sum.Dec(), s.runs, want.Dec())
+	}
+}
+
+// TestLedgerCrashNeverUnderstatesWhatIsOwed: after a crash the ledger counts at least what was
+// really signed (the last stored record plus IssuedSlack tickets at the largest amount), and
+// not much more.
+func TestLedgerCrashNeverUnderstatesWhatIsOwed(t *testing.T) {
+	e := newLedgerEnv(t)
+	dst := common.Address{0xd8}
+	balance := tickets.AmountFor(100_000)
+	e.chans.open(e.selfAddr, dst, balance)
+	worst := tickets.AmountFor(packet.MaxHops - 1)
+	const signed = IssuedSlack + 300
+	for i := range signed {
+		if _, err := e.l.IssueTicket(t.Context(), dst, &worst, por.Challenge{1}); err != nil {
+			t.Fatalf("ticket %d: %v", i, err)
+		}
+	}
+	e.open(t) // SIGKILL: no clean stop, background records as far as they got
+	got, ok := e.l.Available(dst)
+	if !ok {
+		t.Fatal("channel unknown after restart")
+	}
+	var owed, lo, hi uint256.Int
+	owed.Sub(&balance, &got)
+	lo.Mul(&worst, uint256.NewInt(signed))
+	hi.Mul(&worst, uint256.NewInt(signed+IssuedSlack))
+	if owed.Lt(&lo) || hi.Lt(&owed) {
+		t.Fatalf("after a crash %s counted as owed, want between %s (signed) and %s", owed.Dec(), lo.Dec(), hi.Dec())
+	}
+}
+
+func TestIssuedRestoreCountsTheSlackAtTheTop(t *testing.T) {
+	one, worst := tickets.AmountFor(1), tickets.AmountFor(3)
+	rec := store.IssuedTickets{Through: 10, Runs: []store.IssuedRun{{First: 1, Last: 10, Amount: one}}}
+	var s issued
+	s.restore(rec, 2049, 256, &worst)
+	var want uint256.Int
+	want.Mul(&worst, uint256.NewInt(256))
+	ten := tickets.AmountFor(10)
+	want.Add(&want, &ten)
+	if s.sum != want || len(s.runs) != 2 || s.runs[1].First != 2049-256 || s.runs[1].Last != 2048 {
+		t.Fatalf("restored %s in %+v, want %s with the slack at 1793..2048", s.sum.Dec(), s.runs, want.Dec())
+	}
+	rec.Through = store.IssuedComplete // a clean stop: nothing unknown
+	s.restore(rec, 2049, 256, &worst)
+	if s.sum != ten {
+		t.Fatalf("restored after a clean stop: %s, want %s", s.sum.Dec(), ten.Dec())
 	}
 }
