@@ -107,11 +107,17 @@ func (net *testNet) eventually(what string, cond func() bool) {
 // call makes a REST call on n and decodes a JSON answer into out (if not nil).
 func (net *testNet) call(n *Node, method, path, body string, out any) int {
 	net.t.Helper()
+	return net.callURL("http://"+n.APIAddr().String(), method, path, body, out)
+}
+
+// callURL is call on the node whose REST server is at base (http://host:port).
+func (net *testNet) callURL(base, method, path, body string, out any) int {
+	net.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
-	req, _ := http.NewRequestWithContext(net.t.Context(), method, "http://"+n.APIAddr().String()+"/api/v2"+path, rd)
+	req, _ := http.NewRequestWithContext(net.t.Context(), method, base+"/api/v2"+path, rd)
 	req.Header.Set("x-auth-token", testToken)
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
@@ -241,7 +247,13 @@ func quietLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 // n's /node/metrics, or "" when there is none.
 func (net *testNet) metric(n *Node, prefix string) string {
 	net.t.Helper()
-	req, _ := http.NewRequestWithContext(net.t.Context(), http.MethodGet, "http://"+n.APIAddr().String()+"/api/v2/node/metrics", nil)
+	return net.metricURL("http://"+n.APIAddr().String(), prefix)
+}
+
+// metricURL is metric on the node whose REST server is at base (http://host:port).
+func (net *testNet) metricURL(base, prefix string) string {
+	net.t.Helper()
+	req, _ := http.NewRequestWithContext(net.t.Context(), http.MethodGet, base+"/api/v2/node/metrics", nil)
 	req.Header.Set("x-auth-token", testToken)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
