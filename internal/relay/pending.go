@@ -16,12 +16,14 @@ import (
 // second tens of thousands of them, so each kind carries only its own data: the fields of
 // relayedPacket or of sentPacket, promoted from the one pointer that is set.
 type pendingEntry struct {
-	sender  bool    // this node created the packet: sentPacket is set, relayedPacket is nil
 	next    peer.ID // the peer whose acknowledgement is expected
 	expires time.Time
 	*relayedPacket
 	*sentPacket
 }
+
+// sent reports whether this node created the packet (sentPacket is set, relayedPacket nil).
+func (e *pendingEntry) sent() bool { return e.sentPacket != nil }
 
 // relayedPacket is what a relayer needs to check the acknowledgement of a packet it forwarded
 // and to turn the packet's ticket into a redeemable one.
@@ -69,7 +71,7 @@ func newSentEntry(next peer.ID, expires time.Time, challenge por.AckChallenge, a
 		data sentPacket
 	}{}
 	e.data = sentPacket{challenge: challenge, ack: ack}
-	e.pendingEntry = pendingEntry{sender: true, next: next, expires: expires, sentPacket: &e.data}
+	e.pendingEntry = pendingEntry{next: next, expires: expires, sentPacket: &e.data}
 	return &e.pendingEntry
 }
 
@@ -103,7 +105,7 @@ func (p *pendingTable) add(id packetID, e *pendingEntry) error {
 	if _, dup := p.byID[id]; dup {
 		return errDuplicate
 	}
-	if e.sender {
+	if e.sent() {
 		if _, dup := p.sent[e.challenge]; dup {
 			return errDuplicate
 		}

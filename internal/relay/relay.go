@@ -570,7 +570,7 @@ func (r *Relay) dropForward(f forward, reason string, err error) {
 // settleUnacked ends a pending entry that will not be acknowledged.
 func (r *Relay) settleUnacked(e *pendingEntry) {
 	switch {
-	case e.sender:
+	case e.sent():
 		r.pend.settleSent(e, sentExpired)
 	case e.paid:
 		r.cfg.Payments.Neglect(e.prev, &e.ticket)
@@ -597,7 +597,7 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 	}
 	// The sender knows the ack scalar it expects; a relayer checks it against the commitment
 	// in its routing information (one hash).
-	if e.sender && !por.EqualScalars(ack, e.ack) || !e.sender && por.CommitAck(ack) != e.commitment {
+	if e.sent() && !por.EqualScalars(ack, e.ack) || !e.sent() && por.CommitAck(ack) != e.commitment {
 		r.dropAck(from, reasonBadAck, ErrBadAck)
 		return
 	}
@@ -607,7 +607,7 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 	}
 	r.m.acksReceived.Inc()
 	switch {
-	case e.sender:
+	case e.sent():
 		r.pend.settleSent(e, sentAcked)
 		if r.cfg.OnAck != nil {
 			r.cfg.OnAck(e.challenge)
