@@ -20,7 +20,6 @@ import (
 
 	"github.com/relayd/relayd/internal/bench"
 	"github.com/relayd/relayd/internal/config"
-	"github.com/relayd/relayd/internal/devchain"
 )
 
 // The benchmarks below run a whole network in this process: the dev chain
@@ -51,11 +50,7 @@ var benchTokens = tokens(1_000_000)
 func newBenchNet(tb testing.TB) *benchNet {
 	tb.Helper()
 	ctx := tb.Context()
-	ch, err := devchain.New(ctx, devchain.Config{ClosurePeriod: 60 * time.Second, Logger: quietLogger()})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { ch.Close() })
+	ch := startDevChain(tb)
 	var nodes []*Node
 	for range 4 {
 		cfg := fundedNodeConfig(tb, ch, benchTokens)

@@ -19,7 +19,6 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/relayd/relayd/internal/config"
-	"github.com/relayd/relayd/internal/devchain"
 	"github.com/relayd/relayd/internal/identity"
 )
 
@@ -76,11 +75,7 @@ func TestRelayerKilledMidTraffic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a dev chain, three nodes and a node process")
 	}
-	ch, err := devchain.New(t.Context(), devchain.Config{ClosurePeriod: 60 * time.Second, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ch.Close() })
+	ch := startDevChain(t)
 	net := &testNet{t: t, chain: ch}
 	node := func() *Node { return startNode(t, fundedNodeConfig(t, ch, tokens(100))) }
 	a, r2, b := node(), node(), node()

@@ -44,11 +44,7 @@ func newTestNet(t *testing.T, count int) *testNet {
 	if testing.Short() {
 		t.Skip("starts a dev chain and several nodes")
 	}
-	ch, err := devchain.New(t.Context(), devchain.Config{ClosurePeriod: 60 * time.Second, Logger: quietLogger()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ch.Close() })
+	ch := startDevChain(t)
 	net := &testNet{t: t, chain: ch}
 	for i := 0; i < count; i++ {
 		cfg := fundedNodeConfig(t, ch, tokens(100))
@@ -65,6 +61,17 @@ func newTestNet(t *testing.T, count int) *testNet {
 		return true
 	})
 	return net
+}
+
+// startDevChain starts an in-process dev chain (60 s closure period, quiet) for the test.
+func startDevChain(tb testing.TB) *devchain.Chain {
+	tb.Helper()
+	ch, err := devchain.New(tb.Context(), devchain.Config{ClosurePeriod: 60 * time.Second, Logger: quietLogger()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ch.Close() })
+	return ch
 }
 
 // fundedNodeConfig creates an identity funded on ch with 10 native coins

@@ -286,20 +286,25 @@ func TestQueueFullDoesNotBlock(t *testing.T) {
 	unblock()
 }
 
+// startCounting starts a host with key on addr that counts the frames it receives on proto.
+// The caller closes it.
+func startCounting(t *testing.T, key crypto.PrivKey, addr string, proto Protocol) (*Host, *atomic.Int64) {
+	t.Helper()
+	h, err := New(Config{PrivKey: key, ListenAddrs: mustAddrs(t, addr), Network: testNetwork})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n atomic.Int64
+	if err := h.Handle(proto, func(peer.ID, []byte) { n.Add(1) }); err != nil {
+		t.Fatal(err)
+	}
+	return h, &n
+}
+
 func TestRestartedPeerReachedAgain(t *testing.T) {
 	a := newTestHost(t, nil)
 	keyB := newKey(t)
-	startB := func() (*Host, *atomic.Int64) {
-		b, err := New(Config{PrivKey: keyB, ListenAddrs: mustAddrs(t, tcpLoopback), Network: testNetwork})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n atomic.Int64
-		if err := b.Handle(ProtocolMsg, func(peer.ID, []byte) { n.Add(1) }); err != nil {
-			t.Fatal(err)
-		}
-		return b, &n
-	}
+	startB := func() (*Host, *atomic.Int64) { return startCounting(t, keyB, tcpLoopback, ProtocolMsg) }
 	b1, got1 := startB()
 	introduce(t, a, b1)
 	if err := a.Send(t.Context(), b1.ID(), ProtocolMsg, []byte("one")); err != nil {
@@ -524,17 +529,7 @@ func TestProtocolIDs(t *testing.T) {
 func TestPeerRestartedInPlaceReachedAgain(t *testing.T) {
 	a := newTestHost(t, nil)
 	keyB := newKey(t)
-	startB := func(addr string) (*Host, *atomic.Int64) {
-		b, err := New(Config{PrivKey: keyB, ListenAddrs: mustAddrs(t, addr), Network: testNetwork})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var n atomic.Int64
-		if err := b.Handle(ProtocolAck, func(peer.ID, []byte) { n.Add(1) }); err != nil {
-			t.Fatal(err)
-		}
-		return b, &n
-	}
+	startB := func(addr string) (*Host, *atomic.Int64) { return startCounting(t, keyB, addr, ProtocolAck) }
 	b1, got1 := startB(tcpLoopback)
 	introduce(t, b1, a)
 	if err := b1.Send(t.Context(), a.ID(), ProtocolMsg, []byte("hello")); err != nil {

@@ -338,9 +338,6 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if ch.Status != StatusOpen {
 		return tickets.Ticket{}, ErrChannelNotOpen
 	}
-	if ch.Balance.Lt(amount) {
-		return tickets.Ticket{}, ErrNotEnoughBalance
-	}
 	if err := ctx.Err(); err != nil {
 		return tickets.Ticket{}, err
 	}
