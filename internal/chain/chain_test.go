@@ -287,14 +287,18 @@ func signedTicket(t *testing.T, e *env, srcKey *ecdsa.PrivateKey, dst common.Add
 }
 
 // newIndexer returns an indexer over c's provider into a fresh graph and the store db.
-func newIndexer(t *testing.T, e *env, c *chain.Client, db *store.DB, onEvent func(chain.Event)) (*chain.Indexer, *channels.Graph) {
+func newIndexer(t *testing.T, e *env, c *chain.Client, db *store.DB, onEvent func(chain.Event), opts ...func(*chain.IndexerConfig)) (*chain.Indexer, *channels.Graph) {
 	t.Helper()
 	g := channels.NewGraph()
-	ix, err := chain.NewIndexer(chain.IndexerConfig{
+	cfg := chain.IndexerConfig{
 		Source: c, Store: db, Graph: g, ChainID: c.ChainID(), Channels: c.ChannelsAddress(),
 		StartBlock: e.chain.Deployment().Block, PollInterval: 10 * time.Millisecond,
 		MaxBackoff: 100 * time.Millisecond, OnEvent: onEvent, Logger: quiet,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	ix, err := chain.NewIndexer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,10 @@ var (
 	ErrNoContract = errors.New("no contract at address")
 	// ErrBadConfig means a required Config field is missing or invalid.
 	ErrBadConfig = errors.New("bad chain config")
+	// ErrChainReplaced means the provider serves another chain than the one the indexer's stored
+	// state was built on: another chain id, contract or genesis block, or a head far below the
+	// blocks indexed (a dev chain restarted fresh). The stored channels do not exist there.
+	ErrChainReplaced = errors.New("the provider serves another chain than the one indexed")
 )
 
 // RevertError is a contract revert. Reason is the decoded custom error, e.g.

@@ -84,6 +84,11 @@ type IndexerConfig struct {
 	MaxRange uint64
 	// MaxBackoff caps the retry delay while the provider is down (DefaultMaxBackoff).
 	MaxBackoff time.Duration
+	// ReindexOnNewChain makes the indexer drop its stored state and index again from StartBlock
+	// when the provider serves another chain than the one indexed (another chain id, contract or
+	// genesis, or a head far below the indexed blocks: a dev chain restarted fresh). Without it,
+	// Load and Run return ErrChainReplaced.
+	ReindexOnNewChain bool
 	// OnEvent, when set, is called from Run's goroutine for every event, in chain order, after
 	// the batch holding it is committed to the store and the graph. It must not block for long.
 	OnEvent func(Event)
@@ -105,6 +110,9 @@ type Indexer struct {
 	log   *slog.Logger
 	rng   uint64 // current query range
 	topic []common.Hash
+
+	loaded  bool        // Load has put the stored state into the Graph
+	genesis common.Hash // the provider's block 0 (zero until read)
 
 	mu      sync.Mutex
 	next    uint64        // first block not yet indexed
@@ -146,27 +154,78 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 	}, nil
 }
 
-// Run loads the stored state into the Graph (the node can use this cache while the provider is
-// still unreachable), checks it against the provider's chain, and follows the chain until ctx
-// ends; it then returns nil. It returns an error only when the store cannot be read or written.
-func (ix *Indexer) Run(ctx context.Context) error {
+// maxHeadLag is how many blocks the provider's head may stay below the last indexed block
+// (a load-balanced provider answering from a node that lags) before the indexer takes the chain
+// for another one.
+const maxHeadLag = 16
+
+// Load puts the stored state into the Graph, so that the caller can use the indexed channels and
+// announcements before Run (and while the provider is still unreachable), after checking that it
+// belongs to the configured chain id and contract and, when the provider answers, to the same
+// genesis block. A mismatch returns ErrChainReplaced, or with ReindexOnNewChain drops the stored
+// state. It returns an error too when the store cannot be read. Run calls Load when the caller
+// has not; call it before Run, not concurrently.
+func (ix *Indexer) Load(ctx context.Context) error {
+	if ix.loaded {
+		return nil
+	}
 	cur, chans, anns, err := ix.cfg.Store.LoadChainState()
 	if err != nil {
 		return fmt.Errorf("indexer: %w", err)
 	}
-	if cur.Next != 0 && (cur.ChainID != ix.cfg.ChainID || cur.Contract != ix.cfg.Channels) {
-		ix.log.Warn("stored chain state is for another chain or contract; re-indexing",
-			"storedChainId", cur.ChainID, "storedContract", cur.Contract)
-		if err := ix.cfg.Store.ResetChainState(); err != nil {
-			return fmt.Errorf("indexer: %w", err)
+	if g, err := ix.cfg.Source.HeaderHash(ctx, 0); err == nil {
+		ix.genesis = g
+	}
+	if cur.Next != 0 {
+		var why string
+		switch {
+		case cur.ChainID != ix.cfg.ChainID:
+			why = fmt.Sprintf("the store indexed chain id %d, the provider serves chain id %d", cur.ChainID, ix.cfg.ChainID)
+		case cur.Contract != ix.cfg.Channels:
+			why = fmt.Sprintf("the store indexed the channels contract at %s, not %s", cur.Contract.Hex(), ix.cfg.Channels.Hex())
+		case cur.Genesis != (common.Hash{}) && ix.genesis != (common.Hash{}) && cur.Genesis != ix.genesis:
+			why = fmt.Sprintf("the store indexed a chain with genesis block %s, the provider's is %s", cur.Genesis.Hex(), ix.genesis.Hex())
 		}
-		cur, chans, anns = store.ChainCursor{}, nil, nil
+		if why != "" {
+			if err := ix.replaced(why); err != nil {
+				return err
+			}
+			cur, chans, anns = store.ChainCursor{}, nil, nil
+		}
 	}
 	ix.cfg.Graph.Reset()
 	ix.cfg.Graph.ApplyAll(chans, anns)
 	ix.setNext(max(cur.Next, ix.cfg.StartBlock), cur.Hash)
 	ix.persisted, ix.lastPersist = cur.Next, time.Now()
-	verified := cur.Next == 0
+	ix.loaded = true
+	return nil
+}
+
+// replaced handles a provider serving another chain than the one indexed: ErrChainReplaced, or
+// with ReindexOnNewChain the stored state dropped and the cursor back at StartBlock.
+func (ix *Indexer) replaced(why string) error {
+	if !ix.cfg.ReindexOnNewChain {
+		return fmt.Errorf("indexer: %w: %s", ErrChainReplaced, why)
+	}
+	ix.log.Warn("the provider serves another chain than the one indexed; dropping the index and re-indexing", "why", why)
+	if err := ix.cfg.Store.ResetChainState(); err != nil {
+		return &storeError{err}
+	}
+	ix.cfg.Graph.Reset()
+	ix.persisted = 0
+	ix.setNext(ix.cfg.StartBlock, common.Hash{})
+	return nil
+}
+
+// Run loads the stored state into the Graph (unless Load did), checks it against the provider's
+// chain, and follows the chain until ctx ends; it then returns nil. It returns an error when the
+// store cannot be read or written, and ErrChainReplaced when the provider turns out to serve
+// another chain than the one indexed (unless ReindexOnNewChain).
+func (ix *Indexer) Run(ctx context.Context) error {
+	if err := ix.Load(ctx); err != nil {
+		return err
+	}
+	verified := ix.persisted == 0
 
 	backoff := ix.cfg.PollInterval
 	var outageSince time.Time
@@ -181,6 +240,9 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		var fatal *storeError
 		if errors.As(err, &fatal) {
 			return fmt.Errorf("indexer: %w", err)
+		}
+		if errors.Is(err, ErrChainReplaced) {
+			return err
 		}
 		wait := ix.cfg.PollInterval
 		switch {
@@ -217,6 +279,9 @@ func (e *storeError) Unwrap() error { return e.err }
 
 // step indexes one block range; caughtUp is true when there was nothing left to index.
 func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err error) {
+	if err := ix.checkGenesis(ctx, false); err != nil {
+		return false, err
+	}
 	next, hash := ix.cursor()
 	src := ix.cfg.Source
 	if !*verified {
@@ -230,6 +295,19 @@ func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err
 	head, err := src.BlockNumber(ctx)
 	if err != nil {
 		return false, err
+	}
+	if head+1 < next {
+		// The chain the indexer followed reached block next-1. A provider below it lags, or
+		// serves another chain (a dev chain restarted fresh mines only when sent transactions).
+		if err := ix.checkGenesis(ctx, true); err != nil {
+			return false, err
+		}
+		if farBelow(head, next) {
+			return false, ix.replaced(fmt.Sprintf("the provider's head %d is far below block %d, the last indexed", head, next-1))
+		}
+		if n, _ := ix.cursor(); n != next {
+			return false, nil // re-indexing from StartBlock
+		}
 	}
 	if head < ix.cfg.Confirmations || next > head-ix.cfg.Confirmations {
 		return true, nil
@@ -266,27 +344,75 @@ func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err
 			return false, fmt.Errorf("block %d changed while indexing it", to)
 		}
 	}
-	if err := ix.apply(logs, store.ChainCursor{ChainID: ix.cfg.ChainID, Contract: ix.cfg.Channels, Next: to + 1, Hash: toHash}); err != nil {
+	if err := ix.apply(logs, store.ChainCursor{ChainID: ix.cfg.ChainID, Contract: ix.cfg.Channels, Next: to + 1, Hash: toHash, Genesis: ix.genesis}); err != nil {
 		return false, err
 	}
 	ix.rng = min(ix.rng*2, ix.cfg.MaxRange)
 	return to == head-ix.cfg.Confirmations, nil
 }
 
-// verify checks that block next-1 still has hash; when it does not (or is gone), it resets the
-// store and the graph to re-index from StartBlock.
+// checkGenesis compares the provider's genesis block with the one indexed (read before, or the
+// stored cursor's). It reads the provider's once, and again when again is set (the provider's
+// chain looks shorter or different than the one indexed).
+func (ix *Indexer) checkGenesis(ctx context.Context, again bool) error {
+	if ix.genesis != (common.Hash{}) && !again {
+		return nil
+	}
+	g, err := ix.cfg.Source.HeaderHash(ctx, 0)
+	if err != nil {
+		return err
+	}
+	known := ix.genesis
+	if known == (common.Hash{}) {
+		cur, _, _, err := ix.cfg.Store.LoadChainState()
+		if err != nil {
+			return &storeError{err}
+		}
+		known = cur.Genesis
+	}
+	ix.genesis = g
+	if known != (common.Hash{}) && known != g {
+		return ix.replaced(fmt.Sprintf("the store indexed a chain with genesis block %s, the provider's is %s", known.Hex(), g.Hex()))
+	}
+	return nil
+}
+
+// farBelow reports whether the provider's head is too far below block next-1, the last indexed,
+// for a provider that lags: the provider serves another chain.
+func farBelow(head, next uint64) bool { return next > maxHeadLag+1 && head < next-1-maxHeadLag }
+
+// verify checks that block next-1 still has hash. When the block is gone and the provider's head
+// is far below it, the provider serves another chain (replaced); when the block has another hash,
+// a reorg deeper than Confirmations happened, and verify resets the store and the graph to
+// re-index from StartBlock.
 func (ix *Indexer) verify(ctx context.Context, next uint64, hash common.Hash) error {
 	if next == 0 || hash == (common.Hash{}) {
 		return nil
 	}
 	got, err := ix.cfg.Source.HeaderHash(ctx, next-1)
-	if err != nil && !isNotFound(err) {
+	switch {
+	case err == nil && got == hash:
+		return nil
+	case err != nil && !isNotFound(err):
 		return err
 	}
-	if err == nil && got == hash {
-		return nil
+	if err := ix.checkGenesis(ctx, true); err != nil {
+		return err
 	}
-	ix.log.Warn("indexed blocks are not on the provider's chain; re-indexing", "block", next-1)
+	if n, _ := ix.cursor(); n != next {
+		return nil // the chain was replaced and ReindexOnNewChain reset the cursor
+	}
+	if err != nil {
+		head, err := ix.cfg.Source.BlockNumber(ctx)
+		if err != nil {
+			return err
+		}
+		if !farBelow(head, next) {
+			return nil // a lagging provider: the block will be there
+		}
+		return ix.replaced(fmt.Sprintf("the provider's head %d is far below block %d, the last indexed", head, next-1))
+	}
+	ix.log.Warn("indexed blocks are not on the provider's chain (a reorganisation deeper than the confirmations); re-indexing", "block", next-1)
 	if err := ix.cfg.Store.ResetChainState(); err != nil {
 		return &storeError{err}
 	}

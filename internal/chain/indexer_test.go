@@ -329,34 +329,105 @@ func stateKey(c channels.Channel) string {
 	return c.Status.String() + "/" + c.Balance.String() + "/" + big.NewInt(int64(c.TicketIndex)).String() + "/" + big.NewInt(int64(c.Epoch)).String()
 }
 
-// TestIndexerReindexesAnotherChain restarts the dev chain: the new one has the same chain id and
-// contract addresses but another history, and an indexer resuming from the old chain's store
-// must drop what it stored instead of showing channels the new chain does not have.
-func TestIndexerReindexesAnotherChain(t *testing.T) {
-	dir := t.TempDir()
-	e1 := newEnv(t)
-	alice, _ := e1.account("alice", tokens(10))
-	db := openStore(t, dir)
-	ix, g := newIndexer(t, e1, alice, db, nil)
-	stop := runIndexer(t, ix)
-	must[common.Hash](t)(alice.FundChannel(t.Context(), common.Address{0xb0}, tokens(1)))
-	syncTo(t, ix, alice)
-	if len(g.Outgoing(alice.Address())) != 1 {
-		t.Fatal("channel not indexed")
+// TestIndexerNoticesAnotherChain restarts the dev chain: the new one has the same chain id and
+// contract addresses but another history (and genesis). An indexer resuming from the old chain's
+// store, or running while its provider is replaced, must not go on showing channels the new chain
+// does not have: it stops with ErrChainReplaced, or with ReindexOnNewChain drops what it stored.
+func TestIndexerNoticesAnotherChain(t *testing.T) {
+	reindex := func(c *chain.IndexerConfig) { c.ReindexOnNewChain = true }
+	// replaceChain indexes a channel on a dev chain reached through a proxy (with ix running in
+	// the background; its Run's result goes to done), then replaces the chain behind the proxy
+	// with a fresh one whose head stays below the old one's.
+	replaceChain := func(t *testing.T, db *store.DB, opts ...func(*chain.IndexerConfig)) (g *channels.Graph, done chan error, alice2 *chain.Client, e2 *env) {
+		e1 := newEnv(t)
+		alice, aliceKey := e1.account("alice", tokens(10))
+		p := newProxy(t, e1.chain.RPCURL()[len("http://"):])
+		ix, g := newIndexer(t, e1, e1.dial(aliceKey, p.url()), db, nil, opts...)
+		ctx, cancel := context.WithCancel(t.Context())
+		done = make(chan error, 1)
+		go func() { done <- ix.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
+		must[common.Hash](t)(alice.FundChannel(t.Context(), common.Address{0xb0}, tokens(1)))
+		syncTo(t, ix, alice)
+		if len(g.Outgoing(alice.Address())) != 1 {
+			t.Fatal("channel not indexed")
+		}
+		e2 = newEnv(t)
+		if e2.chain.ChannelsAddress() != e1.chain.ChannelsAddress() {
+			t.Skip("the restarted dev chain deployed elsewhere; nothing to confuse")
+		}
+		oldHead := must[uint64](t)(alice.BlockNumber(t.Context()))
+		p.down()
+		_ = e1.chain.Close()
+		p.target = e2.chain.RPCURL()[len("http://"):]
+		p.up(p.addr)
+		alice2, _ = e2.account("alice", tokens(10))
+		if must[uint64](t)(alice2.BlockNumber(t.Context()))+1 >= oldHead {
+			t.Fatal("the new chain is not behind the old one")
+		}
+		return g, done, alice2, e2
 	}
-	stop()
-	_ = e1.chain.Close()
+	waitDone := func(t *testing.T, done chan error) error {
+		t.Helper()
+		select {
+		case err := <-done:
+			done <- nil // for the cleanup
+			return err
+		case <-time.After(20 * time.Second):
+			t.Fatal("indexer kept running on a replaced chain")
+			return nil
+		}
+	}
 
-	e2 := newEnv(t)
-	if e2.chain.ChannelsAddress() != e1.chain.ChannelsAddress() {
-		t.Skip("the restarted dev chain deployed elsewhere; nothing to confuse")
-	}
-	alice2, _ := e2.account("alice", tokens(10))
-	ix2, g2 := newIndexer(t, e2, alice2, db, nil)
-	runIndexer(t, ix2)
-	syncTo(t, ix2, alice2)
-	if out := g2.Outgoing(alice2.Address()); len(out) != 0 {
-		t.Fatalf("graph shows %d channels of the previous chain", len(out))
-	}
-	db.Close()
+	t.Run("while running, stops", func(t *testing.T) {
+		db := openStore(t, t.TempDir())
+		defer db.Close()
+		g, done, alice2, _ := replaceChain(t, db)
+		if err := waitDone(t, done); !errors.Is(err, chain.ErrChainReplaced) {
+			t.Fatalf("Run with a replaced provider: %v, want ErrChainReplaced", err)
+		}
+		if out := g.Outgoing(alice2.Address()); len(out) != 1 {
+			t.Fatalf("a stopped indexer changed the graph: %d channels", len(out))
+		}
+	})
+	t.Run("while running, reindexes when told", func(t *testing.T) {
+		db := openStore(t, t.TempDir())
+		defer db.Close()
+		g, _, alice2, _ := replaceChain(t, db, reindex)
+		deadline := time.Now().Add(20 * time.Second)
+		for len(g.Outgoing(alice2.Address())) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatal("graph still shows the channel of the previous chain")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	})
+	t.Run("at start, stops", func(t *testing.T) {
+		db := openStore(t, t.TempDir())
+		defer db.Close()
+		_, done, alice2, e2 := replaceChain(t, db)
+		_ = waitDone(t, done)
+		ix2, g2 := newIndexer(t, e2, alice2, db, nil)
+		if err := ix2.Load(t.Context()); !errors.Is(err, chain.ErrChainReplaced) {
+			t.Fatalf("Load on a replaced chain: %v, want ErrChainReplaced", err)
+		}
+		if err := ix2.Run(t.Context()); !errors.Is(err, chain.ErrChainReplaced) {
+			t.Fatalf("Run on a replaced chain: %v, want ErrChainReplaced", err)
+		}
+		if out := g2.Outgoing(alice2.Address()); len(out) != 0 {
+			t.Fatalf("graph shows %d channels of the previous chain", len(out))
+		}
+	})
+	t.Run("at start, reindexes when told", func(t *testing.T) {
+		db := openStore(t, t.TempDir())
+		defer db.Close()
+		_, done, alice2, e2 := replaceChain(t, db)
+		_ = waitDone(t, done)
+		ix2, g2 := newIndexer(t, e2, alice2, db, nil, reindex)
+		runIndexer(t, ix2)
+		syncTo(t, ix2, alice2)
+		if out := g2.Outgoing(alice2.Address()); len(out) != 0 {
+			t.Fatalf("graph shows %d channels of the previous chain", len(out))
+		}
+	})
 }

@@ -45,6 +45,7 @@ type Config struct {
 	Data              string        // data directory, default ./relayd-data
 	Provider          string        // chain JSON-RPC URL; empty runs the node without a chain
 	ChannelsContract  string        // address of the RelayChannels contract; required with Provider
+	ReindexOnNewChain bool          // drop the chain index and re-index when the provider serves another chain
 	WeakCrypto        bool          // light scrypt parameters for new keystores (tests, local clusters)
 	Network           string        // relay network name, part of every protocol ID; default "local"
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
@@ -89,6 +90,7 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
 	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL (http, https, ws or wss)")
 	fs.StringVar(&c.ChannelsContract, "channelsContract", "", "address of the RelayChannels contract on that chain")
+	fs.BoolVar(&c.ReindexOnNewChain, "reindexOnNewChain", false, "when the provider serves another chain than the one indexed (a dev chain restarted fresh), drop the index and re-index instead of stopping")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
 	fs.StringVar(&c.Network, "network", "local", "relay network name (nodes talk only within one network)")
 	fs.Func("peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>", func(v string) error {

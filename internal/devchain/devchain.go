@@ -20,6 +20,7 @@ package devchain
 import (
 	"context"
 	"crypto/ecdsa"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -177,6 +178,11 @@ func newBackend(alloc types.GenesisAlloc, port int) (sim *simulated.Backend, err
 		nc.WSModules = []string{"eth", "net", "web3"}
 		nc.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
 		nc.WSOrigins = []string{"*"}
+		// A genesis of its own: a dev chain started again on the same port deploys the contracts
+		// at the same addresses, and only its genesis hash tells a node's indexer that the
+		// channels it stored are gone (internal/chain: ErrChainReplaced).
+		ec.Genesis.ExtraData = make([]byte, 32)
+		_, _ = rand.Read(ec.Genesis.ExtraData)
 	}), nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/p2p"
@@ -281,7 +282,14 @@ func (n *Node) Run(ctx context.Context) error {
 	g.Go(func() error { return n.msg.relay.Run(gctx) })
 	g.Go(func() error { return n.replay.Run(gctx, 200*time.Millisecond) })
 	if s := n.chain; s != nil {
-		g.Go(func() error { return s.indexer.Run(gctx) })
+		g.Go(func() error {
+			err := s.indexer.Run(gctx)
+			if errors.Is(err, chain.ErrChainReplaced) {
+				n.log.Error("stopping: the chain provider serves another chain than the one indexed", "err", err)
+				return fmt.Errorf("%w (restart with --reindexOnNewChain to drop the index and re-index)", err)
+			}
+			return err
+		})
 		g.Go(func() error { return s.announce(gctx) })
 		g.Go(func() error { return n.msg.ledger.Run(gctx) })
 	}

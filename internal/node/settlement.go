@@ -88,13 +88,55 @@ func (n *Node) buildSettlement(ctx context.Context) error {
 		Channels: client.ChannelsAddress(),
 		OnEvent:  s.onEvent,
 		Logger:   n.log.With("component", "indexer"),
+
+		ReindexOnNewChain: n.cfg.ReindexOnNewChain,
 	})
 	if err != nil {
 		client.Close()
 		return &StartupError{"channelsContract", err}
 	}
 	n.chain = s
+	// What the node indexed before a restart serves at once: the stored announcements make the
+	// known peers (so paths, pings and forwarding work before the API opens), and the heartbeat's
+	// first round, when Run starts, reconnects to them.
+	if err := s.indexer.Load(ctx); err != nil {
+		if errors.Is(err, chain.ErrChainReplaced) {
+			return &StartupError{"reindexOnNewChain", fmt.Errorf("%w; the stored channels and tickets do not exist there (restart with --reindexOnNewChain to drop the index and re-index, or point --provider at the chain indexed)", err)}
+		}
+		return &StartupError{"data", err}
+	}
+	s.addAnnouncedPeers()
 	return nil
+}
+
+// addAnnouncedPeers makes every announced node (but this one) a known peer of the transport.
+func (s *settlement) addAnnouncedPeers() {
+	added := 0
+	for _, a := range s.graph.Peers() {
+		if s.addPeer(a) {
+			added++
+		}
+	}
+	if added > 0 {
+		s.n.log.Info("known peers from stored announcements", "peers", added)
+	}
+}
+
+// addPeer makes an announced node (but this one) a known peer of the transport; it reports
+// whether it did.
+func (s *settlement) addPeer(a channels.Announcement) bool {
+	if a.Account == s.n.id.Address() {
+		return false
+	}
+	info, err := addrInfo(a)
+	if err == nil {
+		err = s.n.host.AddPeer(info)
+	}
+	if err != nil {
+		s.n.log.Debug("ignored announcement", "account", a.Account, "err", err)
+		return false
+	}
+	return true
 }
 
 // onEvent reacts to indexed contract events: announced peers become libp2p
@@ -103,14 +145,7 @@ func (s *settlement) onEvent(ev chain.Event) {
 	self := s.n.id.Address()
 	switch ev.Kind {
 	case chain.AnnouncementEvent:
-		if ev.Announcement.Account == self {
-			return
-		}
-		if info, err := addrInfo(ev.Announcement); err == nil {
-			s.n.host.AddPeer(info)
-		} else {
-			s.n.log.Debug("ignored announcement", "account", ev.Announcement.Account, "err", err)
-		}
+		s.addPeer(ev.Announcement)
 	case chain.ChannelEvent:
 		c := ev.Channel
 		if c.Source != self && c.Destination != self {

@@ -23,16 +23,50 @@ var keyCursor = []byte("cursor")
 
 // ChainCursor says which chain, contract and block the chain indexer's persisted state belongs
 // to. Next is the first block not yet indexed (0: nothing indexed); Hash is the hash of block
-// Next-1, so that the indexer can tell, after a restart, whether the provider still serves the
-// chain it indexed (a restarted dev chain reuses chain id and addresses).
+// Next-1 and Genesis the hash of block 0, so that the indexer can tell, after a restart, whether
+// the provider still serves the chain it indexed (a restarted dev chain reuses chain id and
+// addresses). Genesis is zero in cursors stored before it was kept.
 type ChainCursor struct {
 	ChainID  uint64
 	Contract common.Address
 	Next     uint64
 	Hash     common.Hash
+	Genesis  common.Hash
 }
 
-const cursorLen = 8 + common.AddressLength + 8 + common.HashLength
+const (
+	// cursorLenV1 is the cursor without the genesis hash, as stores before it hold it.
+	cursorLenV1 = 8 + common.AddressLength + 8 + common.HashLength
+	cursorLen   = cursorLenV1 + common.HashLength
+)
+
+// encodeCursor is the stored form of cur: chain id (8 bytes, big-endian) ‖ contract ‖ next
+// (8 bytes, big-endian) ‖ hash ‖ genesis.
+func encodeCursor(cur ChainCursor) []byte {
+	v := make([]byte, cursorLen)
+	binary.BigEndian.PutUint64(v, cur.ChainID)
+	copy(v[8:], cur.Contract[:])
+	binary.BigEndian.PutUint64(v[8+common.AddressLength:], cur.Next)
+	copy(v[16+common.AddressLength:], cur.Hash[:])
+	copy(v[cursorLenV1:], cur.Genesis[:])
+	return v
+}
+
+// decodeCursor reads a stored cursor of either length.
+func decodeCursor(v []byte) (ChainCursor, error) {
+	var cur ChainCursor
+	if len(v) != cursorLen && len(v) != cursorLenV1 {
+		return cur, fmt.Errorf("chain cursor: %d bytes, want %d", len(v), cursorLen)
+	}
+	cur.ChainID = binary.BigEndian.Uint64(v)
+	copy(cur.Contract[:], v[8:])
+	cur.Next = binary.BigEndian.Uint64(v[8+common.AddressLength:])
+	copy(cur.Hash[:], v[16+common.AddressLength:cursorLenV1])
+	if len(v) == cursorLen {
+		copy(cur.Genesis[:], v[cursorLenV1:])
+	}
+	return cur, nil
+}
 
 // LoadChainState returns the chain indexer's persisted cursor, channels and announcements. With
 // nothing stored it returns the zero cursor and no entries.
@@ -44,13 +78,10 @@ func (db *DB) LoadChainState() (ChainCursor, []channels.Channel, []channels.Anno
 	)
 	err := db.bolt.View(func(tx *bolt.Tx) error {
 		if v := tx.Bucket(bucketChainMeta).Get(keyCursor); v != nil {
-			if len(v) != cursorLen {
-				return fmt.Errorf("chain cursor: %d bytes, want %d", len(v), cursorLen)
+			var err error
+			if cur, err = decodeCursor(v); err != nil {
+				return err
 			}
-			cur.ChainID = binary.BigEndian.Uint64(v)
-			copy(cur.Contract[:], v[8:])
-			cur.Next = binary.BigEndian.Uint64(v[8+common.AddressLength:])
-			copy(cur.Hash[:], v[16+common.AddressLength:])
 		}
 		if err := tx.Bucket(bucketChainChannels).ForEach(func(k, v []byte) error {
 			var s storedChannel
@@ -83,24 +114,19 @@ func (db *DB) LoadChainState() (ChainCursor, []channels.Channel, []channels.Anno
 
 // CommitChainState stores cur and upserts chans (by id) and anns (by account) in one
 // transaction: after a crash the store holds either all of it or none of it, so the indexer
-// resumes from a cursor that matches its cache. A cursor for another chain id or contract than
-// the stored one first drops every stored channel and announcement.
+// resumes from a cursor that matches its cache. A cursor for another chain id, contract or
+// genesis than the stored one first drops every stored channel and announcement.
 func (db *DB) CommitChainState(cur ChainCursor, chans []channels.Channel, anns []channels.Announcement) error {
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketChainMeta)
-		if v := meta.Get(keyCursor); len(v) == cursorLen &&
-			(binary.BigEndian.Uint64(v) != cur.ChainID || common.BytesToAddress(v[8:8+common.AddressLength]) != cur.Contract) {
+		if old, err := decodeCursor(meta.Get(keyCursor)); err == nil && (old.ChainID != cur.ChainID ||
+			old.Contract != cur.Contract || (old.Genesis != common.Hash{} && cur.Genesis != common.Hash{} && old.Genesis != cur.Genesis)) {
 			if err := resetChain(tx); err != nil {
 				return err
 			}
 			meta = tx.Bucket(bucketChainMeta)
 		}
-		v := make([]byte, cursorLen)
-		binary.BigEndian.PutUint64(v, cur.ChainID)
-		copy(v[8:], cur.Contract[:])
-		binary.BigEndian.PutUint64(v[8+common.AddressLength:], cur.Next)
-		copy(v[16+common.AddressLength:], cur.Hash[:])
-		if err := meta.Put(keyCursor, v); err != nil {
+		if err := meta.Put(keyCursor, encodeCursor(cur)); err != nil {
 			return err
 		}
 		cb, ab := tx.Bucket(bucketChainChannels), tx.Bucket(bucketChainAnns)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/relayd/relayd/internal/channels"
 )
@@ -98,5 +99,49 @@ func TestChainStateOtherContractStartsOver(t *testing.T) {
 	}
 	if cur, chans, _, _ := db.LoadChainState(); cur != (ChainCursor{}) || len(chans) != 0 {
 		t.Fatalf("after reset: %+v %+v", cur, chans)
+	}
+}
+
+// TestChainCursorGenesis keeps the genesis hash with the cursor, reads a cursor stored before the
+// genesis was kept, and starts over when a cursor of another genesis is committed.
+func TestChainCursorGenesis(t *testing.T) {
+	db, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	contract := common.Address{1}
+	old := ChainCursor{ChainID: 1337, Contract: contract, Next: 10, Hash: common.Hash{9}}
+	// A cursor in the layout of stores written before the genesis was kept.
+	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketChainMeta).Put(keyCursor, encodeCursor(old)[:cursorLenV1])
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if cur, _, _, err := db.LoadChainState(); err != nil || cur != old {
+		t.Fatalf("old cursor read as %+v, %v; want %+v", cur, err, old)
+	}
+	withGenesis := ChainCursor{ChainID: 1337, Contract: contract, Next: 12, Hash: common.Hash{8}, Genesis: common.Hash{7}}
+	if err := db.CommitChainState(withGenesis, []channels.Channel{testChannel(1, 2, 7, channels.Open)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	cur, chans, _, err := db.LoadChainState()
+	if err != nil || cur != withGenesis || len(chans) != 1 {
+		t.Fatalf("after commit: %+v, %d channels, %v", cur, len(chans), err)
+	}
+	other := ChainCursor{ChainID: 1337, Contract: contract, Next: 3, Hash: common.Hash{6}, Genesis: common.Hash{5}}
+	if err := db.CommitChainState(other, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if cur, chans, _, err := db.LoadChainState(); err != nil || cur != other || len(chans) != 0 {
+		t.Fatalf("another genesis kept %d channels of the old one (cursor %+v, %v)", len(chans), cur, err)
+	}
+	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketChainMeta).Put(keyCursor, []byte{1, 2, 3})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := db.LoadChainState(); err == nil {
+		t.Fatal("a 3-byte cursor was read")
 	}
 }
