@@ -67,6 +67,52 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// onFixedPorts gives cfg's REST, admin and p2p servers ports that were free a moment ago, so that a
+// node restarted on the same configuration comes back where it was announced.
+func onFixedPorts(t *testing.T, cfg config.Config) config.Config {
+	t.Helper()
+	cfg.APIPort, cfg.AdminPort = freePort(t), freePort(t)
+	cfg.Host = "127.0.0.1:" + strconv.Itoa(freePort(t))
+	return cfg
+}
+
+// childNode is a node running as its own process (this test binary, see TestMain) until it is
+// killed with SIGKILL, at the latest when the test ends.
+type childNode struct {
+	id   *identity.Identity
+	url  string // REST server, http://127.0.0.1:port
+	kill func()
+}
+
+// startChild starts a node process on cfg (fixed ports: onFixedPorts).
+func startChild(t *testing.T, cfg config.Config) *childNode {
+	t.Helper()
+	id, err := identity.Load(cfg.Identity, cfg.Password)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(cfg)
+	cfgPath := filepath.Join(t.TempDir(), "node.json")
+	if err := os.WriteFile(cfgPath, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^$")
+	cmd.Env = append(os.Environ(), childConfigEnv+"="+cfgPath)
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	c := &childNode{id: id, url: "http://127.0.0.1:" + strconv.Itoa(cfg.APIPort), kill: func() {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGKILL)
+			cmd.Wait()
+		})
+	}}
+	t.Cleanup(c.kill)
+	return c
+}
+
 // TestRelayerKilledMidTraffic: a relayer running as its own process is killed with SIGKILL while
 // paid messages flow through it. Every ticket it had reported acknowledged is in its store when
 // it starts again from the same data directory, and it relays again: its incoming indexes
@@ -82,33 +128,9 @@ func TestRelayerKilledMidTraffic(t *testing.T) {
 	net.nodes = []*Node{a, r2, b}
 
 	// R1: its own process, on fixed ports so that it comes back where it was announced.
-	r1cfg := fundedNodeConfig(t, ch, tokens(100))
-	r1cfg.APIPort, r1cfg.AdminPort = freePort(t), freePort(t)
-	r1cfg.Host = "127.0.0.1:" + strconv.Itoa(freePort(t))
-	r1id, err := identity.Load(r1cfg.Identity, r1cfg.Password)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r1url := "http://127.0.0.1:" + strconv.Itoa(r1cfg.APIPort)
-	raw, _ := json.Marshal(r1cfg)
-	cfgPath := filepath.Join(t.TempDir(), "r1.json")
-	if err := os.WriteFile(cfgPath, raw, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	child := exec.Command(os.Args[0], "-test.run", "^$")
-	child.Env = append(os.Environ(), childConfigEnv+"="+cfgPath)
-	child.Stderr = os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var killOnce sync.Once
-	kill := func() {
-		killOnce.Do(func() {
-			child.Process.Signal(syscall.SIGKILL)
-			child.Wait()
-		})
-	}
-	t.Cleanup(kill)
+	r1cfg := onFixedPorts(t, fundedNodeConfig(t, ch, tokens(100)))
+	child := startChild(t, r1cfg)
+	r1id, r1url, kill := child.id, child.url, child.kill
 
 	net.eventually("every node sees the four announcements", func() bool {
 		for _, n := range net.nodes {
