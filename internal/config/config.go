@@ -32,8 +32,8 @@ var publishedTokens = []string{ClusterDefaultToken, "^^LOCAL-testing-123^^"}
 // Config is everything a node needs to start. Fields are filled by Parse;
 // Validate checks them.
 type Config struct {
-	APIToken          string // required unless DisableAPIAuth; at least MinTokenLength characters
-	DisableAPIAuth    bool
+	APIToken          string        // required unless DisableAPIAuth; at least MinTokenLength characters
+	DisableAPIAuth    bool          // serve REST and admin without a token; only with loopback API and admin hosts
 	APIHost           string        // REST server host, default 127.0.0.1
 	APIPort           int           // REST server port, default 3001
 	AdminHost         string        // WebSocket admin server host, default 127.0.0.1
@@ -157,7 +157,15 @@ func EnvName(flagName string) string {
 // Validate checks the configuration and returns the first problem as a
 // *FieldError. It does not touch the file system.
 func (c Config) Validate() error {
-	if !c.DisableAPIAuth {
+	if c.DisableAPIAuth {
+		// Without a token anybody who reaches the port controls the node and its funds.
+		if !isLoopback(c.APIHost) {
+			return &FieldError{"disableApiAuthentication", "serves the API without a token and cannot be used with a non-loopback --apiHost; set --apiToken instead"}
+		}
+		if !isLoopback(c.AdminHost) {
+			return &FieldError{"disableApiAuthentication", "serves the admin WebSocket without a token and cannot be used with a non-loopback --adminHost; set --apiToken instead"}
+		}
+	} else {
 		switch {
 		case c.APIToken == "":
 			return &FieldError{"apiToken", "is required (or pass --disableApiAuthentication for local testing)"}
