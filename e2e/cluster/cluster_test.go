@@ -310,3 +310,64 @@ func testStop(t *testing.T, c *testCluster) {
 		}
 	}
 }
+
+// TestClusterInNamespaces starts `relayd cluster --netns` (root only): every node in its own
+// network namespace on a bridge, so nodes announce and dial 10.77.0.x addresses as on separate
+// hosts. Paid and direct messages cross the hosts, every announced address is the node's own,
+// and a stop removes every namespace and link the command made.
+func TestClusterInNamespaces(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds relayd and starts a dev chain and five node processes")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("relayd cluster --netns creates network namespaces: needs root")
+	}
+	c := startCluster(t, "--netns", "--linkRate", "100mbit")
+	if !strings.HasPrefix(c.chainRPC, "http://10.77.0.1:") {
+		t.Fatalf("RELAY_CHAIN_RPC %s, want the bridge's address", c.chainRPC)
+	}
+	for _, n := range c.nodes {
+		var peers struct {
+			Connected []struct {
+				PeerID     string   `json:"peerId"`
+				MultiAddrs []string `json:"multiAddrs"`
+			} `json:"connected"`
+		}
+		c.eventually(fmt.Sprintf("node %d is connected to every other node", n.index), func() bool {
+			c.mustCall(n, http.MethodGet, "/node/peers", "", http.StatusOK, &peers)
+			return len(peers.Connected) == nodeCount-1
+		})
+		for _, p := range peers.Connected {
+			for _, a := range p.MultiAddrs {
+				if !strings.HasPrefix(a, "/ip4/10.77.0.") {
+					t.Fatalf("node %d knows peer %s at %s, not at its namespace address", n.index, p.PeerID, a)
+				}
+			}
+		}
+	}
+	for _, s := range []struct {
+		name string
+		run  func(*testing.T, *testCluster)
+	}{{"PaidMessagesOverTwoRelayers", testPaidMessages}, {"DirectSend", testDirectSend}} {
+		if !t.Run(s.name, func(t *testing.T) {
+			c.t = t
+			defer func() { c.t = nil }()
+			s.run(t, c)
+		}) {
+			break
+		}
+	}
+	c.t = t
+	if err, _ := c.stop(30 * time.Second); err != nil {
+		t.Fatalf("relayd cluster exited with %v after SIGINT:\n%s", err, c.output.String())
+	}
+	entries, _ := os.ReadDir("/run/netns")
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "rlyd-") {
+			t.Errorf("namespace %s left after the stop", e.Name())
+		}
+	}
+	if _, err := os.Stat("/sys/class/net/rlyd0"); err == nil {
+		t.Error("bridge rlyd0 left after the stop")
+	}
+}

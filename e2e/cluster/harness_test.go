@@ -25,6 +25,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,6 +70,7 @@ type testCluster struct {
 	chainRPC string
 	nodes    []node
 	symbol   string
+	netns    bool // nodes in network namespaces (--netns)
 }
 
 // syncBuffer collects the cluster's output from two pipes.
@@ -142,9 +144,9 @@ func portFree(p int) bool {
 	return true
 }
 
-// startCluster builds relayd, starts `relayd cluster` and waits (bounded)
-// for cluster.env, which it reads.
-func startCluster(t *testing.T) *testCluster {
+// startCluster builds relayd, starts `relayd cluster` (with extra flags) and
+// waits (bounded) for cluster.env, which it reads.
+func startCluster(t *testing.T, extra ...string) *testCluster {
 	t.Helper()
 	deadline := time.Now().Add(startTimeout)
 	tmp := t.TempDir()
@@ -170,6 +172,8 @@ func startCluster(t *testing.T) *testCluster {
 		"--p2pPortBase", strconv.Itoa(base+1+2*nodeCount),
 		"--mixDelayMax", "5ms",
 	)
+	c.cmd.Args = append(c.cmd.Args, extra...)
+	c.netns = slices.Contains(extra, "--netns")
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
 	t0 = time.Now()
 	if err := c.cmd.Start(); err != nil {
@@ -264,7 +268,11 @@ func (c *testCluster) readEnv() {
 	for i := 1; i <= nodeCount; i++ {
 		p := fmt.Sprintf("RELAY_NODE_%d_", i)
 		n := node{index: i, peerID: need(p + "PEER_ID"), address: need(p + "NATIVE_ADDRESS"), apiURL: need(p + "API_URL"), wsURL: need(p + "WS_URL")}
-		if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+$`).MatchString(n.apiURL) || !regexp.MustCompile(`^ws://127\.0\.0\.1:\d+$`).MatchString(n.wsURL) {
+		host := `127\.0\.0\.1`
+		if c.netns { // node N's own address on the bridge
+			host = fmt.Sprintf(`10\.77\.0\.%d`, i+1)
+		}
+		if !regexp.MustCompile(`^http://`+host+`:\d+$`).MatchString(n.apiURL) || !regexp.MustCompile(`^ws://`+host+`:\d+$`).MatchString(n.wsURL) {
 			t.Fatalf("node %d URLs %q %q", i, n.apiURL, n.wsURL)
 		}
 		c.nodes = append(c.nodes, n)

@@ -14,13 +14,17 @@ package cluster
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"math/big"
+	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,6 +36,7 @@ import (
 
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/devchain"
+	"github.com/relayd/relayd/internal/hostnet"
 	"github.com/relayd/relayd/internal/identity"
 )
 
@@ -70,6 +75,7 @@ type cluster struct {
 	http  *http.Client
 
 	dataDir  string
+	hosts    *hostnet.Network // with NetNS
 	chain    *devchain.Chain
 	chainLog *os.File
 	nodes    []*member
@@ -90,6 +96,11 @@ func (c *cluster) run(ctx context.Context) (err error) {
 	}
 	defer c.cleanup()
 
+	if c.cfg.NetNS {
+		if err := c.createHosts(); err != nil {
+			return err
+		}
+	}
 	if err := c.createIdentities(); err != nil {
 		return err
 	}
@@ -143,6 +154,41 @@ func (c *cluster) prepareDataDir() error {
 	return nil
 }
 
+// createHosts makes a network namespace per node (hostnet), and a random API token when the
+// published default would be refused off loopback.
+func (c *cluster) createHosts() error {
+	t0 := time.Now()
+	if c.cfg.APIToken == config.ClusterDefaultToken {
+		b := make([]byte, 16)
+		if _, err := rand.Read(b); err != nil {
+			return err
+		}
+		c.cfg.APIToken = hex.EncodeToString(b)
+	}
+	nw, err := hostnet.Create(c.cfg.Nodes, hostnet.Options{LinkRate: c.cfg.LinkRate})
+	if err != nil {
+		if errors.Is(err, hostnet.ErrBadOptions) && c.cfg.LinkRate != "" {
+			return &FieldError{"linkRate", err.Error()}
+		}
+		return &FieldError{"netns", err.Error()}
+	}
+	c.hosts = nw
+	rate := ""
+	if c.cfg.LinkRate != "" {
+		rate = ", links limited to " + c.cfg.LinkRate
+	}
+	c.progress("hosts: %d network namespaces on a bridge at %s%s in %s", c.cfg.Nodes, nw.BridgeAddr(), rate, since(t0))
+	return nil
+}
+
+// nodeHost is the address node i (from 1) listens on.
+func (c *cluster) nodeHost(i int) string {
+	if c.hosts == nil {
+		return "127.0.0.1"
+	}
+	return c.hosts.Hosts()[i-1].Addr.String()
+}
+
 // createIdentities makes node-N/identity.json for every node with light
 // scrypt parameters and the published cluster Password.
 func (c *cluster) createIdentities() error {
@@ -164,8 +210,8 @@ func (c *cluster) createIdentities() error {
 				Index:         i,
 				PeerID:        id.PeerID().String(),
 				NativeAddress: id.Address().Hex(),
-				APIURL:        "http://127.0.0.1:" + strconv.Itoa(c.cfg.APIPortBase+i-1),
-				WSURL:         "ws://127.0.0.1:" + strconv.Itoa(c.cfg.AdminPortBase+i-1),
+				APIURL:        "http://" + net.JoinHostPort(c.nodeHost(i), strconv.Itoa(c.cfg.APIPortBase+i-1)),
+				WSURL:         "ws://" + net.JoinHostPort(c.nodeHost(i), strconv.Itoa(c.cfg.AdminPortBase+i-1)),
 			},
 			dir: dir,
 			id:  id,
@@ -189,7 +235,12 @@ func (c *cluster) startChain(ctx context.Context) error {
 	for _, m := range c.nodes {
 		alloc[m.id.Address()] = new(big.Int).Set(NativeFunding)
 	}
+	host := "127.0.0.1"
+	if c.hosts != nil {
+		host = c.hosts.BridgeAddr().String()
+	}
 	ch, err := devchain.New(ctx, devchain.Config{
+		Host:          host,
 		Port:          c.cfg.ChainPort,
 		ClosurePeriod: c.cfg.ClosurePeriod,
 		Alloc:         alloc,
@@ -242,11 +293,11 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--identity", filepath.Join(m.dir, "identity.json"),
 		"--init",
 		"--testUseWeakCrypto",
-		"--apiHost", "127.0.0.1",
+		"--apiHost", c.nodeHost(m.Index),
 		"--apiPort", strconv.Itoa(c.cfg.APIPortBase + m.Index - 1),
-		"--adminHost", "127.0.0.1",
+		"--adminHost", c.nodeHost(m.Index),
 		"--adminPort", strconv.Itoa(c.cfg.AdminPortBase + m.Index - 1),
-		"--host", "127.0.0.1:" + strconv.Itoa(c.cfg.P2PPortBase+m.Index-1),
+		"--host", net.JoinHostPort(c.nodeHost(m.Index), strconv.Itoa(c.cfg.P2PPortBase+m.Index-1)),
 		"--provider", c.chain.RPCURL(),
 		"--channelsContract", c.chain.ChannelsAddress().Hex(),
 		"--mixDelayMax", c.cfg.MixDelayMax.String(),
@@ -276,7 +327,11 @@ func (c *cluster) startNodes(ctx context.Context, cancel context.CancelCauseFunc
 	t0 := time.Now()
 	env := c.nodeEnv()
 	for _, m := range c.nodes {
-		p, err := startProcess(m.Index, c.cfg.Executable, c.nodeArgs(m), env, filepath.Join(m.dir, "relayd.log"))
+		start := (*exec.Cmd).Start
+		if c.hosts != nil {
+			start = c.hosts.Hosts()[m.Index-1].Start
+		}
+		p, err := startProcess(m.Index, c.cfg.Executable, c.nodeArgs(m), env, filepath.Join(m.dir, "relayd.log"), start)
 		if err != nil {
 			return err
 		}
@@ -418,6 +473,8 @@ func (c *cluster) printReady() {
 	fmt.Fprint(c.out, RenderTable(infos))
 	if c.cfg.APIToken == config.ClusterDefaultToken {
 		fmt.Fprintf(c.out, "\nAPI token: %s (the published local default; nodes accept it only on 127.0.0.1)\n", c.cfg.APIToken)
+	} else if c.hosts != nil {
+		fmt.Fprintf(c.out, "\nAPI token: a random one, in %s as RELAY_API_TOKEN (unless --apiToken named one)\n", c.cfg.EnvFile)
 	} else {
 		fmt.Fprintf(c.out, "\nAPI token: the one given with --apiToken (also in %s)\n", c.cfg.EnvFile)
 	}
@@ -460,6 +517,13 @@ func (c *cluster) cleanup() {
 		c.chain.Close()
 		c.chainLog.Close()
 		c.progress("stop: chain stopped")
+	}
+	if c.hosts != nil {
+		if err := c.hosts.Close(); err != nil {
+			c.progress("stop: removing the network namespaces: %v", err)
+		} else {
+			c.progress("stop: network namespaces and bridge removed")
+		}
 	}
 	if c.cfg.DataDir == "" && c.dataDir != "" {
 		os.RemoveAll(c.dataDir)

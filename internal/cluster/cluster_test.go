@@ -139,6 +139,8 @@ func TestValidate(t *testing.T) {
 		{"apiPortBase", func(c *Config) { c.APIPortBase = c.ChainPort - 1 }},
 		{"profilePortBase", func(c *Config) { c.ProfilePortBase = c.P2PPortBase + 1 }},
 		{"profilePortBase", func(c *Config) { c.ProfilePortBase = 65534 }},
+		{"linkRate", func(c *Config) { c.LinkRate = "10mbit" }},
+		{"profilePortBase", func(c *Config) { c.NetNS, c.ProfilePortBase = true, 16000 }},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
 			c := validConfig()

@@ -3,6 +3,7 @@ package cluster
 import (
 	"fmt"
 	"math/big"
+	"os"
 	"time"
 
 	"github.com/relayd/relayd/internal/config"
@@ -83,6 +84,18 @@ type Config struct {
 	// StopTimeout is how long a node may take to exit after SIGTERM before
 	// it is killed.
 	StopTimeout time.Duration
+	// NetNS runs every node in its own network namespace with its own
+	// address on a bridge (internal/hostnet: node N at 10.77.0.(N+1), the
+	// dev chain on the bridge at 10.77.0.1), so that nodes announce and dial
+	// non-loopback addresses as on separate hosts. Root only. Each node's
+	// REST, admin and p2p servers listen on its own address, on the same
+	// ports as without NetNS; cluster.env carries those URLs, reachable from
+	// the host through the bridge. The published default token is refused
+	// off loopback, so a random one is made unless APIToken is set.
+	NetNS bool
+	// LinkRate, with NetNS, limits every node's link in each direction
+	// (tc tbf rate, e.g. "10mbit").
+	LinkRate string
 }
 
 // DefaultConfig returns the configuration `relayd cluster` starts with.
@@ -121,8 +134,13 @@ type portRange struct {
 }
 
 func (c Config) portRanges() []portRange {
+	chain := portRange{flag: "chainPort", what: "the dev chain's JSON-RPC", first: c.ChainPort, count: 1}
+	if c.NetNS {
+		// Every node listens in its own namespace: only the chain shares the host's ports.
+		return []portRange{chain}
+	}
 	ranges := []portRange{
-		{flag: "chainPort", what: "the dev chain's JSON-RPC", first: c.ChainPort, count: 1},
+		chain,
 		{flag: "apiPortBase", what: "REST API", first: c.APIPortBase, count: c.Nodes},
 		{flag: "adminPortBase", what: "admin WebSocket", first: c.AdminPortBase, count: c.Nodes},
 		{flag: "p2pPortBase", what: "p2p (TCP and QUIC)", first: c.P2PPortBase, count: c.Nodes, udp: true},
@@ -155,6 +173,12 @@ func (c Config) Validate() error {
 		return &FieldError{"stageTimeout", "must be positive"}
 	case c.StopTimeout <= 0:
 		return &FieldError{"stopTimeout", "must be positive"}
+	case c.LinkRate != "" && !c.NetNS:
+		return &FieldError{"linkRate", "needs --netns (it shapes the nodes' links to the bridge)"}
+	case c.NetNS && c.ProfilePortBase != 0:
+		return &FieldError{"profilePortBase", "serves profiles on each node's loopback, which --netns puts out of reach"}
+	case c.NetNS && os.Geteuid() != 0:
+		return &FieldError{"netns", "needs root: it creates network namespaces, a bridge and veth pairs"}
 	}
 	ranges := c.portRanges()
 	for _, r := range ranges {

@@ -24,9 +24,9 @@ type process struct {
 	err     error         // Wait's result; read only after done
 }
 
-// startProcess starts exe with args and env, its stdout and stderr appended
-// to logPath.
-func startProcess(index int, exe string, args, env []string, logPath string) (*process, error) {
+// startProcess starts exe with args and env through start (exec.Cmd.Start, or a host's Start
+// that runs it in a network namespace), its stdout and stderr appended to logPath.
+func startProcess(index int, exe string, args, env []string, logPath string, start func(*exec.Cmd) error) (*process, error) {
 	logFile, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("node %d: open log: %w", index, err)
@@ -35,7 +35,7 @@ func startProcess(index int, exe string, args, env []string, logPath string) (*p
 	cmd.Env = env
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if err := start(cmd); err != nil {
 		logFile.Close()
 		return nil, fmt.Errorf("node %d: start %s: %w", index, exe, err)
 	}

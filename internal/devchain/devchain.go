@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -61,7 +62,10 @@ var (
 
 // Config configures a Chain; every field is optional.
 type Config struct {
-	// Port is the JSON-RPC port on 127.0.0.1 for both HTTP and WebSocket; 0 picks a free one.
+	// Host is the address the JSON-RPC server listens on (127.0.0.1); `relayd cluster --netns`
+	// sets the bridge's, where the nodes' namespaces reach it.
+	Host string
+	// Port is the JSON-RPC port on Host for both HTTP and WebSocket; 0 picks a free one.
 	Port int
 	// BlockInterval is how often an empty block is sealed while no transaction arrives
 	// (DefaultBlockInterval).
@@ -86,6 +90,7 @@ type Config struct {
 type Chain struct {
 	cfg        Config
 	sim        *simulated.Backend
+	host       string
 	port       int
 	deployment chain.Deployment
 	deployer   *chain.Client
@@ -113,6 +118,9 @@ func DevKey() *ecdsa.PrivateKey {
 // New starts a dev chain: it begins serving JSON-RPC and sealing blocks at once (the contracts
 // are deployed before New returns), until Close or the end of Run's context.
 func New(ctx context.Context, cfg Config) (*Chain, error) {
+	if cfg.Host == "" {
+		cfg.Host = "127.0.0.1"
+	}
 	if cfg.BlockInterval <= 0 {
 		cfg.BlockInterval = DefaultBlockInterval
 	}
@@ -147,13 +155,13 @@ func New(ctx context.Context, cfg Config) (*Chain, error) {
 				return nil, err
 			}
 		}
-		c.sim, err = newBackend(alloc, port)
+		c.sim, err = newBackend(alloc, cfg.Host, port)
 		if err == nil {
-			c.port = port
+			c.host, c.port = cfg.Host, port
 			break
 		}
 		if cfg.Port != 0 || attempt == 2 {
-			return nil, fmt.Errorf("start dev chain on 127.0.0.1:%d: %w", port, err)
+			return nil, fmt.Errorf("start dev chain on %s: %w", net.JoinHostPort(cfg.Host, strconv.Itoa(port)), err)
 		}
 	}
 	if err := c.start(ctx); err != nil {
@@ -165,18 +173,18 @@ func New(ctx context.Context, cfg Config) (*Chain, error) {
 
 // newBackend starts the simulated backend; its constructor panics when the node cannot start
 // (a port in use), which is turned into an error.
-func newBackend(alloc types.GenesisAlloc, port int) (sim *simulated.Backend, err error) {
+func newBackend(alloc types.GenesisAlloc, host string, port int) (sim *simulated.Backend, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("simulated backend: %v", r)
 		}
 	}()
 	return simulated.NewBackend(alloc, func(nc *node.Config, ec *ethconfig.Config) {
-		nc.HTTPHost, nc.HTTPPort = "127.0.0.1", port
-		nc.WSHost, nc.WSPort = "127.0.0.1", port
+		nc.HTTPHost, nc.HTTPPort = host, port
+		nc.WSHost, nc.WSPort = host, port
 		nc.HTTPModules = []string{"eth", "net", "web3"}
 		nc.WSModules = []string{"eth", "net", "web3"}
-		nc.HTTPVirtualHosts = []string{"localhost", "127.0.0.1"}
+		nc.HTTPVirtualHosts = []string{"localhost", "127.0.0.1", host}
 		nc.WSOrigins = []string{"*"}
 		// A genesis of its own: a dev chain started again on the same port deploys the contracts
 		// at the same addresses, and only its genesis hash tells a node's indexer that the
@@ -332,10 +340,10 @@ func (c *Chain) Close() error {
 }
 
 // RPCURL returns the HTTP JSON-RPC URL, e.g. http://127.0.0.1:8545.
-func (c *Chain) RPCURL() string { return fmt.Sprintf("http://127.0.0.1:%d", c.port) }
+func (c *Chain) RPCURL() string { return "http://" + net.JoinHostPort(c.host, strconv.Itoa(c.port)) }
 
 // WSURL returns the WebSocket JSON-RPC URL, e.g. ws://127.0.0.1:8545.
-func (c *Chain) WSURL() string { return fmt.Sprintf("ws://127.0.0.1:%d", c.port) }
+func (c *Chain) WSURL() string { return "ws://" + net.JoinHostPort(c.host, strconv.Itoa(c.port)) }
 
 // ChainID returns the chain id, always ChainID.
 func (c *Chain) ChainID() uint64 { return ChainID }
