@@ -105,7 +105,9 @@ func Create(n int, opts Options) (*Network, error) {
 
 // BridgeAddr is the address of the bridge, where programs of the initial namespace (the dev
 // chain) listen for the hosts.
-func (nw *Network) BridgeAddr() netip.Addr { return netip.AddrFrom4([4]byte{10, byte(nw.opts.Octet), 0, 1}) }
+func (nw *Network) BridgeAddr() netip.Addr {
+	return netip.AddrFrom4([4]byte{10, byte(nw.opts.Octet), 0, 1})
+}
 
 // Hosts returns the hosts, Index 1 first.
 func (nw *Network) Hosts() []Host { return nw.hosts }
