@@ -21,7 +21,10 @@ const (
 // milliseconds.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
 
-// Frame is one server message.
+// Frame is one server message. A log frame's Msg is text for a terminal:
+// the server sends it through Escape, so it never carries a control
+// character; a message frame's Msg is a received message's exact text, which
+// clients must escape before they print it.
 type Frame struct {
 	Type string `json:"type"`
 	Msg  string `json:"msg"`
@@ -33,7 +36,13 @@ func NewFrame(typ, msg string, t time.Time) Frame {
 	return Frame{Type: typ, Msg: msg, TS: t.UTC().Format(TimeFormat)}
 }
 
+// encode renders f for the wire, escaping a log frame's text: log lines
+// quote commands, aliases, errors and received messages, all of which can
+// carry text from remote peers.
 func (f Frame) encode() []byte {
+	if f.Type == TypeLog {
+		f.Msg = Escape(f.Msg)
+	}
 	b, _ := json.Marshal(f) // three strings: cannot fail
 	return b
 }

@@ -10,7 +10,9 @@ const ReplaySize = 100
 
 // Hub fans frames out to every connected client and keeps the last
 // ReplaySize frames for clients that connect later. Publishing never blocks:
-// a client whose queue is full is disconnected instead.
+// a client whose queue is full is disconnected instead. Command replies do
+// not go through the hub: each reaches only the client that sent the
+// command.
 type Hub struct {
 	now func() time.Time
 
@@ -96,17 +98,23 @@ func (h *Hub) Clients() int {
 	return len(h.clients)
 }
 
-// client is one connection's outbound queue. offer never blocks; when the
-// queue is full the client is marked slow and its connection is closed by
-// its writer.
+// replyQueue is how many command reply frames wait for a client's writer;
+// when it is full the client's next command waits, not the hub.
+const replyQueue = 64
+
+// client is one connection's outbound queues: queue holds the hub's frames
+// and never blocks the hub (when it is full the client is marked slow and
+// its writer closes the connection); replies holds the client's own command
+// echoes and output, which only its reader fills and which reach nobody else.
 type client struct {
-	queue chan []byte
-	slow  chan struct{}
-	once  sync.Once
+	queue   chan []byte
+	replies chan []byte
+	slow    chan struct{}
+	once    sync.Once
 }
 
 func newClient(queueSize int) *client {
-	return &client{queue: make(chan []byte, queueSize), slow: make(chan struct{})}
+	return &client{queue: make(chan []byte, queueSize), replies: make(chan []byte, replyQueue), slow: make(chan struct{})}
 }
 
 func (c *client) offer(b []byte) bool {

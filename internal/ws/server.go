@@ -21,9 +21,11 @@ type Config struct {
 	Hub          *Hub
 	Commands     *Commands
 	Logger       *slog.Logger
-	QueueSize    int           // frames queued per client before it is dropped; default 1024
+	QueueSize    int           // hub frames queued per client before it is dropped; default 1024
 	PingInterval time.Duration // keepalive; default 30 s
 	CommandTime  time.Duration // longest a command may run; default 2 min
+	CommandRate  float64       // commands per second each client may send on average; default 10
+	CommandBurst int           // commands a client may send back to back; default 20
 }
 
 // Server is the WebSocket admin server; it is an http.Handler serving every
@@ -53,6 +55,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.CommandTime <= 0 {
 		cfg.CommandTime = 2 * time.Minute
+	}
+	if cfg.CommandRate <= 0 {
+		cfg.CommandRate = 10
+	}
+	if cfg.CommandBurst <= 0 {
+		cfg.CommandBurst = 20
 	}
 	return &Server{cfg: cfg, log: cfg.Logger, digest: sha256.Sum256([]byte(cfg.Token))}, nil
 }
@@ -97,61 +105,128 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go s.writeLoop(ctx, cancel, conn, c)
-	s.readLoop(ctx, conn)
+	s.readLoop(ctx, conn, c)
 }
 
 // writeLoop sends queued frames and keepalive pings until ctx ends, the
-// connection fails or the client falls behind.
+// connection fails or the client falls behind. The hub's frames go first, so
+// a new client gets its whole replay before the reply to its first command.
 func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, c *client) {
 	defer cancel()
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
 	for {
 		select {
-		case <-ctx.Done():
-			conn.Close(websocket.StatusGoingAway, "server shutting down")
-			return
 		case <-c.slow:
 			s.log.Warn("websocket client dropped: too slow")
 			conn.Close(websocket.StatusPolicyViolation, "client too slow")
 			return
-		case b := <-c.queue:
-			wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-			err := conn.Write(wctx, websocket.MessageText, b)
-			wcancel()
-			if err != nil {
+		default:
+		}
+		var b []byte
+		select {
+		case b = <-c.queue:
+		default:
+			select {
+			case <-ctx.Done():
+				conn.Close(websocket.StatusGoingAway, "server shutting down")
+				return
+			case <-c.slow:
+				continue // dropped at the top of the loop
+			case b = <-c.queue:
+			case b = <-c.replies:
+			case <-ping.C:
+				pctx, pcancel := context.WithTimeout(ctx, s.cfg.PingInterval)
+				err := conn.Ping(pctx)
+				pcancel()
+				if err != nil {
+					s.log.Debug("websocket client dropped: no pong", "err", err)
+					conn.CloseNow()
+					return
+				}
+				continue
+			}
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		err := conn.Write(wctx, websocket.MessageText, b)
+		wcancel()
+		if err != nil {
+			return
+		}
+	}
+}
+
+// readLoop runs each text frame as a command line, one at a time, within
+// the client's rate limit. The echo "admin > <line>" and the command's output
+// go to this client only; a command beyond the limit is echoed and answered
+// with one line saying it was not run.
+func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) {
+	limit := newTokenBucket(s.cfg.CommandRate, s.cfg.CommandBurst, s.cfg.Hub.Now())
+	limited := fmt.Sprintf("Rate limited: at most %d commands at once and %g per second; this command was not run.",
+		s.cfg.CommandBurst, s.cfg.CommandRate)
+	for {
+		typ, data, err := conn.Read(ctx)
+		if err != nil {
+			return
+		}
+		var out []string
+		switch {
+		case typ != websocket.MessageText:
+			out = []string{"Invalid command: binary frames are not commands. Type 'help'."}
+		case !limit.take(s.cfg.Hub.Now()):
+			out = []string{"admin > " + string(data), limited}
+		default:
+			line := string(data)
+			if !s.reply(ctx, c, "admin > "+line) {
 				return
 			}
-		case <-ping.C:
-			pctx, pcancel := context.WithTimeout(ctx, s.cfg.PingInterval)
-			err := conn.Ping(pctx)
-			pcancel()
-			if err != nil {
-				s.log.Debug("websocket client dropped: no pong", "err", err)
-				conn.CloseNow()
+			cctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTime)
+			out = s.cfg.Commands.Run(cctx, line)
+			cancel()
+		}
+		for _, l := range out {
+			if !s.reply(ctx, c, l) {
 				return
 			}
 		}
 	}
 }
 
-// readLoop runs each text frame as a command line, one at a time.
-func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn) {
-	for {
-		typ, data, err := conn.Read(ctx)
-		if err != nil {
-			return
-		}
-		if typ != websocket.MessageText {
-			s.cfg.Hub.Log("Invalid command: binary frames are not commands. Type 'help'.")
-			continue
-		}
-		line := string(data)
-		s.cfg.Hub.Log("admin > " + line)
-		cctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTime)
-		for _, out := range s.cfg.Commands.Run(cctx, line) {
-			s.cfg.Hub.Log(out)
-		}
-		cancel()
+// reply queues one log frame for c alone, waiting while its reply queue is
+// full; it reports false when the connection ended first.
+func (s *Server) reply(ctx context.Context, c *client, msg string) bool {
+	b := NewFrame(TypeLog, msg, s.cfg.Hub.Now()).encode()
+	select {
+	case c.replies <- b:
+		return true
+	case <-ctx.Done():
+		return false
 	}
+}
+
+// tokenBucket limits one client's commands: it holds up to burst tokens,
+// refilled at rate per second; each command takes one. It is used by one
+// reader goroutine only.
+type tokenBucket struct {
+	rate   float64
+	burst  float64
+	tokens float64
+	last   time.Time
+}
+
+func newTokenBucket(rate float64, burst int, now time.Time) *tokenBucket {
+	return &tokenBucket{rate: rate, burst: float64(burst), tokens: float64(burst), last: now}
+}
+
+// take reports whether a command may run at now, spending a token if so.
+func (b *tokenBucket) take(now time.Time) bool {
+	if now.After(b.last) {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.last).Seconds()*b.rate)
+		b.last = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }

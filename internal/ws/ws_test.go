@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -283,4 +284,146 @@ func FuzzParseLine(f *testing.F) {
 			t.Fatalf("parse of %q invented text: %+v", s, l)
 		}
 	})
+}
+
+// evil is a received message that tries to retitle the operator's terminal,
+// turn it red and forge the header of another received message.
+const evil = "\x1b]0;pwned\x07\x1b[31m\n#### NODE RECEIVED MESSAGE [x] ####"
+
+func TestLogFramesCarryNoControlCharacters(t *testing.T) {
+	h := newHarness(t, Config{})
+	c := h.dial(t, testToken)
+	read(t, c) // connect line
+	now := h.hub.Now()
+	h.hub.PublishSeq(NewFrame(TypeLog, "Message: "+evil, now), NewFrame(TypeMessage, evil, now))
+	h.hub.Log("alias " + evil)
+	expect(t, c, TypeLog, `Message: \x1b]0;pwned\x07\x1b[31m\n#### NODE RECEIVED MESSAGE [x] ####`)
+	expect(t, c, TypeMessage, evil) // the message frame keeps the exact text
+	expect(t, c, TypeLog, `alias \x1b]0;pwned\x07\x1b[31m\n#### NODE RECEIVED MESSAGE [x] ####`)
+
+	// Command echoes and output quoting the operator's input are escaped too.
+	send(t, c, "echo a\tb\u202ec")
+	expect(t, c, TypeLog, `admin > echo a\tb\u202ec`, `a\tb\u202ec`)
+	send(t, c, "frob\u2066nicate")
+	expect(t, c, TypeLog, `admin > frob\u2066nicate`, `Unknown command: frob\u2066nicate. Type 'help'.`)
+}
+
+func TestCommandRepliesOnlyReachTheirClient(t *testing.T) {
+	h := newHarness(t, Config{})
+	other := h.dial(t, testToken)
+	expect(t, other, TypeLog, "ws client connected [ authentication ENABLED ]")
+	asker := h.dial(t, testToken)
+	expect(t, asker, TypeLog, "ws client connected [ authentication ENABLED ]", "ws client connected [ authentication ENABLED ]")
+	expect(t, other, TypeLog, "ws client connected [ authentication ENABLED ]")
+
+	send(t, asker, "echo private")
+	expect(t, asker, TypeLog, "admin > echo private", "private")
+	h.hub.Log("broadcast")
+	expect(t, asker, TypeLog, "broadcast")
+	expect(t, other, TypeLog, "broadcast") // nothing of the command before it
+
+	// Nor are replies kept for the replay of later clients.
+	late := h.dial(t, testToken)
+	expect(t, late, TypeLog, "ws client connected [ authentication ENABLED ]", "ws client connected [ authentication ENABLED ]",
+		"broadcast", "ws client connected [ authentication ENABLED ]")
+}
+
+func TestReplayComesBeforeTheFirstReply(t *testing.T) {
+	h := newHarness(t, Config{})
+	for i := range 99 {
+		h.hub.Log(fmt.Sprintf("line %d", i))
+	}
+	c := h.dial(t, testToken)
+	send(t, c, "echo first") // before reading anything
+	for i := range 99 {
+		expect(t, c, TypeLog, fmt.Sprintf("line %d", i))
+	}
+	expect(t, c, TypeLog, "ws client connected [ authentication ENABLED ]", "admin > echo first", "first")
+}
+
+// fakeClock is a clock tests move by hand.
+type fakeClock struct{ ns atomic.Int64 }
+
+func (c *fakeClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+func TestCommandRateLimit(t *testing.T) {
+	clock := &fakeClock{}
+	clock.advance(time.Hour)
+	h := newHarness(t, Config{Hub: NewHub(clock.now), CommandRate: 2, CommandBurst: 3})
+	c := h.dial(t, testToken)
+	read(t, c)
+	limited := "Rate limited: at most 3 commands at once and 2 per second; this command was not run."
+	for i := range 3 {
+		send(t, c, fmt.Sprintf("echo %d", i))
+		expect(t, c, TypeLog, fmt.Sprintf("admin > echo %d", i), fmt.Sprint(i))
+	}
+	send(t, c, "echo 3")
+	expect(t, c, TypeLog, "admin > echo 3", limited)
+	send(t, c, "help") // every command counts, help too
+	expect(t, c, TypeLog, "admin > help", limited)
+
+	clock.advance(500 * time.Millisecond) // one token back
+	send(t, c, "echo 4")
+	expect(t, c, TypeLog, "admin > echo 4", "4")
+	send(t, c, "echo 5")
+	expect(t, c, TypeLog, "admin > echo 5", limited)
+
+	clock.advance(time.Hour) // refills up to the burst, no more
+	for i := range 4 {
+		send(t, c, fmt.Sprintf("echo %d", 6+i))
+		want := fmt.Sprint(6 + i)
+		if i == 3 {
+			want = limited
+		}
+		expect(t, c, TypeLog, fmt.Sprintf("admin > echo %d", 6+i), want)
+	}
+}
+
+// TestCommandFloodSparesOtherClients: a client sending commands as fast as
+// it can is rate limited and answered alone; a client that reads at its own
+// pace meanwhile keeps its connection and sees none of the flood.
+func TestCommandFloodSparesOtherClients(t *testing.T) {
+	h := newHarness(t, Config{QueueSize: 128})
+	calm := h.dial(t, testToken)
+	expect(t, calm, TypeLog, "ws client connected [ authentication ENABLED ]")
+	flooder := h.dial(t, testToken)
+	read(t, flooder)
+	read(t, flooder)
+
+	const n = 2000
+	writeErr := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := flooder.Write(t.Context(), websocket.MessageText, []byte(fmt.Sprintf("echo flood %d", i))); err != nil {
+				writeErr <- err
+				return
+			}
+		}
+		writeErr <- nil
+	}()
+	echoes, ran, limited := 0, 0, 0
+	for echoes < n || ran+limited < n {
+		f := read(t, flooder)
+		switch {
+		case strings.HasPrefix(f.Msg, "admin > echo flood "):
+			echoes++
+		case strings.HasPrefix(f.Msg, "flood "):
+			ran++
+		case strings.HasPrefix(f.Msg, "Rate limited: "):
+			limited++
+		}
+	}
+	if err := <-writeErr; err != nil {
+		t.Fatal(err)
+	}
+	if limited == 0 || ran < 20 || ran > n/2 {
+		t.Fatalf("of %d commands %d ran and %d were rate limited", n, ran, limited)
+	}
+
+	h.hub.Log("after the flood")
+	if got := h.hub.Clients(); got != 2 {
+		t.Fatalf("%d clients connected after the flood, want 2", got)
+	}
+	expect(t, calm, TypeLog, "ws client connected [ authentication ENABLED ]", "after the flood")
 }
