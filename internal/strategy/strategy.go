@@ -1,0 +1,197 @@
+// Package strategy decides, from what a node sees, which payment channels it opens and closes on
+// its own: the channel strategies of the original node (passive, promiscuous). Decide is pure: it
+// reads a State and returns Actions, and the node carries them out on chain. It does no I/O and
+// imports no relayd package: only the standard library and go-ethereum's common (addresses).
+//
+// The promiscuous policy, every tick:
+//   - close each open outgoing channel whose peer has stayed unreachable (heartbeat quality below
+//     CloseQuality, which takes several failed heartbeats in a row) or which is depleted (balance
+//     below DepletedBelow: it can no longer pay a message's first ticket);
+//   - then open channels of ChannelFunding to peers with quality at least OpenQuality that the node
+//     has no channel to, picked at random, until it has MaxChannels open outgoing channels, at most
+//     MaxOpensPerTick at a time, and never more than its token balance pays for.
+//
+// Passive opens and closes nothing.
+package strategy
+
+import (
+	"errors"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"slices"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// Name is a strategy's name as settings and the API spell it.
+type Name string
+
+// The strategies.
+const (
+	Passive     Name = "passive"
+	Promiscuous Name = "promiscuous"
+)
+
+// ErrUnknown means a strategy name that is not one of the strategies.
+var ErrUnknown = errors.New("unknown strategy")
+
+// Parse reads a strategy name (case-insensitive).
+func Parse(s string) (Name, error) {
+	switch n := Name(strings.ToLower(strings.TrimSpace(s))); n {
+	case Passive, Promiscuous:
+		return n, nil
+	}
+	return "", fmt.Errorf("%w %q (passive or promiscuous)", ErrUnknown, s)
+}
+
+// Defaults of Policy.
+const (
+	DefaultMaxChannels     = 5
+	DefaultOpenQuality     = 0.5
+	DefaultCloseQuality    = 0.1
+	DefaultMaxOpensPerTick = 5
+)
+
+// Policy is a strategy and its parameters.
+type Policy struct {
+	Strategy Name
+	// MaxChannels is how many open outgoing channels the strategy keeps (DefaultMaxChannels).
+	MaxChannels int
+	// ChannelFunding is what each channel it opens is funded with (smallest unit); required for
+	// Promiscuous.
+	ChannelFunding *big.Int
+	// DepletedBelow: an open outgoing channel with a balance below it is closed (nil: zero).
+	DepletedBelow *big.Int
+	// OpenQuality is the least heartbeat quality of a peer a channel is opened to.
+	OpenQuality float64
+	// CloseQuality: a channel to a peer whose quality fell below it is closed.
+	CloseQuality float64
+	// MaxOpensPerTick bounds the channels one Decide opens.
+	MaxOpensPerTick int
+}
+
+// WithDefaults fills the zero fields of p with the defaults.
+func (p Policy) WithDefaults() Policy {
+	if p.Strategy == "" {
+		p.Strategy = Passive
+	}
+	if p.MaxChannels == 0 {
+		p.MaxChannels = DefaultMaxChannels
+	}
+	if p.OpenQuality == 0 {
+		p.OpenQuality = DefaultOpenQuality
+	}
+	if p.CloseQuality == 0 {
+		p.CloseQuality = DefaultCloseQuality
+	}
+	if p.MaxOpensPerTick == 0 {
+		p.MaxOpensPerTick = DefaultMaxOpensPerTick
+	}
+	return p
+}
+
+// Peer is a node the strategy may open a channel to.
+type Peer struct {
+	Address common.Address
+	// Quality is its heartbeat quality in [0, 1].
+	Quality float64
+}
+
+// Channel is one of the node's outgoing channels that is open (or opening).
+type Channel struct {
+	Peer    common.Address
+	Balance *big.Int
+}
+
+// State is what the node sees at a tick.
+type State struct {
+	// Balance is the node's token balance, what new channels are funded from.
+	Balance *big.Int
+	// Peers are the announced nodes other than this one.
+	Peers []Peer
+	// Open are the node's open outgoing channels.
+	Open []Channel
+	// Busy are peers the node must not open a channel to now: a channel pending to close, an
+	// opening or closing still in flight.
+	Busy []common.Address
+}
+
+// Kind says what an Action does.
+type Kind int
+
+// Action kinds.
+const (
+	Open Kind = iota + 1
+	Close
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Open:
+		return "open"
+	case Close:
+		return "close"
+	}
+	return fmt.Sprintf("Kind(%d)", int(k))
+}
+
+// Action is one channel to open (funded with Amount) or close.
+type Action struct {
+	Kind   Kind
+	Peer   common.Address
+	Amount *big.Int // Open only
+	// Reason says why, for the log.
+	Reason string
+}
+
+// Decide returns what p does in st: closes first, then opens; r picks among the eligible peers.
+func Decide(p Policy, st State, r *rand.Rand) []Action {
+	p = p.WithDefaults()
+	if p.Strategy != Promiscuous || p.ChannelFunding == nil || p.ChannelFunding.Sign() <= 0 {
+		return nil
+	}
+	quality := make(map[common.Address]float64, len(st.Peers))
+	for _, pe := range st.Peers {
+		quality[pe.Address] = pe.Quality
+	}
+	var out []Action
+	busy := map[common.Address]bool{}
+	for _, a := range st.Busy {
+		busy[a] = true
+	}
+	kept := 0
+	for _, c := range st.Open {
+		busy[c.Peer] = true
+		q, known := quality[c.Peer]
+		switch {
+		case c.Balance == nil || c.Balance.Sign() == 0 || (p.DepletedBelow != nil && c.Balance.Cmp(p.DepletedBelow) < 0):
+			out = append(out, Action{Kind: Close, Peer: c.Peer, Reason: "depleted"})
+		case !known || q < p.CloseQuality:
+			out = append(out, Action{Kind: Close, Peer: c.Peer, Reason: fmt.Sprintf("unreachable (quality %.2f)", q)})
+		default:
+			kept++
+		}
+	}
+	var candidates []common.Address
+	for _, pe := range st.Peers {
+		if !busy[pe.Address] && pe.Quality >= p.OpenQuality {
+			candidates = append(candidates, pe.Address)
+		}
+	}
+	// A stable order before shuffling, so that r alone decides.
+	slices.SortFunc(candidates, func(a, b common.Address) int { return a.Cmp(b) })
+	r.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+	left := new(big.Int)
+	if st.Balance != nil {
+		left.Set(st.Balance)
+	}
+	for opens := 0; opens < len(candidates) && opens < p.MaxOpensPerTick && kept < p.MaxChannels && left.Cmp(p.ChannelFunding) >= 0; opens++ {
+		a := candidates[opens]
+		out = append(out, Action{Kind: Open, Peer: a, Amount: new(big.Int).Set(p.ChannelFunding), Reason: fmt.Sprintf("quality %.2f", quality[a])})
+		left.Sub(left, p.ChannelFunding)
+		kept++
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+package strategy
+
+import (
+	"errors"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+func tok(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), big.NewInt(1e18)) }
+
+func addr(b byte) common.Address { return common.Address{19: b} }
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]Name{"passive": Passive, " Promiscuous ": Promiscuous} {
+		if got, err := Parse(in); err != nil || got != want {
+			t.Errorf("Parse(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := Parse("aggressive"); !errors.Is(err, ErrUnknown) {
+		t.Errorf("Parse(aggressive): %v, want ErrUnknown", err)
+	}
+}
+
+func count(as []Action, k Kind) int {
+	n := 0
+	for _, a := range as {
+		if a.Kind == k {
+			n++
+		}
+	}
+	return n
+}
+
+func TestDecide(t *testing.T) {
+	promiscuous := Policy{Strategy: Promiscuous, MaxChannels: 3, ChannelFunding: tok(10), DepletedBelow: tok(1)}
+	peers := func(qs ...float64) []Peer {
+		var out []Peer
+		for i, q := range qs {
+			out = append(out, Peer{Address: addr(byte(i + 1)), Quality: q})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name        string
+		policy      Policy
+		state       State
+		opens       int
+		closes      []common.Address
+		neverOpenTo []common.Address
+	}{
+		{name: "passive does nothing", policy: Policy{Strategy: Passive, ChannelFunding: tok(10)},
+			state: State{Balance: tok(100), Peers: peers(1, 1, 1)}},
+		{name: "opens up to MaxChannels", policy: promiscuous,
+			state: State{Balance: tok(100), Peers: peers(1, 1, 1, 1, 1)}, opens: 3},
+		{name: "never more than the balance pays for", policy: promiscuous,
+			state: State{Balance: tok(25), Peers: peers(1, 1, 1, 1)}, opens: 2},
+		{name: "nothing without the funding of one channel", policy: promiscuous,
+			state: State{Balance: tok(9), Peers: peers(1, 1)}},
+		{name: "only to good peers, none twice", policy: promiscuous,
+			state: State{Balance: tok(100), Peers: peers(0.9, 0.2, 0.9, 0.6),
+				Open: []Channel{{Peer: addr(1), Balance: tok(5)}}, Busy: []common.Address{addr(4)}},
+			opens: 1, neverOpenTo: []common.Address{addr(1), addr(2), addr(4)}},
+		{name: "counts what it keeps", policy: promiscuous,
+			state: State{Balance: tok(100), Peers: peers(1, 1, 1, 1),
+				Open: []Channel{{Peer: addr(1), Balance: tok(5)}, {Peer: addr(2), Balance: tok(5)}, {Peer: addr(3), Balance: tok(5)}}}},
+		{name: "closes unreachable and depleted, then replaces them", policy: promiscuous,
+			state: State{Balance: tok(100), Peers: peers(0.05, 0.9, 0.9, 0.9, 0.9),
+				Open: []Channel{{Peer: addr(1), Balance: tok(5)}, {Peer: addr(2), Balance: big.NewInt(1)}, {Peer: addr(3), Balance: tok(5)}}},
+			closes: []common.Address{addr(1), addr(2)}, opens: 2, neverOpenTo: []common.Address{addr(1), addr(2), addr(3)}},
+		{name: "closes a channel to a peer no longer announced", policy: promiscuous,
+			state: State{Balance: tok(0), Peers: peers(1), Open: []Channel{{Peer: addr(9), Balance: tok(5)}}},
+			closes: []common.Address{addr(9)}},
+		{name: "at most MaxOpensPerTick", policy: Policy{Strategy: Promiscuous, MaxChannels: 10, MaxOpensPerTick: 2, ChannelFunding: tok(1)},
+			state: State{Balance: tok(100), Peers: peers(1, 1, 1, 1, 1)}, opens: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := range uint64(20) {
+				as := Decide(tc.policy, tc.state, rand.New(rand.NewPCG(seed, 1)))
+				if got := count(as, Open); got != tc.opens {
+					t.Fatalf("seed %d: %d opens, want %d: %+v", seed, got, tc.opens, as)
+				}
+				if got := count(as, Close); got != len(tc.closes) {
+					t.Fatalf("seed %d: %d closes, want %d: %+v", seed, got, len(tc.closes), as)
+				}
+				seen := map[common.Address]bool{}
+				for _, a := range as {
+					if seen[a.Peer] {
+						t.Fatalf("two actions for %s: %+v", a.Peer, as)
+					}
+					seen[a.Peer] = true
+					switch a.Kind {
+					case Open:
+						if a.Amount.Cmp(tc.policy.ChannelFunding) != 0 {
+							t.Fatalf("opens with %v", a.Amount)
+						}
+						for _, n := range tc.neverOpenTo {
+							if a.Peer == n {
+								t.Fatalf("opened to %s: %+v", n, as)
+							}
+						}
+					case Close:
+						found := false
+						for _, c := range tc.closes {
+							found = found || c == a.Peer
+						}
+						if !found {
+							t.Fatalf("closed %s: %+v", a.Peer, as)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDecideSpreads: different random sources pick different peers, so a network of promiscuous
+// nodes does not pile its channels on the same few.
+func TestDecideSpreads(t *testing.T) {
+	var ps []Peer
+	for i := range 20 {
+		ps = append(ps, Peer{Address: addr(byte(i + 1)), Quality: 1})
+	}
+	picked := map[common.Address]bool{}
+	for seed := range uint64(10) {
+		for _, a := range Decide(Policy{Strategy: Promiscuous, ChannelFunding: tok(1)}, State{Balance: tok(100), Peers: ps}, rand.New(rand.NewPCG(seed, 2))) {
+			picked[a.Peer] = true
+		}
+	}
+	if len(picked) < 15 {
+		t.Fatalf("10 nodes picked only %d distinct peers of 20", len(picked))
+	}
+}
