@@ -29,7 +29,7 @@ func decodeJSON(body io.Reader, v any) error {
 		return fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
 	case err != nil:
 		return fmt.Errorf("read request body: %v", err)
-	case len(bytes.TrimSpace(raw)) == 0:
+	case len(bytes.TrimLeft(raw, jsonSpace)) == 0:
 		return errors.New("request body is empty; a JSON object is required")
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -46,11 +46,16 @@ func decodeJSON(body io.Reader, v any) error {
 			return fmt.Errorf("invalid JSON body: %v", err)
 		}
 	}
-	if dec.More() {
+	// Decoder.More is not enough: it reports no more input at a stray '}'
+	// or ']'. Only JSON whitespace may follow the value.
+	if len(bytes.TrimLeft(raw[dec.InputOffset():], jsonSpace)) != 0 {
 		return errors.New("request body has data after the JSON object")
 	}
 	return nil
 }
+
+// jsonSpace is the whitespace JSON allows between tokens (RFC 8259).
+const jsonSpace = " \t\r\n"
 
 func jsonType(kind string) string {
 	switch kind {

@@ -74,6 +74,7 @@ func TestPing(t *testing.T) {
 		{"wrong type", `{"peerId":42}`, 400, `field \"peerId\" must be a string`},
 		{"unknown field", `{"peerId":"x","extra":1}`, 400, `unknown field`},
 		{"trailing data", `{"peerId":"x"} {}`, 400, `after the JSON object`},
+		{"stray closing brace", `{"peerId":"x"}}`, 400, `after the JSON object`},
 		{"empty body", ``, 400, `request body is empty`},
 		{"array body", `[]`, 400, `"status":"INVALID_INPUT"`},
 		{"oversized body", `{"peerId":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, 400, `larger than 65536 bytes`},

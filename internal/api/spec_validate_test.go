@@ -53,6 +53,8 @@ func TestValidation(t *testing.T) {
 		{"empty body", "/node/ping", ``, nil, CodeInvalidInput, "request body is empty"},
 		{"whitespace body", "/node/ping", " \n", nil, CodeInvalidInput, "request body is empty"},
 		{"trailing data", "/node/ping", `{"peerId":"` + bob + `"} {}`, nil, CodeInvalidInput, "after the JSON object"},
+		{"stray closing brace", "/node/ping", `{"peerId":"` + bob + `"}}`, nil, CodeInvalidInput, "after the JSON object"},
+		{"stray closing bracket", "/aliases", `{"peerId":"` + bob + `","alias":"x"}]`, nil, CodeInvalidInput, "after the JSON object"},
 		{"oversized", "/node/ping", `{"peerId":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, nil, CodeInvalidInput, "larger than 65536 bytes"},
 		{"array body", "/node/ping", `[]`, nil, CodeInvalidInput, "request body must be a JSON object, not a JSON array"},
 		{"null body", "/node/ping", `null`, nil, CodeInvalidInput, "request body must be a JSON object, not null"},

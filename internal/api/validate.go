@@ -138,7 +138,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, required bool) ([]byte
 	var raw bytes.Buffer
 	var parsed any
 	err := decodeJSON(io.TeeReader(r.Body, &raw), &parsed)
-	if err != nil && !required && len(bytes.TrimSpace(raw.Bytes())) == 0 {
+	if err != nil && !required && len(bytes.TrimLeft(raw.Bytes(), jsonSpace)) == 0 {
 		return nil, true
 	}
 	if err != nil {
