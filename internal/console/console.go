@@ -124,26 +124,31 @@ func (c *Conn) Send(ctx context.Context, line string) error {
 func (c *Conn) Close() error { return c.c.Close(websocket.StatusNormalClosure, "bye") }
 
 // Format renders a frame for a terminal: "HH:MM:SS.mmm msg", with received
-// messages marked.
+// messages marked. Everything taken from the frame goes through ws.Escape:
+// a message's text comes from a remote peer, and a log line may quote one,
+// so nothing in a frame can reach the terminal as a control sequence.
 func Format(f ws.Frame) string {
-	ts := f.TS
+	ts := ws.Escape(f.TS)
 	if t, err := time.Parse(ws.TimeFormat, f.TS); err == nil {
 		ts = t.Local().Format("15:04:05.000")
 	}
 	if f.Type == ws.TypeMessage {
-		return ts + " [message] " + f.Msg
+		return ts + " [message] " + ws.Escape(f.Msg)
 	}
-	return ts + " " + f.Msg
+	return ts + " " + ws.Escape(f.Msg)
 }
 
 // RunOnce sends line and writes the command's output (the frames after its
-// echo) to out until the node has been quiet for idle, then returns.
+// echo, escaped with ws.Escape) to out until the node has been quiet for
+// idle, then returns.
 func RunOnce(ctx context.Context, c *Conn, line string, out io.Writer, idle time.Duration) error {
-	// Skip the replay: wait for the echo of our own line.
+	line = strings.TrimRight(line, "\r\n")
 	if err := c.Send(ctx, line); err != nil {
 		return err
 	}
-	echo := "admin > " + strings.TrimRight(line, "\r\n")
+	// Skip the replay: wait for the echo of our own line, which the node
+	// escapes like every log line.
+	echo := ws.Escape("admin > " + line)
 	echoed := false
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
@@ -167,7 +172,7 @@ func RunOnce(ctx context.Context, c *Conn, line string, out io.Writer, idle time
 			if f.Type == ws.TypeLog && strings.HasPrefix(f.Msg, "level=") {
 				continue // the node's own log lines
 			}
-			fmt.Fprintln(out, f.Msg)
+			fmt.Fprintln(out, ws.Escape(f.Msg))
 			timer.Reset(idle)
 		}
 	}
