@@ -22,5 +22,8 @@ vet:
 generate:
 	scripts/gen-contracts.sh
 
+# FUZZTIME is per target; every fuzz target of the module runs, one after another
+# (FUZZING.md). FUZZPARALLEL=1 keeps each to one core.
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzParseLine -fuzztime 30s ./internal/ws/
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
