@@ -43,7 +43,8 @@ type Config struct {
 	// CallTimeout bounds each JSON-RPC call; a call that takes longer fails with
 	// ErrProviderUnavailable (DefaultCallTimeout).
 	CallTimeout time.Duration
-	// Logger receives the client's logs (slog.Default() when nil). Keys are never logged.
+	// Logger receives the client's logs (slog.Default() when nil). Keys are never logged, nor
+	// the provider URL's path, query or user info (API keys live there).
 	Logger *slog.Logger
 }
 
@@ -64,6 +65,7 @@ type Client struct {
 	poll          time.Duration
 	callTimeout   time.Duration
 	log           *slog.Logger
+	red           *redactor // every error from the provider passes through it
 
 	mu         sync.Mutex // guards nonce, nonceKnown; held while a transaction is signed and sent
 	nonce      uint64
@@ -72,7 +74,9 @@ type Client struct {
 
 // Dial connects to cfg.ProviderURL and reads the chain id, the contracts' immutable parameters
 // (token address, closure period, token symbol). It fails with ErrProviderUnavailable when the
-// provider cannot be reached, ErrNoContract when there is no code at cfg.Channels.
+// provider cannot be reached, ErrNoContract when there is no code at cfg.Channels. No error the
+// Client returns, here or later, contains the provider URL's path, query or user info: only its
+// scheme and host (see ProviderDisplay).
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	switch {
 	case cfg.ProviderURL == "":
@@ -91,6 +95,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		poll:        cfg.ReceiptPoll,
 		callTimeout: cfg.CallTimeout,
 		log:         cfg.Logger,
+		red:         newRedactor(cfg.ProviderURL),
 	}
 	if c.poll <= 0 {
 		c.poll = DefaultReceiptPoll
@@ -105,13 +110,14 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	defer cancel()
 	eth, err := ethclient.DialContext(dctx, cfg.ProviderURL)
 	if err != nil {
-		return nil, fmt.Errorf("dial chain provider: %w", classifyDial(ctx, err))
+		return nil, fmt.Errorf("dial chain provider %s: %w", c.red.display, classifyDial(ctx, c.red.err(err)))
 	}
 	c.eth = eth
 	if err := c.init(ctx); err != nil {
 		eth.Close()
-		return nil, err
+		return nil, fmt.Errorf("chain provider %s: %w", c.red.display, err)
 	}
+	c.log.Info("chain provider connected", "provider", c.red.display, "chainId", c.chainID.Uint64(), "token", c.symbol)
 	return c, nil
 }
 
@@ -238,12 +244,13 @@ func (c *Client) Channel(ctx context.Context, src, dst common.Address) (channels
 	return ch, nil
 }
 
-// withTimeout runs one RPC call under the client's call timeout and classifies its error.
+// withTimeout runs one RPC call under the client's call timeout, redacts the provider URL from
+// its error and classifies it.
 func withTimeout[T any](ctx context.Context, c *Client, f func(context.Context) (T, error)) (T, error) {
 	cctx, cancel := context.WithTimeout(ctx, c.callTimeout)
 	defer cancel()
 	v, err := f(cctx)
-	return v, classify(ctx, err)
+	return v, classify(ctx, c.red.err(err))
 }
 
 // callView calls a view of the contract at to and unpacks its result.

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -155,4 +156,109 @@ func unavailable(parent context.Context, err error) bool {
 		errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
 		errors.Is(err, rpc.ErrClientQuit)
+}
+
+// redactor removes what a provider URL may hide secrets in (path, query, fragment, user info:
+// API keys such as https://mainnet.infura.io/v3/KEY) from error texts, leaving scheme and host.
+// go-ethereum's errors embed the URL (`Post "https://host/v3/KEY": dial tcp ...`), and the
+// client's errors reach logs, the admin WebSocket and start-up errors.
+type redactor struct {
+	display string   // scheme://host, what may be shown of the URL
+	forms   []string // the whole URL as it may be printed, longest first
+	parts   []string // its secret parts on their own, longest first
+}
+
+// redactedMark stands in for a secret part of the provider URL.
+const redactedMark = "[redacted]"
+
+func newRedactor(raw string) *redactor {
+	r := &redactor{display: ProviderDisplay(raw)}
+	r.forms = []string{raw}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Without a parse nothing is known to be safe: hide the whole string wherever it appears.
+		return r
+	}
+	r.forms = append(r.forms, u.String(), u.Redacted())
+	if u.User != nil {
+		user := u.User.Username()
+		if pw, ok := u.User.Password(); ok {
+			r.parts = append(r.parts, pw, url.QueryEscape(pw))
+			// net/http prints the URL of a failed request with its password as "***".
+			r.forms = append(r.forms, strings.Replace(u.String(), u.User.String()+"@", user+":***@", 1))
+		}
+		r.parts = append(r.parts, u.User.String(), user, url.QueryEscape(user))
+	}
+	if u.Path != "" && u.Path != "/" {
+		r.parts = append(r.parts, u.EscapedPath(), u.Path)
+		for _, seg := range strings.Split(u.Path, "/") {
+			if len(seg) >= 6 { // key-like segments; "v3" or "rpc" alone are no secret
+				r.parts = append(r.parts, seg)
+			}
+		}
+	}
+	if u.RawQuery != "" {
+		r.parts = append(r.parts, u.RawQuery)
+		if q, err := url.ParseQuery(u.RawQuery); err == nil {
+			for _, vs := range q {
+				r.parts = append(r.parts, vs...)
+			}
+		}
+	}
+	if u.Fragment != "" {
+		r.parts = append(r.parts, u.EscapedFragment(), u.Fragment)
+	}
+	byLengthDesc := func(a, b string) int { return len(b) - len(a) }
+	slices.SortFunc(r.forms, byLengthDesc)
+	slices.SortFunc(r.parts, byLengthDesc)
+	return r
+}
+
+// text returns s with every printed form of the URL replaced by its display form and every
+// remaining secret part by redactedMark.
+func (r *redactor) text(s string) string {
+	for _, f := range r.forms {
+		if f != "" {
+			s = strings.ReplaceAll(s, f, r.display)
+		}
+	}
+	for _, p := range r.parts {
+		if p != "" {
+			s = strings.ReplaceAll(s, p, redactedMark)
+		}
+	}
+	return s
+}
+
+// err returns err with a redacted text. It still unwraps to err, so errors.Is and errors.As
+// see go-ethereum's and the network's error types; only the text changes.
+func (r *redactor) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := r.text(msg); red != msg {
+		return &redactedError{msg: red, err: err}
+	}
+	return err
+}
+
+// redactedError is an error whose text had the provider URL's secrets removed.
+type redactedError struct {
+	msg string
+	err error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+func (e *redactedError) Unwrap() error { return e.err }
+
+// ProviderDisplay returns what may be shown of a provider URL: its scheme and host
+// (https://mainnet.infura.io), never its path, query or user info, which may hold API keys. An
+// unparsable URL is shown as "(provider)".
+func ProviderDisplay(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return "(provider)"
+	}
+	return u.Scheme + "://" + u.Host
 }
