@@ -11,7 +11,8 @@
 //     has no channel to, picked at random, until it has MaxChannels open outgoing channels, at most
 //     MaxOpensPerTick at a time, and never more than its token balance pays for.
 //
-// Passive opens and closes nothing.
+// It also finalizes the closure of its outgoing channels once their closure period is over, so
+// that their balance returns. Passive opens and closes nothing.
 package strategy
 
 import (
@@ -116,6 +117,9 @@ type State struct {
 	// Busy are peers the node must not open a channel to now: a channel pending to close, an
 	// opening or closing still in flight.
 	Busy []common.Address
+	// Finalizable are peers of outgoing channels pending to close whose closure period has
+	// passed: closing them again finalizes the closure and returns their balance.
+	Finalizable []common.Address
 }
 
 // Kind says what an Action does.
@@ -160,6 +164,10 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 	busy := map[common.Address]bool{}
 	for _, a := range st.Busy {
 		busy[a] = true
+	}
+	for _, a := range st.Finalizable {
+		busy[a] = true
+		out = append(out, Action{Kind: Close, Peer: a, Reason: "closure period over"})
 	}
 	kept := 0
 	for _, c := range st.Open {

@@ -1,0 +1,121 @@
+package strategy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/big"
+	"math/rand/v2"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// DefaultInterval is how often a Runner decides (the original node's strategy tick was 60 s).
+const DefaultInterval = 30 * time.Second
+
+// World is what a Runner reads and changes; the node implements it over its chain client,
+// channel graph and transport.
+type World interface {
+	// State is what the node sees now.
+	State(ctx context.Context) (State, error)
+	// Open funds a channel to peer with amount.
+	Open(ctx context.Context, peer common.Address, amount *big.Int) error
+	// Close initiates the closure of the outgoing channel to peer, or finalizes it once its
+	// closure period is over.
+	Close(ctx context.Context, peer common.Address) error
+}
+
+// RunnerConfig configures a Runner. Policy and World are required.
+type RunnerConfig struct {
+	// Policy returns the policy in force; it is read at every tick, so a changed setting applies
+	// at the next one.
+	Policy func() Policy
+	World  World
+	// Interval is the time between ticks (DefaultInterval); the first tick is at once.
+	Interval time.Duration
+	// Rand picks among eligible peers (a random source when nil).
+	Rand *rand.Rand
+	// Logger receives what the strategy did (slog.Default() when nil).
+	Logger *slog.Logger
+	// Kick, when not nil, starts a tick at once when it receives (a changed setting).
+	Kick <-chan struct{}
+}
+
+// Runner ticks a strategy: at every tick it decides on the World's State and carries the actions
+// out, one after the other.
+type Runner struct {
+	cfg RunnerConfig
+}
+
+// ErrBadRunner means a required RunnerConfig field is missing.
+var ErrBadRunner = errors.New("strategy runner needs a policy and a world")
+
+// NewRunner checks cfg.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	if cfg.Policy == nil || cfg.World == nil {
+		return nil, ErrBadRunner
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultInterval
+	}
+	if cfg.Rand == nil {
+		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Runner{cfg: cfg}, nil
+}
+
+// Run ticks until ctx ends; it returns nil then. Failures of one tick are logged and retried at
+// the next.
+func (r *Runner) Run(ctx context.Context) error {
+	t := time.NewTicker(r.cfg.Interval)
+	defer t.Stop()
+	for {
+		r.Tick(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case <-r.cfg.Kick:
+		}
+	}
+}
+
+// Tick decides once and carries the actions out; it returns them with the error of each (nil
+// when it succeeded).
+func (r *Runner) Tick(ctx context.Context) ([]Action, []error) {
+	p := r.cfg.Policy()
+	if p.WithDefaults().Strategy == Passive {
+		return nil, nil
+	}
+	st, err := r.cfg.World.State(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.cfg.Logger.Warn("strategy: cannot read the node's state", "err", err)
+		}
+		return nil, nil
+	}
+	actions := Decide(p, st, r.cfg.Rand)
+	errs := make([]error, len(actions))
+	for i, a := range actions {
+		if ctx.Err() != nil {
+			errs[i] = ctx.Err()
+			continue
+		}
+		switch a.Kind {
+		case Open:
+			errs[i] = r.cfg.World.Open(ctx, a.Peer, a.Amount)
+		case Close:
+			errs[i] = r.cfg.World.Close(ctx, a.Peer)
+		}
+		if errs[i] != nil {
+			r.cfg.Logger.Warn("strategy: "+a.Kind.String()+" channel failed", "peer", a.Peer.Hex(), "reason", a.Reason, "err", errs[i])
+		} else {
+			r.cfg.Logger.Info("strategy: "+a.Kind.String()+" channel", "strategy", string(p.Strategy), "peer", a.Peer.Hex(), "reason", a.Reason)
+		}
+	}
+	return actions, errs
+}

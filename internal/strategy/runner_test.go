@@ -1,0 +1,103 @@
+package strategy
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/big"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"github.com/ethereum/go-ethereum/common"
+)
+
+// world is a node's view kept in memory: Open adds a channel and spends its funding.
+type world struct {
+	mu       sync.Mutex
+	balance  *big.Int
+	peers    []Peer
+	open     map[common.Address]*big.Int
+	failOpen map[common.Address]bool
+	opens    int
+}
+
+func (w *world) State(context.Context) (State, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	st := State{Balance: new(big.Int).Set(w.balance), Peers: w.peers}
+	for p, b := range w.open {
+		st.Open = append(st.Open, Channel{Peer: p, Balance: b})
+	}
+	return st, nil
+}
+
+func (w *world) Open(_ context.Context, p common.Address, amount *big.Int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.opens++
+	if w.failOpen[p] {
+		return errors.New("chain says no")
+	}
+	w.balance.Sub(w.balance, amount)
+	w.open[p] = amount
+	return nil
+}
+
+func (w *world) Close(_ context.Context, p common.Address) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.open, p)
+	return nil
+}
+
+func TestRunnerConverges(t *testing.T) {
+	w := &world{balance: tok(100), open: map[common.Address]*big.Int{}, failOpen: map[common.Address]bool{addr(1): true}}
+	for i := range 8 {
+		w.peers = append(w.peers, Peer{Address: addr(byte(i + 1)), Quality: 1})
+	}
+	policy := Policy{Strategy: Passive, MaxChannels: 4, MaxOpensPerTick: 3, ChannelFunding: tok(10)}
+	r, err := NewRunner(RunnerConfig{Policy: func() Policy { return policy }, World: w,
+		Rand: rand.New(rand.NewPCG(1, 2)), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if as, _ := r.Tick(t.Context()); len(as) != 0 || w.opens != 0 {
+		t.Fatalf("passive acted: %+v", as)
+	}
+	policy.Strategy = Promiscuous // a setting changed: read at the next tick
+	for range 5 {
+		r.Tick(t.Context())
+	}
+	if len(w.open) != 4 {
+		t.Fatalf("%d channels open after five ticks, want 4", len(w.open))
+	}
+	if _, ok := w.open[addr(1)]; ok {
+		t.Fatal("a failed opening counted as open")
+	}
+	if w.balance.Cmp(tok(60)) != 0 {
+		t.Fatalf("balance %v, want 60 tokens", w.balance)
+	}
+	// A peer that becomes unreachable loses its channel, and another one gets it.
+	var gone common.Address
+	for p := range w.open {
+		gone = p
+		break
+	}
+	for i := range w.peers {
+		if w.peers[i].Address == gone {
+			w.peers[i].Quality = 0
+		}
+	}
+	r.Tick(t.Context())
+	r.Tick(t.Context())
+	if _, ok := w.open[gone]; ok || len(w.open) != 4 {
+		t.Fatalf("channel to an unreachable peer kept, or not replaced: %d open", len(w.open))
+	}
+}
+
+func TestNewRunnerNeedsPolicyAndWorld(t *testing.T) {
+	if _, err := NewRunner(RunnerConfig{World: &world{}}); !errors.Is(err, ErrBadRunner) {
+		t.Fatalf("no policy: %v", err)
+	}
+}
