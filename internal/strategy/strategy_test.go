@@ -74,7 +74,7 @@ func TestDecide(t *testing.T) {
 			state:  State{Balance: tok(0), Peers: peers(1), Open: []Channel{{Peer: addr(9), Balance: tok(5)}}},
 			closes: []common.Address{addr(9)}},
 		{name: "finalizes closures whose period is over and never reopens them at once", policy: promiscuous,
-			state: State{Balance: tok(10), Peers: peers(1, 1), Finalizable: []common.Address{addr(1)}},
+			state:  State{Balance: tok(10), Peers: peers(1, 1), Finalizable: []common.Address{addr(1)}},
 			closes: []common.Address{addr(1)}, opens: 1, neverOpenTo: []common.Address{addr(1)}},
 		{name: "at most MaxOpensPerTick", policy: Policy{Strategy: Promiscuous, MaxChannels: 10, MaxOpensPerTick: 2, ChannelFunding: tok(1)},
 			state: State{Balance: tok(100), Peers: peers(1, 1, 1, 1, 1)}, opens: 2},
