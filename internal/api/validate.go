@@ -168,21 +168,33 @@ const (
 
 // describe turns a validation error into the error envelope's code and
 // message, naming the offending field.
+//
+// The validator reports one error per unknown field, each carrying the
+// whole object: the unknown fields of an object are listed once, on its
+// first error, so that the work stays linear in the size of the body.
 func describe(err error) (code, msg string) {
-	var all []issue
-	collect(err, nil, &all)
-	if len(all) == 0 {
+	c := collector{listed: map[string]bool{}}
+	c.collect(err, nil)
+	if len(c.issues) == 0 {
 		return CodeInvalidInput, "invalid request"
 	}
-	best := slices.MinFunc(all, func(a, b issue) int { return a.rank - b.rank })
+	best := slices.MinFunc(c.issues, func(a, b issue) int { return a.rank - b.rank })
 	return best.code, best.msg
 }
 
-func collect(err error, param *openapi3.Parameter, out *[]issue) {
+// collector gathers the issues of one validation error.
+type collector struct {
+	issues []issue
+	// listed holds the objects (parameter name and JSON pointer) whose
+	// unknown fields are already among the issues.
+	listed map[string]bool
+}
+
+func (c *collector) collect(err error, param *openapi3.Parameter) {
 	switch e := err.(type) {
 	case openapi3.MultiError:
 		for _, x := range e {
-			collect(x, param, out)
+			c.collect(x, param)
 		}
 	case *openapi3filter.RequestError:
 		if e.Parameter != nil {
@@ -190,24 +202,34 @@ func collect(err error, param *openapi3.Parameter, out *[]issue) {
 		}
 		switch {
 		case e.Err == nil:
-			*out = append(*out, issue{rankOther, CodeInvalidInput, e.Error()})
+			c.issues = append(c.issues, issue{rankOther, CodeInvalidInput, e.Error()})
 		case errors.Is(e.Err, openapi3filter.ErrInvalidRequired) && param != nil:
-			*out = append(*out, issue{rankMissing, fieldCode(param.Name, paramSchema(param)),
+			c.issues = append(c.issues, issue{rankMissing, fieldCode(param.Name, paramSchema(param)),
 				fmt.Sprintf("%s parameter %q is required", param.In, param.Name)})
 		case errors.Is(e.Err, openapi3filter.ErrInvalidRequired):
-			*out = append(*out, issue{rankMissing, CodeInvalidInput, "request body is empty; a JSON object is required"})
+			c.issues = append(c.issues, issue{rankMissing, CodeInvalidInput, "request body is empty; a JSON object is required"})
 		default:
-			collect(e.Err, param, out)
+			c.collect(e.Err, param)
 		}
 	case *openapi3.SchemaError:
-		*out = append(*out, schemaIssue(e, param))
+		if e.SchemaField == "properties" {
+			where := fmt.Sprintf("%q", e.JSONPointer())
+			if param != nil {
+				where = param.Name + where
+			}
+			if c.listed[where] {
+				return
+			}
+			c.listed[where] = true
+		}
+		c.issues = append(c.issues, schemaIssue(e, param))
 	default:
 		code, msg := CodeInvalidInput, err.Error()
 		if param != nil {
 			code = fieldCode(param.Name, paramSchema(param))
 			msg = fmt.Sprintf("%s parameter %q: %v", param.In, param.Name, err)
 		}
-		*out = append(*out, issue{rankOther, code, msg})
+		c.issues = append(c.issues, issue{rankOther, code, msg})
 	}
 }
 
@@ -233,7 +255,12 @@ func schemaIssue(e *openapi3.SchemaError, param *openapi3.Parameter) issue {
 		if len(names) == 1 {
 			return issue{rankUnknownField, CodeInvalidInput, where + " has an unknown field " + quote(names[0])}
 		}
-		return issue{rankUnknownField, CodeInvalidInput, where + " has unknown fields " + strings.Join(quoteAll(names), ", ")}
+		more := ""
+		if len(names) > maxNamesListed {
+			more = fmt.Sprintf(" and %d more", len(names)-maxNamesListed)
+			names = names[:maxNamesListed]
+		}
+		return issue{rankUnknownField, CodeInvalidInput, where + " has unknown fields " + strings.Join(quoteAll(names), ", ") + more}
 	case "required":
 		var prop *openapi3.Schema
 		if ref := e.Schema.Properties[last]; ref != nil {
@@ -288,6 +315,9 @@ func paramSchema(p *openapi3.Parameter) *openapi3.Schema {
 	}
 	return nil
 }
+
+// maxNamesListed is how many unknown fields a message names.
+const maxNamesListed = 10
 
 // unknownFields lists the properties of the offending object that its
 // schema does not declare.
