@@ -54,6 +54,9 @@ func (n *Node) cmdSend(ctx context.Context, args string) ([]string, error) {
 		}
 		hops[i] = id
 	}
+	if err := checkOwnHops(n.id.PeerID(), hops); err != nil {
+		return nil, err
+	}
 	var ack string
 	var err error
 	switch {

@@ -3,6 +3,10 @@ package node
 import (
 	"strings"
 	"unicode"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/ws"
 )
 
 // sendArgs is a parsed `send` command.
@@ -44,4 +48,20 @@ func parseSend(args string) (sendArgs, bool) {
 	}
 	out.Auto = len(out.Path) == 1
 	return out, true
+}
+
+// checkOwnHops refuses a `send` path that names this node (self): as the
+// recipient (",me hi", the node cannot send a message to itself) or as a
+// relayer. The operator gets a usage line instead of the relay's bare
+// "bad route".
+func checkOwnHops(self peer.ID, hops []peer.ID) error {
+	if hops[len(hops)-1] == self {
+		return &ws.UsageError{Reason: "the recipient is this node, which cannot send a message to itself"}
+	}
+	for _, h := range hops[:len(hops)-1] {
+		if h == self {
+			return &ws.UsageError{Reason: "a relayer is this node, which cannot relay its own message"}
+		}
+	}
+	return nil
 }
