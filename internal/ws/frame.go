@@ -1,8 +1,11 @@
 // Package ws serves the node's WebSocket admin server: JSON frames
 // {type, msg, ts}, a replay buffer of recent frames for new clients, bounded
 // per-client queues, token authentication by query parameter, and a
-// dispatcher for operator command lines. The commands themselves are given
-// by the node; this package must not import internal/node.
+// dispatcher for operator command lines whose echo and output reach only the
+// client that sent them, within a per-client rate limit. Log frames are
+// terminal text with every control character escaped (Escape). The commands
+// themselves are given by the node; this package must not import
+// internal/node.
 package ws
 
 import (
