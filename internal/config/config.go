@@ -53,10 +53,17 @@ type Config struct {
 	MixDelayMin       time.Duration // per-hop random delay, lower bound
 	MixDelayMax       time.Duration // per-hop random delay, upper bound; default 20 ms
 	ShutdownTimeout   time.Duration
-	LogLevel          string // debug, info, warn or error
-	ProfileAddress    string // loopback host:port serving Go's pprof profiles; empty (default) = off
+	Strategy          string        // initial channel strategy setting: passive (default) or promiscuous
+	MaxChannels       int           // initial maxChannels setting; 0: the strategy's default
+	ChannelFunding    string        // initial channelFunding setting in tokens; empty: the default
+	StrategyInterval  time.Duration // time between channel strategy ticks; 0: the default
+	LogLevel          string        // debug, info, warn or error
+	ProfileAddress    string        // loopback host:port serving Go's pprof profiles; empty (default) = off
 	identitySetByUser bool
 }
+
+// MaxChannelsLimit bounds the maxChannels setting.
+const MaxChannelsLimit = 100
 
 // FieldError is a configuration error about one flag. Its text names the
 // flag so a user can fix it from a single line.
@@ -104,6 +111,10 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop random mixing delay, lower bound")
 	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 20*time.Millisecond, "per-hop random mixing delay, upper bound")
+	fs.StringVar(&c.Strategy, "strategy", "passive", "channel strategy at first start (passive or promiscuous); afterwards the stored setting wins (PUT /api/v2/settings, admin settings)")
+	fs.IntVar(&c.MaxChannels, "maxChannels", 5, "outgoing channels the promiscuous strategy keeps open, at first start")
+	fs.StringVar(&c.ChannelFunding, "channelFunding", "10", "tokens each channel the strategy opens is funded with, at first start")
+	fs.DurationVar(&c.StrategyInterval, "strategyInterval", 30*time.Second, "time between channel strategy ticks")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.ProfileAddress, "profileAddress", "", "serve Go's pprof profiles (/debug/pprof/) on this loopback host:port, without a token; off when empty")
@@ -225,6 +236,17 @@ func (c Config) Validate() error {
 	}
 	if c.ShutdownTimeout <= 0 {
 		return &FieldError{"shutdownTimeout", "must be positive"}
+	}
+	switch strings.ToLower(c.Strategy) {
+	case "", "passive", "promiscuous":
+	default:
+		return &FieldError{"strategy", "must be passive or promiscuous"}
+	}
+	if c.MaxChannels < 0 || c.MaxChannels > MaxChannelsLimit {
+		return &FieldError{"maxChannels", fmt.Sprintf("must be between 1 and %d", MaxChannelsLimit)}
+	}
+	if c.StrategyInterval < 0 {
+		return &FieldError{"strategyInterval", "must not be negative"}
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -24,6 +24,7 @@ func (n *Node) commands() []ws.Command {
 		{Name: "peers", Usage: "peers", Help: "List known peers with heartbeat quality.", Run: n.cmdPeers},
 		{Name: "ping", Usage: "ping <peer>", Help: "Measure the round trip to a peer (PeerId or alias).", Run: n.cmdPing},
 		{Name: "alias", Usage: "alias [<peerId> <name>]", Help: "List aliases, or name a peer.", Run: n.cmdAlias},
+		n.settingsCommand(),
 	}, n.chainCommands()...)
 }
 

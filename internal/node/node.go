@@ -25,6 +25,7 @@ import (
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/store"
+	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -43,6 +44,8 @@ type Node struct {
 	replay   *store.ReplayTags
 	chain    *settlement // nil without --provider
 	msg      *messaging
+	settings *settings
+	strategy *strategy.Runner // nil without a chain
 	nm       nodeMetrics
 	apiLn    net.Listener
 	adminLn  net.Listener
@@ -204,6 +207,9 @@ func (n *Node) build() error {
 		return &StartupError{"data", err}
 	}
 	n.db = db
+	if n.settings, err = loadSettings(db, n.cfg); err != nil {
+		return err
+	}
 	if err := n.buildTransport(); err != nil {
 		return err
 	}
@@ -214,6 +220,11 @@ func (n *Node) build() error {
 	}
 	if err := n.buildMessaging(); err != nil {
 		return err
+	}
+	if n.chain != nil {
+		if n.strategy, err = n.buildStrategy(); err != nil {
+			return err
+		}
 	}
 	n.registerMetrics()
 	return n.buildServers()
@@ -292,6 +303,13 @@ func (n *Node) Run(ctx context.Context) error {
 		})
 		g.Go(func() error { return s.announce(gctx) })
 		g.Go(func() error { return n.msg.ledger.Run(gctx) })
+		g.Go(func() error {
+			// Decisions need the chain as it is now: wait for the indexer first.
+			if err := s.waitIndexed(gctx); err != nil {
+				return nil
+			}
+			return n.strategy.Run(gctx)
+		})
 	}
 	g.Go(func() error {
 		<-gctx.Done()

@@ -42,3 +42,29 @@ func TestAliasesPersist(t *testing.T) {
 		t.Fatalf("deleted alias: %v", err)
 	}
 }
+
+func TestSettingsPersist(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := db.Settings(); err != nil || len(s) != 0 {
+		t.Fatalf("new store: %v, %v", s, err)
+	}
+	if err := db.PutSettings(map[string][]byte{"strategy": []byte(`"promiscuous"`), "maxChannels": []byte("5")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.PutSettings(map[string][]byte{"maxChannels": []byte("7")}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = Open(dir); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := db.Settings()
+	if err != nil || string(s["strategy"]) != `"promiscuous"` || string(s["maxChannels"]) != "7" || len(s) != 2 {
+		t.Fatalf("after reopening: %q, %v", s, err)
+	}
+}

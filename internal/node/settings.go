@@ -1,0 +1,242 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/path"
+	"github.com/relayd/relayd/internal/store"
+	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+// defaultChannelFunding is what the strategy funds each channel with when no flag or setting
+// says: 10 tokens, 1,000 relayer payments of 0.01.
+var defaultChannelFunding = new(big.Int).Mul(big.NewInt(10), unit)
+
+// Settings are the operator's settings of a running node (GET/PUT /api/v2/settings, admin
+// `settings`): kept in the store, so they survive a restart; the flags give only the values of a
+// node's first start.
+type Settings struct {
+	Strategy         strategy.Name
+	IncludeRecipient bool
+	MaxChannels      int
+	ChannelFunding   *big.Int // smallest unit
+}
+
+// errBadSetting is a setting that does not exist or a value it cannot take.
+var errBadSetting = errors.New("bad setting")
+
+// settingDef is one setting: its name, help text, and how its value reads and writes as JSON
+// (the store and the REST API) and as text (admin commands; amounts in tokens there).
+type settingDef struct {
+	name, help string
+	get        func(Settings) any
+	set        func(*Settings, json.RawMessage) error
+	text       func(Settings) string
+	parse      func(string) (json.RawMessage, error) // admin command text → JSON value
+}
+
+var settingDefs = []settingDef{
+	{
+		name: "strategy", help: "channel strategy: passive opens nothing, promiscuous opens and closes channels by peer quality (passive|promiscuous)",
+		get: func(s Settings) any { return string(s.Strategy) },
+		set: func(s *Settings, v json.RawMessage) error {
+			var name string
+			if err := json.Unmarshal(v, &name); err != nil {
+				return errors.New("must be a string: passive or promiscuous")
+			}
+			n, err := strategy.Parse(name)
+			if err != nil {
+				return err
+			}
+			s.Strategy = n
+			return nil
+		},
+		text:  func(s Settings) string { return string(s.Strategy) },
+		parse: func(t string) (json.RawMessage, error) { return json.Marshal(t) },
+	},
+	{
+		name: "includeRecipient", help: "prefix this node's PeerId to messages sent with the admin send (true|false)",
+		get: func(s Settings) any { return s.IncludeRecipient },
+		set: func(s *Settings, v json.RawMessage) error {
+			if err := json.Unmarshal(v, &s.IncludeRecipient); err != nil {
+				return errors.New("must be true or false")
+			}
+			return nil
+		},
+		text: func(s Settings) string { return strconv.FormatBool(s.IncludeRecipient) },
+		parse: func(t string) (json.RawMessage, error) {
+			b, err := strconv.ParseBool(t)
+			if err != nil {
+				return nil, errors.New("must be true or false")
+			}
+			return json.Marshal(b)
+		},
+	},
+	{
+		name: "maxChannels", help: fmt.Sprintf("outgoing channels the promiscuous strategy keeps open (1-%d)", config.MaxChannelsLimit),
+		get: func(s Settings) any { return s.MaxChannels },
+		set: func(s *Settings, v json.RawMessage) error {
+			var n int
+			if err := json.Unmarshal(v, &n); err != nil || n < 1 || n > config.MaxChannelsLimit {
+				return fmt.Errorf("must be a whole number from 1 to %d", config.MaxChannelsLimit)
+			}
+			s.MaxChannels = n
+			return nil
+		},
+		text: func(s Settings) string { return strconv.Itoa(s.MaxChannels) },
+		parse: func(t string) (json.RawMessage, error) {
+			if _, err := strconv.Atoi(t); err != nil {
+				return nil, fmt.Errorf("must be a whole number from 1 to %d", config.MaxChannelsLimit)
+			}
+			return json.RawMessage(t), nil
+		},
+	},
+	{
+		name: "channelFunding", help: "what each channel the strategy opens is funded with (REST: smallest unit; here: tokens)",
+		get: func(s Settings) any { return s.ChannelFunding.String() },
+		set: func(s *Settings, v json.RawMessage) error {
+			var str string
+			if err := json.Unmarshal(v, &str); err != nil {
+				return errors.New("must be a decimal string in the smallest unit")
+			}
+			amount, ok := new(big.Int).SetString(str, 10)
+			if !ok || amount.Sign() <= 0 || len(str) > 40 {
+				return errors.New("must be a positive decimal string in the smallest unit")
+			}
+			s.ChannelFunding = amount
+			return nil
+		},
+		text: func(s Settings) string { return formatTokens(s.ChannelFunding) + " tokens" },
+		parse: func(t string) (json.RawMessage, error) {
+			amount, err := parseTokens(t)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(amount.String())
+		},
+	},
+}
+
+func settingByName(name string) (settingDef, bool) {
+	for _, d := range settingDefs {
+		if d.name == name {
+			return d, true
+		}
+	}
+	return settingDef{}, false
+}
+
+// settings holds the node's Settings and keeps them in the store.
+type settings struct {
+	db   *store.DB
+	kick chan struct{} // a changed setting ticks the strategy at once
+
+	mu sync.RWMutex
+	v  Settings
+}
+
+// loadSettings reads the stored settings; what the store does not hold comes from cfg.
+func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
+	v := Settings{Strategy: strategy.Passive, MaxChannels: strategy.DefaultMaxChannels, ChannelFunding: defaultChannelFunding}
+	if cfg.Strategy != "" {
+		n, err := strategy.Parse(cfg.Strategy)
+		if err != nil {
+			return nil, &StartupError{"strategy", err}
+		}
+		v.Strategy = n
+	}
+	if cfg.MaxChannels != 0 {
+		v.MaxChannels = cfg.MaxChannels
+	}
+	if cfg.ChannelFunding != "" {
+		amount, err := parseTokens(cfg.ChannelFunding)
+		if err != nil {
+			return nil, &StartupError{"channelFunding", err}
+		}
+		v.ChannelFunding = amount
+	}
+	stored, err := db.Settings()
+	if err != nil {
+		return nil, &StartupError{"data", err}
+	}
+	for name, raw := range stored {
+		if d, ok := settingByName(name); ok {
+			if err := d.set(&v, raw); err != nil {
+				return nil, &StartupError{"data", fmt.Errorf("stored setting %s: %w", name, err)}
+			}
+		}
+	}
+	return &settings{db: db, v: v, kick: make(chan struct{}, 1)}, nil
+}
+
+// get returns the current settings.
+func (s *settings) get() Settings {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.v
+}
+
+// update applies the JSON values named in vals, all or none, and stores them.
+func (s *settings) update(vals map[string]json.RawMessage) (Settings, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := s.v
+	enc := make(map[string][]byte, len(vals))
+	for name, raw := range vals {
+		d, ok := settingByName(name)
+		if !ok {
+			return s.v, fmt.Errorf("%w: no setting %q (%s)", errBadSetting, name, strings.Join(settingNames(), ", "))
+		}
+		if err := d.set(&next, raw); err != nil {
+			return s.v, fmt.Errorf("%w: %s %w", errBadSetting, name, err)
+		}
+		b, _ := json.Marshal(d.get(next))
+		enc[name] = b
+	}
+	if err := s.db.PutSettings(enc); err != nil {
+		return s.v, err
+	}
+	s.v = next
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+	return next, nil
+}
+
+// asJSON is the settings as GET /api/v2/settings shows them.
+func (s Settings) asJSON() map[string]any {
+	out := make(map[string]any, len(settingDefs))
+	for _, d := range settingDefs {
+		out[d.name] = d.get(s)
+	}
+	return out
+}
+
+func settingNames() []string {
+	names := make([]string, len(settingDefs))
+	for i, d := range settingDefs {
+		names[i] = d.name
+	}
+	return names
+}
+
+// firstTicket is what a message's first ticket is worth.
+var firstTicket = tickets.AmountFor(path.DefaultRelayers)
+
+// policy is the strategy policy the settings describe.
+func (s Settings) policy() strategy.Policy {
+	return strategy.Policy{
+		Strategy: s.Strategy, MaxChannels: s.MaxChannels, ChannelFunding: s.ChannelFunding,
+		// A channel that cannot pay a message's first ticket is depleted.
+		DepletedBelow: firstTicket.ToBig(),
+	}
+}

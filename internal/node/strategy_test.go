@@ -1,0 +1,142 @@
+package node
+
+import (
+	"context"
+	"math/big"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/strategy"
+)
+
+// TestSettingsCommandAndRestart: the admin `settings` command shows and changes the settings,
+// refuses what is not a setting or not a value of it, and a changed setting survives a restart,
+// where it wins over the flag's first value.
+func TestSettingsCommandAndRestart(t *testing.T) {
+	cfg := testConfig(t)
+	n, err := New(cfg, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Run(ctx) }()
+	a := dialAdmin(t, n)
+	last := func(s string) bool { return strings.HasPrefix(s, "channelFunding") }
+	if out := a.run("settings", last); len(out) != 4 || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
+		t.Fatalf("settings: %q", out)
+	}
+	first := func(string) bool { return true }
+	for line, want := range map[string]string{
+		"settings strategy promiscuous": "Strategy is now promiscuous",
+		"settings maxChannels 7":        `You have set your "maxChannels" settings to "7".`,
+		"settings channelFunding 2.5":   `You have set your "channelFunding" settings to "2.5 tokens".`,
+		"settings maxChannels 0":        "maxChannels must be a whole number from 1 to 100",
+		"settings maxChannels many":     "maxChannels must be a whole number from 1 to 100",
+		"settings strategy aggressive":  "unknown strategy",
+		"settings colour blue":          `Setting "colour" does not exist`,
+		"settings a b c":                "settings takes a name and a value",
+	} {
+		if out := a.run(line, first); !strings.Contains(out[0], want) {
+			t.Errorf("%s: %q, want %q", line, out[0], want)
+		}
+	}
+	if s := n.settings.get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding.Cmp(parseTokensMust(t, "2.5")) != 0 {
+		t.Fatalf("settings after the commands: %+v", s)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	cfg.Strategy, cfg.MaxChannels = "passive", 3 // flags of the first start only
+	n2 := startNode(t, cfg)
+	if s := n2.settings.get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding.Cmp(parseTokensMust(t, "2.5")) != 0 {
+		t.Fatalf("settings after the restart: %+v", s)
+	}
+}
+
+func parseTokensMust(t *testing.T, s string) *big.Int {
+	t.Helper()
+	v, err := parseTokens(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TestPromiscuousStrategy: four funded nodes without channels, each promiscuous with
+// maxChannels 2, open two channels each on their own; when one node stops, the others close
+// their channels to it once it stays unreachable and open channels to the nodes still there.
+func TestPromiscuousStrategy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a dev chain and four nodes")
+	}
+	ch := startDevChain(t)
+	net := &testNet{t: t, chain: ch}
+	var stops []func()
+	for range 4 {
+		cfg := fundedNodeConfig(t, ch, tokens(100))
+		cfg.Strategy, cfg.MaxChannels, cfg.ChannelFunding = "promiscuous", 2, "5"
+		cfg.StrategyInterval, cfg.HeartbeatInterval = 200*time.Millisecond, 200*time.Millisecond
+		n, err := New(cfg, os.Stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- n.Run(ctx) }()
+		stop := func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Run: %v", err)
+			}
+		}
+		stops = append(stops, sync.OnceFunc(stop))
+		t.Cleanup(stops[len(stops)-1])
+		net.nodes = append(net.nodes, n)
+	}
+	openTo := func(n *Node) map[common.Address]bool {
+		out := map[common.Address]bool{}
+		for _, c := range n.chain.graph.Outgoing(n.id.Address()) {
+			if c.Status == channels.Open {
+				out[c.Destination] = true
+			}
+		}
+		return out
+	}
+	net.eventually("every node opened two channels by itself", func() bool {
+		for _, n := range net.nodes {
+			if len(openTo(n)) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+	for _, n := range net.nodes {
+		for _, c := range n.chain.graph.Outgoing(n.id.Address()) {
+			if c.Balance.Cmp(tokens(5)) != 0 {
+				t.Fatalf("a strategy channel holds %v, want the 5 tokens of channelFunding", c.Balance)
+			}
+		}
+	}
+
+	gone := net.nodes[3]
+	stops[3]()
+	alive := net.nodes[:3]
+	net.eventually("the others dropped the stopped node and reopened among themselves", func() bool {
+		for _, n := range alive {
+			open := openTo(n)
+			if open[gone.id.Address()] || len(open) != 2 {
+				return false
+			}
+		}
+		return true
+	})
+}
