@@ -38,7 +38,8 @@ func (h *Hub) Now() time.Time { return h.now() }
 func (h *Hub) Log(msg string) { h.Publish(TypeLog, msg) }
 
 // Publish sends a frame of the given type to every client and keeps it for
-// replay.
+// replay. A log frame's text goes out through Escape; a message frame's
+// text is sent exactly.
 func (h *Hub) Publish(typ, msg string) {
 	b := NewFrame(typ, msg, h.now()).encode()
 	h.mu.Lock()
