@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -36,7 +37,7 @@ type messaging struct {
 }
 
 func (n *Node) buildMessaging() error {
-	replay, err := n.db.ReplayTags()
+	replay, err := n.db.ReplayTags(time.Now)
 	if err != nil {
 		return &StartupError{"data", err}
 	}

@@ -36,7 +36,7 @@ func benchPeel(b *testing.B, hop int) {
 	nodes := newNodes(b, rand, 3)
 	pkt, _ := build(b, rand, nodes, Message{Text: make([]byte, MaxMessageSize), Timestamp: 1})
 	for i := range hop {
-		p, err := Peel(nodes[i].priv, pkt, fresh{})
+		p, err := Peel(nodes[i].priv, pkt, t0, fresh{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func benchPeel(b *testing.B, hop int) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Peel(nodes[hop].priv, pkt, fresh{}); err != nil {
+		if _, err := Peel(nodes[hop].priv, pkt, t0, fresh{}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -19,6 +19,12 @@ var (
 	// the packet's replay tag.
 	ErrReplay = errors.New("packet: replayed packet")
 
+	// ErrExpired is returned by Peel for a packet whose creation epoch is
+	// more than EpochSkew epochs before or after the hop's own: too old for
+	// the replay tags the hop still keeps, or from a clock too far ahead.
+	// The replay store is not touched.
+	ErrExpired = errors.New("packet: packet outside its time window")
+
 	// ErrBadPoint is returned for bytes that are not a valid secp256k1 point
 	// in the expected encoding: a public key given to ParsePublicKey, a nil
 	// or zero PublicKey given to NewRoute, a packet's ephemeral key, or a
@@ -47,6 +53,10 @@ var (
 	// ErrPoRCount is returned by Seal when the number of proof-of-relay
 	// fields is not the number of relayers (Route.Len() - 1).
 	ErrPoRCount = errors.New("packet: need one proof-of-relay field per relayer")
+
+	// ErrTimestamp is returned by Seal for a message timestamp whose epoch
+	// a header cannot carry (past the year 83,000); nothing is built.
+	ErrTimestamp = errors.New("packet: message timestamp out of range")
 
 	// ErrSealed is returned by Seal on a Route that was already sealed: a
 	// route's ephemeral keys are single-use.

@@ -3,14 +3,16 @@ package packet_test
 import (
 	"crypto/rand"
 	"fmt"
+	"time"
 
 	"github.com/relayd/relayd/internal/packet"
 )
 
-// memStore is a toy replay store; a node keeps its tags in its database.
+// memStore is a toy replay store; a node keeps its tags in its database,
+// grouped by epoch so that it can drop them once the window has passed.
 type memStore map[[packet.TagSize]byte]bool
 
-func (m memStore) CheckAndAdd(tag [packet.TagSize]byte) (bool, error) {
+func (m memStore) CheckAndAdd(_ uint32, tag [packet.TagSize]byte) (bool, error) {
 	if m[tag] {
 		return false, nil
 	}
@@ -40,14 +42,18 @@ func Example() {
 	}
 	_ = route.Secret(0)
 	por := make([][packet.PoRSize]byte, route.Len()-1)
-	pkt, err := route.Seal(packet.Message{Text: []byte("hello"), Timestamp: 1767225600000}, por)
+	// The timestamp (the sender's clock, here fixed) also sets the packet's
+	// epoch: hops accept it while their own clock is within one epoch of it.
+	sent := time.UnixMilli(1767225600000)
+	pkt, err := route.Seal(packet.Message{Text: []byte("hello"), Timestamp: uint64(sent.UnixMilli())}, por)
 	if err != nil {
 		panic(err)
 	}
 
-	// Each hop peels one layer with its own key and replay store.
+	// Each hop peels one layer with its own key, clock and replay store.
 	for i, k := range keys {
-		p, err := packet.Peel(k, pkt, memStore{})
+		now := sent.Add(time.Duration(i) * time.Second) // a hop passes the packet on within a second
+		p, err := packet.Peel(k, pkt, now, memStore{})
 		if err != nil {
 			panic(err)
 		}
@@ -59,7 +65,7 @@ func Example() {
 		pkt = p.Next
 	}
 	// Output:
-	// hop 0: forward 1335 bytes to the next hop
-	// hop 1: forward 1335 bytes to the next hop
+	// hop 0: forward 1351 bytes to the next hop
+	// hop 1: forward 1351 bytes to the next hop
 	// hop 2: recipient got "hello" sent at 1767225600000
 }

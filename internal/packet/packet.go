@@ -1,5 +1,10 @@
 package packet
 
+import (
+	"math"
+	"time"
+)
+
 // Sizes of the packet format (docs/PROTOCOL.md §3). Every packet is PacketSize
 // bytes whatever its path length.
 const (
@@ -16,6 +21,10 @@ const (
 	// MACSize is the size of a hop's MAC (a Poly1305 tag).
 	MACSize = 16
 
+	// EpochSize is the size of the epoch field in a hop's routing
+	// information: the packet's creation epoch (Epoch), big-endian.
+	EpochSize = 4
+
 	// PoRSize is the size of the opaque proof-of-relay field a relayer finds
 	// in its routing information: the 20-byte challenge T_i its own ticket
 	// must carry, the 32-byte commitment H(ack_{i+1}) the next hop's
@@ -31,8 +40,9 @@ const (
 	TagSize = 32
 
 	// RoutingInfoSize is the size of one hop's routing information: next
-	// hop's public key, proof-of-relay field, next MAC, next ephemeral key.
-	RoutingInfoSize = PublicKeySize + PoRSize + MACSize + EphemeralKeySize
+	// hop's public key, creation epoch, proof-of-relay field, next MAC, next
+	// ephemeral key.
+	RoutingInfoSize = PublicKeySize + EpochSize + PoRSize + MACSize + EphemeralKeySize
 
 	// RoutingSize is the size of a header's encrypted routing information.
 	RoutingSize = MaxHops * RoutingInfoSize
@@ -59,7 +69,8 @@ const (
 	offPayload = HeaderSize
 
 	riNextHop = 0
-	riPoR     = riNextHop + PublicKeySize
+	riEpoch   = riNextHop + PublicKeySize
+	riPoR     = riEpoch + EpochSize
 	riMAC     = riPoR + PoRSize
 	riEph     = riMAC + MACSize
 
@@ -76,4 +87,47 @@ type Message struct {
 	// Timestamp is the sender's clock when it sent the message, in unix
 	// milliseconds.
 	Timestamp uint64
+}
+
+// The replay window (docs/PROTOCOL.md §3.8). Every hop's routing information
+// carries the packet's creation time as an epoch number; a hop accepts the
+// packet only while that epoch is within EpochSkew of its own, so it needs a
+// packet's replay tag only that long.
+const (
+	// EpochLength is the unit of the creation time a header carries.
+	EpochLength = 10 * time.Minute
+
+	// EpochSkew is how many epochs a packet's epoch may lie before or after
+	// the hop's current epoch: 1 accepts 3 epochs, at least EpochLength of
+	// clock skew plus transit time, at most 2·EpochLength.
+	EpochSkew = 1
+
+	epochMillis = uint64(EpochLength / time.Millisecond)
+)
+
+// Epoch returns the epoch of t: whole EpochLengths since the Unix epoch. Times
+// before 1970 give 0, times past the last epoch a header can carry (in the
+// year 83,000) give math.MaxUint32.
+func Epoch(t time.Time) uint32 {
+	ms := t.UnixMilli()
+	if ms < 0 {
+		return 0
+	}
+	return epochOfMillis(uint64(ms))
+}
+
+func epochOfMillis(ms uint64) uint32 {
+	return uint32(min(ms/epochMillis, math.MaxUint32))
+}
+
+// Expired reports whether a hop whose current epoch is now refuses packets of
+// epoch e as too old (ErrExpired). From then on a replay store may forget the
+// tags it recorded for epoch e.
+func Expired(e, now uint32) bool {
+	return uint64(e)+EpochSkew < uint64(now)
+}
+
+// inWindow reports whether a hop at epoch now accepts a packet of epoch e.
+func inWindow(e, now uint32) bool {
+	return !Expired(e, now) && uint64(e) <= uint64(now)+EpochSkew
 }

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/chacha20"
 )
@@ -32,31 +34,39 @@ func (r *seededReader) Read(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// memReplay is an in-memory ReplayChecker that counts its calls.
+// memReplay is an in-memory ReplayChecker that counts its calls and
+// remembers the epoch of each tag.
 type memReplay struct {
-	seen  map[[TagSize]byte]bool
+	seen  map[[TagSize]byte]uint32
 	calls int
 	err   error
 }
 
-func newMemReplay() *memReplay { return &memReplay{seen: map[[TagSize]byte]bool{}} }
+func newMemReplay() *memReplay { return &memReplay{seen: map[[TagSize]byte]uint32{}} }
 
-func (m *memReplay) CheckAndAdd(tag [TagSize]byte) (bool, error) {
+func (m *memReplay) CheckAndAdd(epoch uint32, tag [TagSize]byte) (bool, error) {
 	m.calls++
 	if m.err != nil {
 		return false, m.err
 	}
-	if m.seen[tag] {
+	if _, ok := m.seen[tag]; ok {
 		return false, nil
 	}
-	m.seen[tag] = true
+	m.seen[tag] = epoch
 	return true, nil
 }
 
 // fresh is a ReplayChecker that accepts everything (benchmarks, fuzzing).
 type fresh struct{}
 
-func (fresh) CheckAndAdd([TagSize]byte) (bool, error) { return true, nil }
+func (fresh) CheckAndAdd(uint32, [TagSize]byte) (bool, error) { return true, nil }
+
+// sentAt is the clock reading of msg's timestamp: a hop whose clock reads it
+// is in the packet's epoch.
+func sentAt(msg Message) time.Time { return time.UnixMilli(int64(msg.Timestamp)) }
+
+// t0 is the hop clock of tests whose messages carry timestamp 0 (epoch 0).
+var t0 = time.UnixMilli(0)
 
 // node is a test node: its prepared private key and its parsed public key.
 type node struct {
@@ -125,7 +135,7 @@ func TestSizes(t *testing.T) {
 	if MaxMessageSize < 500 {
 		t.Errorf("MaxMessageSize = %d, want at least 500", MaxMessageSize)
 	}
-	if RoutingInfoSize != 186 || HeaderSize != 825 || PayloadSize != 510 || PacketSize != 1335 {
+	if RoutingInfoSize != 190 || HeaderSize != 841 || PayloadSize != 510 || PacketSize != 1351 {
 		t.Errorf("sizes changed: routing info %d, header %d, payload %d, packet %d; update PROTOCOL.md §3 and the vectors",
 			RoutingInfoSize, HeaderSize, PayloadSize, PacketSize)
 	}
@@ -147,15 +157,15 @@ func TestRoundTrip(t *testing.T) {
 						t.Fatalf("hop %d: packet is %d bytes, want %d", i, len(pkt), PacketSize)
 					}
 					replay := newMemReplay()
-					p, err := Peel(n.priv, pkt, replay)
+					p, err := Peel(n.priv, pkt, sentAt(msg), replay)
 					if err != nil {
 						t.Fatalf("hop %d: Peel: %v", i, err)
 					}
 					if p.Secret != route.Secret(i) {
 						t.Errorf("hop %d: secret differs from the sender's", i)
 					}
-					if !replay.seen[p.Tag] || replay.calls != 1 {
-						t.Errorf("hop %d: tag not recorded once", i)
+					if e, ok := replay.seen[p.Tag]; !ok || replay.calls != 1 || e != Epoch(sentAt(msg)) || p.Epoch != e {
+						t.Errorf("hop %d: tag not recorded once with the packet's epoch", i)
 					}
 					last := i == hops-1
 					if p.Final != last {
@@ -198,14 +208,11 @@ func TestRelayersLearnNothingOfTheMessage(t *testing.T) {
 	rand := newSeededReader(t.Name())
 	nodes := newNodes(t, rand, 4)
 	text := []byte("a secret meeting at noon, bring the documents")
-	msg := Message{Text: text, Timestamp: 0x0102030405060708}
+	msg := Message{Text: text, Timestamp: 0x0000_0192_3456_789a}
 	pkt, _ := build(t, rand, nodes, msg)
-	var ts [8]byte
-	for i := range ts {
-		ts[i] = byte(i + 1)
-	}
+	ts := []byte{0x01, 0x92, 0x34, 0x56, 0x78, 0x9a}
 	for i, n := range nodes[:3] {
-		p, err := Peel(n.priv, pkt, newMemReplay())
+		p, err := Peel(n.priv, pkt, sentAt(msg), newMemReplay())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +220,7 @@ func TestRelayersLearnNothingOfTheMessage(t *testing.T) {
 			t.Fatalf("relayer %d got %+v", i, p.Message)
 		}
 		for name, b := range map[string][]byte{"Next": p.Next, "PoR": p.PoR[:], "NextHop": p.NextHop[:], "Secret": p.Secret[:], "Tag": p.Tag[:]} {
-			if bytes.Contains(b, text[:8]) || bytes.Contains(b, ts[:]) {
+			if bytes.Contains(b, text[:8]) || bytes.Contains(b, ts) {
 				t.Errorf("relayer %d: %s contains message data", i, name)
 			}
 		}
@@ -227,7 +234,7 @@ func TestWrongKey(t *testing.T) {
 	pkt, _ := build(t, rand, nodes[:3], Message{Text: []byte("x")})
 	for _, who := range []int{1, 2, 3} { // a later hop, the recipient, a stranger
 		replay := newMemReplay()
-		if _, err := Peel(nodes[who].priv, pkt, replay); !errors.Is(err, ErrMAC) {
+		if _, err := Peel(nodes[who].priv, pkt, t0, replay); !errors.Is(err, ErrMAC) {
 			t.Errorf("node %d: err = %v, want ErrMAC", who, err)
 		}
 		if replay.calls != 0 {
@@ -243,7 +250,7 @@ func TestBitFlips(t *testing.T) {
 	rand := newSeededReader(t.Name())
 	nodes := newNodes(t, rand, 3)
 	pkt, _ := build(t, rand, nodes, Message{Text: []byte("flip me"), Timestamp: 42})
-	p, err := Peel(nodes[0].priv, pkt, newMemReplay())
+	p, err := Peel(nodes[0].priv, pkt, t0, newMemReplay())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,7 +260,7 @@ func TestBitFlips(t *testing.T) {
 		for pos := range bad {
 			for bit := range 8 {
 				bad[pos] ^= 1 << bit
-				_, err := Peel(nodes[hop].priv, bad, replay)
+				_, err := Peel(nodes[hop].priv, bad, t0, replay)
 				bad[pos] ^= 1 << bit
 				ok := errors.Is(err, ErrMAC) || (pos < EphemeralKeySize && errors.Is(err, ErrBadPoint))
 				if !ok {
@@ -264,7 +271,7 @@ func TestBitFlips(t *testing.T) {
 		if replay.calls != 0 {
 			t.Errorf("hop %d: replay store consulted %d times for altered packets", hop, replay.calls)
 		}
-		if _, err := Peel(nodes[hop].priv, bad, replay); err != nil {
+		if _, err := Peel(nodes[hop].priv, bad, t0, replay); err != nil {
 			t.Errorf("hop %d: unaltered packet rejected after the loop: %v", hop, err)
 		}
 	}
@@ -283,7 +290,7 @@ func TestPeelSize(t *testing.T) {
 		"double":    append(bytes.Clone(pkt), pkt...),
 	} {
 		t.Run(name, func(t *testing.T) {
-			if _, err := Peel(nodes[0].priv, b, newMemReplay()); !errors.Is(err, ErrSize) {
+			if _, err := Peel(nodes[0].priv, b, t0, newMemReplay()); !errors.Is(err, ErrSize) {
 				t.Errorf("err = %v, want ErrSize", err)
 			}
 		})
@@ -295,24 +302,24 @@ func TestReplay(t *testing.T) {
 	nodes := newNodes(t, rand, 2)
 	pkt, _ := build(t, rand, nodes, Message{Text: []byte("once")})
 	replay := newMemReplay()
-	first, err := Peel(nodes[0].priv, pkt, replay)
+	first, err := Peel(nodes[0].priv, pkt, t0, replay)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Peel(nodes[0].priv, pkt, replay); !errors.Is(err, ErrReplay) {
+	if _, err := Peel(nodes[0].priv, pkt, t0, replay); !errors.Is(err, ErrReplay) {
 		t.Fatalf("second Peel: err = %v, want ErrReplay", err)
 	}
 	// The forwarded packet is new to the next hop, once.
 	next := newMemReplay()
-	if _, err := Peel(nodes[1].priv, first.Next, next); err != nil {
+	if _, err := Peel(nodes[1].priv, first.Next, t0, next); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Peel(nodes[1].priv, first.Next, next); !errors.Is(err, ErrReplay) {
+	if _, err := Peel(nodes[1].priv, first.Next, t0, next); !errors.Is(err, ErrReplay) {
 		t.Fatalf("recipient: err = %v, want ErrReplay", err)
 	}
 	// A second packet on the same route has different tags.
 	pkt2, _ := build(t, rand, nodes, Message{Text: []byte("once")})
-	if _, err := Peel(nodes[0].priv, pkt2, replay); err != nil {
+	if _, err := Peel(nodes[0].priv, pkt2, t0, replay); err != nil {
 		t.Fatalf("a fresh packet: %v", err)
 	}
 }
@@ -322,7 +329,7 @@ func TestReplayStoreError(t *testing.T) {
 	nodes := newNodes(t, rand, 1)
 	pkt, _ := build(t, rand, nodes, Message{Text: []byte("x")})
 	storeErr := errors.New("disk full")
-	_, err := Peel(nodes[0].priv, pkt, &memReplay{err: storeErr})
+	_, err := Peel(nodes[0].priv, pkt, t0, &memReplay{err: storeErr})
 	if !errors.Is(err, storeErr) || errors.Is(err, ErrReplay) {
 		t.Fatalf("err = %v, want the store's error", err)
 	}
@@ -342,7 +349,7 @@ func TestBadEphemeralKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			bad := bytes.Clone(pkt)
 			mutate(bad)
-			if _, err := Peel(nodes[0].priv, bad, newMemReplay()); !errors.Is(err, ErrBadPoint) {
+			if _, err := Peel(nodes[0].priv, bad, t0, newMemReplay()); !errors.Is(err, ErrBadPoint) {
 				t.Errorf("err = %v, want ErrBadPoint", err)
 			}
 		})
@@ -452,10 +459,12 @@ func TestFinalHopDecoding(t *testing.T) {
 	good[1] = 3
 	copy(good[10:], "abc")
 	ri := make([]byte, RoutingInfoSize)
+	copy(ri[riEpoch:riPoR], []byte{0xff, 0xff, 0xff, 0xff}) // the epoch is the final slot's one field
 	if p, err := finalHop(Peeled{}, ri, good); err != nil || string(p.Message.Text) != "abc" {
 		t.Fatalf("good payload: %v, %q", err, p.Message.Text)
 	}
 	tests := map[string]func(ri, pl []byte){
+		"routing info key":   func(ri, _ []byte) { ri[riEpoch-1] = 1 },
 		"length over max":    func(_, pl []byte) { pl[0], pl[1] = 0x01, 0xf5 },
 		"length 0xffff":      func(_, pl []byte) { pl[0], pl[1] = 0xff, 0xff },
 		"non-zero padding":   func(_, pl []byte) { pl[PayloadSize-1] = 1 },
@@ -494,7 +503,7 @@ func TestRoutingInfoLooksTheSameAtEveryPosition(t *testing.T) {
 					t.Errorf("%d hops, hop %d: decrypted block %d starts with zeros", hops, i, b)
 				}
 			}
-			p, err := Peel(n.priv, pkt, newMemReplay())
+			p, err := Peel(n.priv, pkt, t0, newMemReplay())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -529,5 +538,111 @@ func TestDeriveKeys(t *testing.T) {
 		if string(k.header[:]) != string(okm[:32]) || string(k.payload[:]) != string(okm[32:64]) || string(k.tag[:]) != string(okm[64:]) {
 			t.Fatalf("secret %x: keys differ from crypto/hkdf", s)
 		}
+	}
+}
+
+// TestEpochWindow peels a packet at hop clocks around its creation time: a
+// hop accepts it while its epoch is within EpochSkew of the packet's, and
+// refuses it with ErrExpired, before the replay store is consulted, outside.
+// The recipient checks the window too.
+func TestEpochWindow(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 2)
+	sent := time.Date(2026, 11, 24, 5, 13, 0, 0, time.UTC) // 3 minutes into its epoch
+	msg := Message{Text: []byte("on time"), Timestamp: uint64(sent.UnixMilli())}
+	start := sent.Truncate(EpochLength) // Truncate works on absolute time: the epoch's start
+	if Epoch(start) != Epoch(sent) || Epoch(start.Add(-time.Millisecond)) != Epoch(sent)-1 {
+		t.Fatalf("test setup: %v does not start the epoch of %v", start, sent)
+	}
+	tests := []struct {
+		name string
+		now  time.Time
+		ok   bool
+	}{
+		{"same epoch", sent, true},
+		{"next epoch, last millisecond", start.Add(2*EpochLength - time.Millisecond), true},
+		{"sender a little ahead, previous epoch", start.Add(-EpochLength), true},
+		{"two epochs later", start.Add(2 * EpochLength), false},
+		{"a day later", sent.Add(24 * time.Hour), false},
+		{"sender two epochs ahead", start.Add(-time.Millisecond - EpochLength), false},
+		{"hop clock at 1970", time.Unix(0, 0), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pkt, _ := build(t, rand, nodes, msg)
+			for hop, n := range nodes {
+				replay := newMemReplay()
+				p, err := Peel(n.priv, pkt, tt.now, replay)
+				if !tt.ok {
+					if !errors.Is(err, ErrExpired) || replay.calls != 0 {
+						t.Fatalf("hop %d: err = %v after %d replay checks, want ErrExpired before any", hop, err, replay.calls)
+					}
+					// The packet itself is intact: in its window the same hop takes it.
+					if _, err := Peel(n.priv, pkt, sent, replay); err != nil {
+						t.Fatalf("hop %d: refused in its window after ErrExpired: %v", hop, err)
+					}
+					break
+				}
+				if err != nil {
+					t.Fatalf("hop %d: %v", hop, err)
+				}
+				if p.Epoch != Epoch(sent) {
+					t.Errorf("hop %d: epoch %d, want %d", hop, p.Epoch, Epoch(sent))
+				}
+				pkt = p.Next
+			}
+		})
+	}
+}
+
+func TestEpoch(t *testing.T) {
+	for _, tt := range []struct {
+		t    time.Time
+		want uint32
+	}{
+		{time.UnixMilli(0), 0},
+		{time.UnixMilli(-1), 0},
+		{time.UnixMilli(599_999), 0},
+		{time.UnixMilli(600_000), 1},
+		{time.UnixMilli(1_767_225_600_000), 2_945_376},
+		{time.UnixMilli(math.MaxInt64), math.MaxUint32},
+	} {
+		if got := Epoch(tt.t); got != tt.want {
+			t.Errorf("Epoch(%d ms) = %d, want %d", tt.t.UnixMilli(), got, tt.want)
+		}
+	}
+	for _, tt := range []struct {
+		e, now  uint32
+		expired bool
+	}{
+		{10, 10, false}, {10, 11, false}, {10, 12, true}, {11, 10, false},
+		{math.MaxUint32, 0, false}, {0, math.MaxUint32, true}, {math.MaxUint32 - 1, math.MaxUint32, false},
+	} {
+		if got := Expired(tt.e, tt.now); got != tt.expired {
+			t.Errorf("Expired(%d, %d) = %v, want %v", tt.e, tt.now, got, tt.expired)
+		}
+	}
+}
+
+// TestSealTimestampRange: a timestamp whose epoch a header cannot carry is
+// refused before anything is built; the last one it can carry is sealed.
+func TestSealTimestampRange(t *testing.T) {
+	rand := newSeededReader(t.Name())
+	nodes := newNodes(t, rand, 2)
+	lastMs := uint64(math.MaxUint32)*uint64(EpochLength/time.Millisecond) + uint64(EpochLength/time.Millisecond) - 1
+	for _, ts := range []uint64{lastMs + 1, math.MaxUint64} {
+		r, err := NewRoute(rand, pubs(nodes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Seal(Message{Timestamp: ts}, testPoR(2)); !errors.Is(err, ErrTimestamp) {
+			t.Errorf("timestamp %d: err = %v, want ErrTimestamp", ts, err)
+		}
+	}
+	msg := Message{Text: []byte("far future"), Timestamp: lastMs}
+	pkt, _ := build(t, rand, nodes, msg)
+	p, err := Peel(nodes[0].priv, pkt, time.UnixMilli(int64(lastMs)), newMemReplay())
+	if err != nil || p.Epoch != math.MaxUint32 {
+		t.Fatalf("last epoch: %d, %v", p.Epoch, err)
 	}
 }

@@ -3,17 +3,22 @@ package packet
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"golang.org/x/crypto/chacha20"
 	"golang.org/x/crypto/chacha20poly1305"
 )
 
-// ReplayChecker is the caller's replay store. CheckAndAdd records tag and
-// reports whether it was new; it must do both atomically, so that of two
-// copies of a packet peeled at once only one is fresh. An error means the
-// store failed; Peel then drops the packet.
+// ReplayChecker is the caller's replay store. CheckAndAdd records tag, the
+// replay tag of a packet created in epoch, and reports whether it was new; it
+// must do both atomically, so that of two copies of a packet peeled at once
+// only one is fresh. Peel calls it only for an epoch within EpochSkew of its
+// current one; the store must remember the tag until Expired(epoch, current
+// epoch) and may forget it then, so it holds the tags of at most
+// 2·EpochSkew+1 epochs. An error means the store failed; Peel then drops the
+// packet.
 type ReplayChecker interface {
-	CheckAndAdd(tag [TagSize]byte) (fresh bool, err error)
+	CheckAndAdd(epoch uint32, tag [TagSize]byte) (fresh bool, err error)
 }
 
 // Peeled is one hop's view of a packet it has peeled.
@@ -41,6 +46,9 @@ type Peeled struct {
 	// Tag is the packet's replay tag at this hop, already recorded with the
 	// ReplayChecker.
 	Tag [TagSize]byte
+	// Epoch is the packet's creation epoch as its header states it (Epoch
+	// of the message timestamp), within EpochSkew of the hop's.
+	Epoch uint32
 }
 
 // Buffer layout of Peel's one allocation: the decrypted routing stream
@@ -55,15 +63,17 @@ const (
 	peelNext    = RoutingInfoSize - EphemeralKeySize // = riEph
 )
 
-// Peel processes pkt at the hop holding key: it derives the hop's secret,
-// verifies the MAC over the whole packet, records the replay tag with replay
-// (which must not be nil) and removes one layer. pkt is not modified or
-// retained. Errors: ErrSize, ErrBadPoint (ephemeral key), ErrMAC (altered
-// packet or not for this key), ErrReplay, a wrapped error of replay itself,
-// and, for packets a faulty sender authenticated, ErrBadPoint (next hop) or
-// ErrPayload. The result's slices share one fresh allocation. Peel is safe
-// for concurrent use, also with one key.
-func Peel(key *PrivateKey, pkt []byte, replay ReplayChecker) (Peeled, error) {
+// Peel processes pkt at the hop holding key, whose clock reads now: it derives
+// the hop's secret, verifies the MAC over the whole packet, checks that the
+// packet's creation epoch is within EpochSkew of Epoch(now), records the
+// replay tag with replay (which must not be nil) and removes one layer. pkt is
+// not modified or retained. Errors: ErrSize, ErrBadPoint (ephemeral key),
+// ErrMAC (altered packet or not for this key), ErrExpired, ErrReplay, a
+// wrapped error of replay itself, and, for packets a faulty sender
+// authenticated, ErrBadPoint (next hop) or ErrPayload. The result's slices
+// share one fresh allocation. Peel is safe for concurrent use, also with one
+// key.
+func Peel(key *PrivateKey, pkt []byte, now time.Time, replay ReplayChecker) (Peeled, error) {
 	if len(pkt) != PacketSize {
 		return Peeled{}, ErrSize
 	}
@@ -93,13 +103,6 @@ func Peel(key *PrivateKey, pkt []byte, replay ReplayChecker) (Peeled, error) {
 	if _, err := aead.Open(body[:0], zeroNonce[:], body, pkt[:offMAC]); err != nil {
 		return Peeled{}, ErrMAC
 	}
-	fresh, err := replay.CheckAndAdd(keys.tag)
-	if err != nil {
-		return Peeled{}, fmt.Errorf("packet: replay check: %w", err)
-	}
-	if !fresh {
-		return Peeled{}, ErrReplay
-	}
 
 	// Routing information: decrypt it extended by one zero block.
 	stream := buf[:streamSize]
@@ -110,6 +113,20 @@ func Peel(key *PrivateKey, pkt []byte, replay ReplayChecker) (Peeled, error) {
 	c.XORKeyStream(stream[:RoutingSize], pkt[offRouting:offMAC])
 	c.XORKeyStream(stream[RoutingSize:], stream[RoutingSize:])
 	ri := stream[:RoutingInfoSize]
+
+	// The window, then the replay tag: a tag is only kept while its epoch
+	// is accepted.
+	p.Epoch = binary.BigEndian.Uint32(ri[riEpoch:riPoR])
+	if !inWindow(p.Epoch, Epoch(now)) {
+		return Peeled{}, ErrExpired
+	}
+	fresh, err := replay.CheckAndAdd(p.Epoch, keys.tag)
+	if err != nil {
+		return Peeled{}, fmt.Errorf("packet: replay check: %w", err)
+	}
+	if !fresh {
+		return Peeled{}, ErrReplay
+	}
 
 	switch ri[riNextHop] {
 	case 0:
@@ -125,9 +142,10 @@ func Peel(key *PrivateKey, pkt []byte, replay ReplayChecker) (Peeled, error) {
 	return p, nil
 }
 
-// finalHop decodes the recipient's routing information and payload.
+// finalHop decodes the recipient's routing information (zero but for the
+// epoch) and payload.
 func finalHop(p Peeled, ri, payload []byte) (Peeled, error) {
-	if !allZero(ri) {
+	if !allZero(ri[:riEpoch]) || !allZero(ri[riPoR:]) {
 		return Peeled{}, ErrPayload
 	}
 	n := int(binary.BigEndian.Uint16(payload[0:2]))

@@ -154,7 +154,7 @@ func BenchmarkPrimitives(b *testing.B) {
 		ex := new(big.Int).SetBytes(pkt[1:33])
 		ey := new(big.Int).SetBytes(pkt[33:65])
 		for b.Loop() {
-			p, err := Peel(nodes[0].priv, pkt, fresh{})
+			p, err := Peel(nodes[0].priv, pkt, t0, fresh{})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -4,6 +4,7 @@ import (
 	"crypto/subtle"
 	"encoding/binary"
 	"io"
+	"math"
 
 	"golang.org/x/crypto/chacha20"
 	"golang.org/x/crypto/chacha20poly1305"
@@ -90,14 +91,19 @@ func (r *Route) Secret(i int) [SecretSize]byte {
 
 // Seal builds the packet carrying msg along the route. por holds one
 // proof-of-relay field per relayer, in route order (Len()-1 fields; none for a
-// direct message); relayer i finds por[i] in Peeled.PoR. Seal returns
-// ErrMessageTooLarge for a text over MaxMessageSize bytes and ErrPoRCount for
-// a wrong number of fields, before building anything, and ErrSealed when
-// called a second time. The packet is PacketSize bytes.
+// direct message); relayer i finds por[i] in Peeled.PoR. Every hop's routing
+// information carries Epoch of msg.Timestamp, the packet's creation time: hops
+// accept the packet while their clock is within EpochSkew epochs of it. Seal
+// returns ErrMessageTooLarge for a text over MaxMessageSize bytes,
+// ErrTimestamp for a timestamp past the last epoch and ErrPoRCount for a wrong
+// number of fields, before building anything, and ErrSealed when called a
+// second time. The packet is PacketSize bytes.
 func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 	switch {
 	case len(msg.Text) > MaxMessageSize:
 		return nil, ErrMessageTooLarge
+	case msg.Timestamp/epochMillis > math.MaxUint32:
+		return nil, ErrTimestamp
 	case len(por) != r.n-1:
 		return nil, ErrPoRCount
 	case r.sealed:
@@ -105,6 +111,8 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 	}
 	r.sealed = true
 	n := r.n
+	var epoch [EpochSize]byte
+	binary.BigEndian.PutUint32(epoch[:], epochOfMillis(msg.Timestamp))
 
 	// Each hop decrypts its routing information extended by one zero block
 	// with its header stream; the sender needs the same keystreams.
@@ -129,9 +137,10 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 	pkt := make([]byte, PacketSize)
 	routing := pkt[offRouting:offMAC]
 
-	// Last hop: final routing information (all zero), random unused slots,
-	// all encrypted, then the filler in place of the tail.
+	// Last hop: final routing information (zero but for the epoch), random
+	// unused slots, all encrypted, then the filler in place of the tail.
 	last := n - 1
+	copy(routing[riEpoch:riPoR], epoch[:])
 	copy(routing[RoutingInfoSize:], r.fill[:(MaxHops-n)*RoutingInfoSize])
 	subtle.XORBytes(routing, routing, streams[last][:RoutingSize])
 	copy(routing[RoutingSize-fl:], filler[:fl])
@@ -157,10 +166,12 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 			copy(pkt[offPayload:], sealed[:PayloadSize])
 			break
 		}
-		// Hop i-1's routing information: next hop i, its PoR field, hop i's
-		// MAC and ephemeral key; then hop i's routing info shifted by one
-		// block (its tail falls off: the filler regenerates it).
+		// Hop i-1's routing information: next hop i, the epoch, its PoR
+		// field, hop i's MAC and ephemeral key; then hop i's routing info
+		// shifted by one block (its tail falls off: the filler regenerates
+		// it).
 		copy(block[riNextHop:], h.pub[:])
+		copy(block[riEpoch:], epoch[:])
 		copy(block[riPoR:], por[i-1][:])
 		copy(block[riMAC:], sealed[PayloadSize:])
 		copy(block[riEph:], h.eph[:])

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/vectors.json from the current code")
@@ -40,6 +41,7 @@ type vector struct {
 type hopOut struct {
 	Secret    string `json:"secret"`
 	Tag       string `json:"tag"`
+	Epoch     uint32 `json:"epoch"`
 	Final     bool   `json:"final"`
 	NextHop   string `json:"nextHop,omitempty"`
 	PoR       string `json:"por,omitempty"`
@@ -90,7 +92,7 @@ func generateVectors(t *testing.T) vectorFile {
 		}
 		v.Packet = hex.EncodeToString(pkt)
 		for _, n := range nodes {
-			p, err := Peel(n.priv, pkt, newMemReplay())
+			p, err := Peel(n.priv, pkt, hopClock(v), newMemReplay())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -103,7 +105,7 @@ func generateVectors(t *testing.T) vectorFile {
 }
 
 func outOf(p Peeled) hopOut {
-	o := hopOut{Secret: hex.EncodeToString(p.Secret[:]), Tag: hex.EncodeToString(p.Tag[:]), Final: p.Final}
+	o := hopOut{Secret: hex.EncodeToString(p.Secret[:]), Tag: hex.EncodeToString(p.Tag[:]), Epoch: p.Epoch, Final: p.Final}
 	if p.Final {
 		o.Text, o.Timestamp = string(p.Message.Text), p.Message.Timestamp
 	} else {
@@ -170,7 +172,7 @@ func TestVectors(t *testing.T) {
 				if s := r.Secret(i); hex.EncodeToString(s[:]) != v.Hops[i].Secret {
 					t.Errorf("hop %d: sender's secret differs", i)
 				}
-				p, err := Peel(k, pkt, newMemReplay())
+				p, err := Peel(k, pkt, hopClock(v), newMemReplay())
 				if err != nil {
 					t.Fatalf("hop %d: %v", i, err)
 				}
@@ -181,6 +183,12 @@ func TestVectors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hopClock is the fixed clock every hop of a vector peels at: a minute after
+// the sender's timestamp, inside the packet's window.
+func hopClock(v vector) time.Time {
+	return time.UnixMilli(int64(v.Timestamp)).Add(time.Minute)
 }
 
 func unhex(t *testing.T, s string) []byte {

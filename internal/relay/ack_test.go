@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -34,7 +35,7 @@ func TestRelayerChecksEveryAck(t *testing.T) {
 		}
 		r.relay.handleMsg(t.Context(), a.id, append([]byte(nil), a.tr.last...))
 		next := r.tr.last[1:MsgFrameLen]
-		pn, err := packet.Peel(n.key, next, dryN)
+		pn, err := packet.Peel(n.key, next, time.Now(), dryN)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +121,7 @@ func TestSenderChecksAck(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkt := a.tr.last[1:MsgFrameLen]
-	pr, err := packet.Peel(r.key, pkt, NewMemoryReplay())
+	pr, err := packet.Peel(r.key, pkt, time.Now(), NewMemoryReplay())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,11 +123,11 @@ func newHopBench(b *testing.B, paid bool, lanes, perLane int) *hopBench {
 				b.Fatal(err)
 			}
 			l.frames[i] = append([]byte(nil), l.a.tr.last...)
-			pr, err := packet.Peel(h.r.key, l.frames[i][1:MsgFrameLen], dryR)
+			pr, err := packet.Peel(h.r.key, l.frames[i][1:MsgFrameLen], time.Now(), dryR)
 			if err != nil {
 				b.Fatal(err)
 			}
-			pn, err := packet.Peel(l.n.key, pr.Next, dryN)
+			pn, err := packet.Peel(l.n.key, pr.Next, time.Now(), dryN)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -16,6 +16,7 @@ const (
 	reasonBadPoint      = "bad_point"
 	reasonMAC           = "mac"
 	reasonReplay        = "replay"
+	reasonExpired       = "expired"
 	reasonPayload       = "payload"
 	reasonReplayStore   = "replay_store"
 	reasonBadPeer       = "bad_peer"
@@ -44,7 +45,7 @@ const (
 )
 
 var packetReasons = []string{reasonFrameSize, reasonFrameVersion, reasonPacketSize, reasonBadPoint,
-	reasonMAC, reasonReplay, reasonPayload, reasonReplayStore, reasonBadPeer, reasonBadNextHop,
+	reasonMAC, reasonReplay, reasonExpired, reasonPayload, reasonReplayStore, reasonBadPeer, reasonBadNextHop,
 	reasonTicketMissing, reasonTicketBad, reasonTicketChannel, reasonChannelClosed, reasonNoChannel,
 	reasonTicketEpoch, reasonTicketSigner, reasonTicketIndex, reasonTicketAmount, reasonTicketBalance,
 	reasonTicketPoR, reasonTicketOther, reasonOverload, reasonDuplicate, reasonNoBalance, reasonIssue,
@@ -101,7 +102,7 @@ func reasonOf(err error) string {
 	}{
 		{ErrFrameSize, reasonFrameSize}, {ErrFrameVersion, reasonFrameVersion},
 		{packet.ErrSize, reasonPacketSize}, {packet.ErrBadPoint, reasonBadPoint}, {packet.ErrMAC, reasonMAC},
-		{packet.ErrReplay, reasonReplay}, {packet.ErrPayload, reasonPayload},
+		{packet.ErrReplay, reasonReplay}, {packet.ErrExpired, reasonExpired}, {packet.ErrPayload, reasonPayload},
 		{ErrTicketMissing, reasonTicketMissing}, {ErrTicketMalformed, reasonTicketBad},
 		{ErrTicketChannel, reasonTicketChannel}, {ErrChannelNotOpen, reasonChannelClosed},
 		{ErrChannelNotFound, reasonNoChannel}, {ErrTicketEpoch, reasonTicketEpoch},

@@ -377,7 +377,7 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 		r.dropPacket(from, reasonOf(err), err)
 		return
 	}
-	p, err := packet.Peel(r.key, pkt, r.cfg.Replay)
+	p, err := packet.Peel(r.key, pkt, r.clock.Now(), r.cfg.Replay)
 	if err != nil {
 		r.dropPacket(from, reasonOf(err), err)
 		return
