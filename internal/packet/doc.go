@@ -6,12 +6,15 @@
 // learn the secret it shares with each hop (the proof-of-relay input), then
 // Route.Seal to wrap a Message into a packet. Every packet is exactly
 // PacketSize bytes whatever the path length. Each hop calls Peel with its node
-// key: one ECDH, a key derivation, a MAC check over the whole packet, a replay
-// check, and the packet for the next hop (or the Message, at the recipient).
+// key and its clock: one ECDH, a key derivation, a MAC check over the whole
+// packet, a check that the packet's creation epoch is within the window, a
+// replay check, and the packet for the next hop (or the Message, at the
+// recipient).
 // The byte layout and the choices behind it are in docs/PROTOCOL.md, section 3.
 //
 // The package owns the packet format, its keys, MACs, padding and replay tags.
 // It is pure: no I/O, no globals, no clock; randomness comes in as an
-// io.Reader and replay state through the caller's ReplayChecker. It must not
+// io.Reader, the time as Peel's argument and replay state through the
+// caller's ReplayChecker. It must not
 // import other relayd packages.
 package packet
