@@ -18,6 +18,8 @@ type MemoryReplay struct {
 	epochs map[uint32]map[[packet.TagSize]byte]struct{}
 }
 
+var _ packet.ReplayChecker = (*MemoryReplay)(nil)
+
 // NewMemoryReplay returns an empty MemoryReplay.
 func NewMemoryReplay() *MemoryReplay {
 	return &MemoryReplay{epochs: make(map[uint32]map[[packet.TagSize]byte]struct{})}

@@ -28,6 +28,8 @@ var legacyReplay = []byte("replay_tags")
 
 const replayKeyLen = 4 + 8
 
+var _ packet.ReplayChecker = (*ReplayTags)(nil)
+
 // ReplayTags is the node's persistent set of packet replay tags (packet.ReplayChecker),
 // grouped by the packets' creation epoch. A tag is kept only while packets of its epoch are
 // accepted (packet.Expired), so the set holds the tags of at most 2·packet.EpochSkew+1 epochs
