@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -15,8 +16,35 @@ type Tickets interface {
 	// TicketStatistics counts tickets by state.
 	TicketStatistics() (TicketStatistics, error)
 	// RedeemTickets redeems the tickets on chain, all of them or those from
-	// one peer; it returns once every redemption is mined.
+	// one peer; it returns once every redemption is mined. A failure after
+	// the redemption began is a *RedeemError, so the client learns what was
+	// redeemed before it.
 	RedeemTickets(ctx context.Context, from *peer.ID) error
+}
+
+// RedeemError is a redemption that stopped part way, e.g. when the chain
+// provider failed after some redemptions were mined. Cause is the failure
+// as for any operation (its Msg already says how many tickets were
+// redeemed and how many remain); Redeemed and Remaining count tickets.
+type RedeemError struct {
+	Cause     Error
+	Redeemed  int
+	Remaining int
+}
+
+func (e *RedeemError) Error() string { return e.Cause.Msg }
+
+// Unwrap returns the cause, so a RedeemError is answered like it where the
+// counts are not rendered.
+func (e *RedeemError) Unwrap() error { return &e.Cause }
+
+// redeemFailure is the error envelope of a redemption that stopped part
+// way, with the counts.
+type redeemFailure struct {
+	Status    string `json:"status"`
+	Error     string `json:"error"`
+	Redeemed  int    `json:"redeemed"`
+	Remaining int    `json:"remaining"`
 }
 
 // Ticket is one acknowledged ticket as the API shows it.
@@ -115,7 +143,15 @@ func (s *Server) redeem(w http.ResponseWriter, r *http.Request, from *peer.ID) {
 		}
 	}
 	if err := t.RedeemTickets(r.Context(), from); err != nil {
-		s.fail(w, "redeem tickets", err)
+		var re *RedeemError
+		if !errors.As(err, &re) {
+			s.fail(w, "redeem tickets", err)
+			return
+		}
+		if re.Cause.Status == http.StatusInternalServerError { // the node's own fault
+			s.log.Error("operation failed", "op", "redeem tickets", "err", err)
+		}
+		writeJSON(w, re.Cause.Status, redeemFailure{Status: re.Cause.Code, Error: re.Cause.Msg, Redeemed: re.Redeemed, Remaining: re.Remaining})
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

@@ -279,10 +279,13 @@ func (t ticketsAPI) redeem(ctx context.Context, from *peer.ID) (relay.RedeemRepo
 		}
 		rep, err = t.m.ledger.RedeemFrom(ctx, r, addr)
 	}
-	if err != nil {
-		return rep, chainError(err)
+	if err == nil {
+		err = t.m.n.chain.waitHead(ctx)
 	}
-	return rep, chainError(t.m.n.chain.synced(ctx))
+	if err != nil {
+		return rep, t.redeemFailure(rep, from, err)
+	}
+	return rep, nil
 }
 
 // redeemer submits tickets with the chain client, reporting an index the

@@ -19,6 +19,7 @@ import (
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -239,11 +240,55 @@ func (s *settlement) waitIndexed(ctx context.Context) error {
 // synced waits until the indexer has read the chain up to its current head,
 // so a reply reflects the transaction just mined.
 func (s *settlement) synced(ctx context.Context) error {
+	return chainError(s.waitHead(ctx))
+}
+
+// waitHead is synced with the chain client's error as it is.
+func (s *settlement) waitHead(ctx context.Context) error {
 	head, err := s.client.BlockNumber(ctx)
 	if err != nil {
-		return chainError(err)
+		return err
 	}
 	return s.indexer.WaitSynced(ctx, head)
+}
+
+// redeemFailure reports a redemption (of every channel, or of the one from
+// from) that stopped on err after it began: how many tickets it redeemed,
+// how many remain unredeemed, and why. Transactions may have been mined
+// before err, so it never says that nothing was sent.
+func (t ticketsAPI) redeemFailure(rep relay.RedeemReport, from *peer.ID, err error) error {
+	s := t.m.n.chain
+	var left []relay.AckedTicket
+	var lerr error
+	if from == nil {
+		left, lerr = t.m.ledger.Tickets()
+	} else if addr, aerr := s.addressOf(*from); aerr != nil {
+		lerr = aerr
+	} else {
+		left, lerr = t.m.ledger.TicketsFrom(addr)
+	}
+	if lerr != nil {
+		return errors.Join(err, fmt.Errorf("count the tickets left: %w", lerr))
+	}
+	cause := api.Error{Status: http.StatusInternalServerError, Code: api.CodeUnknownFailure, Msg: err.Error()}
+	var ae *api.Error
+	switch {
+	case errors.Is(err, chain.ErrProviderUnavailable):
+		cause = api.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnknownFailure, Msg: "the chain provider is unavailable: " + err.Error()}
+	case errors.As(chainError(err), &ae):
+		cause = *ae
+	case errors.Is(err, context.DeadlineExceeded):
+		cause = api.Error{Status: http.StatusGatewayTimeout, Code: api.CodeTimeout, Msg: "redeem tickets timed out"}
+	}
+	total := rep.Redeemed + rep.Losing + rep.Neglected + len(left)
+	unpaid := ""
+	if n := rep.Losing + rep.Neglected; n > 0 {
+		unpaid = fmt.Sprintf(", %d settled unpaid (losing or void)", n)
+	}
+	cause.Msg = fmt.Sprintf("redeemed %d of %d tickets (%s %s)%s; %d remain: %s", rep.Redeemed, total,
+		formatTokens(rep.Value.ToBig()), s.client.TokenSymbol(), unpaid, len(left),
+		strings.ReplaceAll(strings.TrimSpace(cause.Msg), "\n", "; ")) // errors.Join puts each channel's on a line
+	return &api.RedeemError{Cause: cause, Redeemed: rep.Redeemed, Remaining: len(left)}
 }
 
 // chainError maps settlement failures to what a client can act on.

@@ -1,0 +1,163 @@
+package node
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// faultyProvider is a JSON-RPC proxy in front of the dev chain that lets a set number of
+// transactions through and then fails every request with HTTP 500, as a provider that goes
+// down in the middle of a run of redemptions.
+type faultyProvider struct {
+	srv *httptest.Server
+
+	mu      sync.Mutex
+	allowed int  // transactions still let through; -1 = no limit
+	failing bool // the limit was reached: every request fails
+}
+
+func newFaultyProvider(t *testing.T, target string) *faultyProvider {
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &faultyProvider{allowed: -1}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if p.admit(bytes.Contains(body, []byte(`"eth_sendRawTransaction"`))) {
+			proxy.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "provider down", http.StatusInternalServerError)
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *faultyProvider) admit(tx bool) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if tx && !p.failing && p.allowed >= 0 {
+		if p.allowed == 0 {
+			p.failing = true
+		}
+		p.allowed--
+	}
+	return !p.failing
+}
+
+// failAfter lets n more transactions through, then fails everything.
+func (p *faultyProvider) failAfter(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.allowed, p.failing = n, false
+}
+
+// heal lets everything through again.
+func (p *faultyProvider) heal() { p.failAfter(-1) }
+
+// TestRedeemInterruptedByChainFault: R holds 10 acknowledged tickets from A and its provider
+// fails after some redemptions were mined. The REST answer and the admin command's output say
+// how many were redeemed and how many remain (not "nothing was sent"), and a later run redeems
+// the rest.
+func TestRedeemInterruptedByChainFault(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a dev chain and three nodes")
+	}
+	ch := startDevChain(t)
+	net := &testNet{t: t, chain: ch}
+	prov := newFaultyProvider(t, ch.RPCURL())
+	for i := range 3 {
+		cfg := fundedNodeConfig(t, ch, tokens(100))
+		if i == 1 {
+			cfg.Provider = prov.srv.URL
+		}
+		net.nodes = append(net.nodes, startNode(t, cfg))
+	}
+	a, r, b := net.nodes[0], net.nodes[1], net.nodes[2]
+	net.eventually("every node sees every announcement", func() bool {
+		for _, n := range net.nodes {
+			if info, _ := (apiNode{n}).Info(t.Context()); info.PeersAnnounced != 3 {
+				return false
+			}
+		}
+		return true
+	})
+	net.open(a, r, tokens(1))
+	net.open(r, b, tokens(1))
+	for i := range 10 {
+		if _, err := a.msg.send(t.Context(), []peer.ID{r.id.PeerID(), b.id.PeerID()}, fmt.Sprintf("paid %d", i)); err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+	}
+	var list []ticketView
+	net.eventually("R holds 10 acknowledged tickets", func() bool {
+		net.mustCall(r, http.MethodGet, "/tickets", "", http.StatusOK, &list)
+		return len(list) == 10
+	})
+
+	type failure struct {
+		Status, Error       string
+		Redeemed, Remaining int
+	}
+	wantPartial := func(what string, status int, got failure, redeemed, of, remaining int) {
+		t.Helper()
+		t.Logf("%s: %d %+v", what, status, got)
+		text := fmt.Sprintf("redeemed %d of %d tickets (", redeemed, of)
+		rest := fmt.Sprintf("; %d remain: the chain provider is unavailable", remaining)
+		if status != http.StatusServiceUnavailable || got.Status != "UNKNOWN_FAILURE" || got.Redeemed != redeemed || got.Remaining != remaining ||
+			!strings.HasPrefix(got.Error, text) || !strings.Contains(got.Error, rest) || strings.Contains(got.Error, "nothing was sent") {
+			t.Fatalf("%s: %d %+v, want 503 with %q…%q and counts %d/%d", what, status, got, text, rest, redeemed, remaining)
+		}
+	}
+
+	// REST, every channel: 3 redemptions are mined, then the provider fails.
+	prov.failAfter(3)
+	var f failure
+	st := net.call(r, http.MethodPost, "/tickets/redeem", "", &f)
+	wantPartial("POST /tickets/redeem", st, f, 3, 10, 7)
+	prov.heal()
+	var stats struct{ Redeemed, Unredeemed int }
+	net.mustCall(r, http.MethodGet, "/tickets/statistics", "", http.StatusOK, &stats)
+	if stats.Redeemed != 3 || stats.Unredeemed != 7 {
+		t.Fatalf("statistics after the interrupted run: %+v", stats)
+	}
+
+	// REST, one channel: 1 more, then the fault.
+	prov.failAfter(1)
+	f = failure{}
+	st = net.call(r, http.MethodPost, "/channels/"+a.id.PeerID().String()+"/tickets/redeem", "", &f)
+	wantPartial("POST /channels/{peerId}/tickets/redeem", st, f, 1, 7, 6)
+	prov.heal()
+
+	// The admin command: 2 more, then the fault.
+	prov.failAfter(2)
+	out := dialAdmin(t, r).run("redeemTickets", func(string) bool { return true })
+	if want := "Error: redeemed 2 of 6 tickets ("; len(out) != 1 || !strings.HasPrefix(out[0], want) ||
+		!strings.Contains(out[0], "; 4 remain: the chain provider is unavailable") {
+		t.Fatalf("redeemTickets output %q, want %q…4 remain", out, want)
+	}
+	prov.heal()
+
+	net.mustCall(r, http.MethodPost, "/tickets/redeem", "", http.StatusNoContent, nil)
+	net.mustCall(r, http.MethodGet, "/tickets/statistics", "", http.StatusOK, &stats)
+	if stats.Redeemed != 10 || stats.Unredeemed != 0 {
+		t.Fatalf("statistics after the last run: %+v", stats)
+	}
+}
