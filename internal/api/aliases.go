@@ -1,9 +1,13 @@
 package api
 
 import (
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"unicode"
+
+	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 // MeAlias always names the node itself.
@@ -20,13 +24,39 @@ type AliasResponse struct {
 	PeerID string `json:"peerId"`
 }
 
-// ValidAlias reports whether s can name a peer: 1 to 64 printable
-// characters without spaces.
+// ValidAlias reports whether s has the form of an alias: 1 to 64
+// printable characters without spaces. CheckAlias says whether it may be
+// set.
 func ValidAlias(s string) bool {
 	if s == "" || len(s) > 64 {
 		return false
 	}
 	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || !unicode.IsPrint(r) })
+}
+
+// CheckAlias says why s cannot be set as an alias, or nil when it can: it
+// must be ValidAlias, not "me", and not a PeerId. A name is resolved as a
+// PeerId before it is looked up as an alias, so an alias shaped like a
+// PeerId could never be used, and was a trap before that order: it named
+// another peer than the PeerId it spells. Any libp2p PeerId counts (not
+// only secp256k1 ones), except the degenerate empty one ("11").
+func CheckAlias(s string) error {
+	switch {
+	case !ValidAlias(s):
+		return errors.New("alias must be 1 to 64 printable characters without spaces")
+	case s == MeAlias:
+		return errors.New(`alias "me" is reserved for this node`)
+	case isPeerID(s):
+		return fmt.Errorf("alias %s is a PeerId; an alias cannot be one", quote(s))
+	}
+	return nil
+}
+
+// isPeerID reports whether s decodes as a libp2p PeerId with a non-empty
+// multihash.
+func isPeerID(s string) bool {
+	id, err := peer.Decode(s)
+	return err == nil && len(id) > 2
 }
 
 func (s *Server) aliases() (map[string]string, error) {
@@ -56,12 +86,8 @@ func (s *Server) postAlias(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	switch {
-	case !ValidAlias(req.Alias):
-		writeError(w, http.StatusBadRequest, CodeInvalidInput, "alias must be 1 to 64 printable characters without spaces")
-		return
-	case req.Alias == MeAlias:
-		writeError(w, http.StatusBadRequest, CodeInvalidInput, `alias "me" is reserved for this node`)
+	if err := CheckAlias(req.Alias); err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidInput, err.Error())
 		return
 	}
 	if err := s.cfg.Node.SetAlias(req.Alias, id); err != nil {
@@ -91,7 +117,7 @@ func (s *Server) deleteAlias(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.cfg.Node.DeleteAlias(r.PathValue("alias")); err != nil {
-		s.internalError(w, "delete alias", err)
+		s.fail(w, "delete alias "+quote(r.PathValue("alias")), err)
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)

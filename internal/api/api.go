@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"path"
 	"sort"
 	"strings"
 	"time"
@@ -40,11 +42,15 @@ type Node interface {
 	Version() string
 	// Peers lists the peers the node knows, with heartbeat quality.
 	Peers() []PeerInfo
-	// Ping measures the round trip to a peer.
+	// Ping measures the round trip to a peer; an error wrapping
+	// p2p.ErrNoAddress for a peer the node knows no address of, p2p.ErrSelf
+	// for the node itself.
 	Ping(ctx context.Context, id peer.ID) (time.Duration, error)
 	// Aliases returns the stored aliases (alias → PeerId); a fresh map.
 	Aliases() (map[string]string, error)
 	SetAlias(alias string, id peer.ID) error
+	// DeleteAlias removes an alias; an error wrapping ErrAliasNotFound
+	// when it is not set.
 	DeleteAlias(alias string) error
 	// Info describes the node, its network and its chain.
 	Info(ctx context.Context) (Info, error)
@@ -177,6 +183,12 @@ func (s *Server) buildMux() http.Handler {
 				writeError(w, http.StatusMethodNotAllowed, CodeInvalidInput, "method "+r.Method+" is not allowed here; allowed: "+allow)
 				return
 			}
+			// url.Values drops what it cannot decode: an undecodable
+			// query would silently read as an absent parameter.
+			if _, err := url.ParseQuery(r.URL.RawQuery); err != nil {
+				writeError(w, http.StatusBadRequest, CodeInvalidInput, "the query string is not valid URL encoding: "+err.Error())
+				return
+			}
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
 			ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 			defer cancel()
@@ -187,10 +199,48 @@ func (s *Server) buildMux() http.Handler {
 	// the page do).
 	mux.Handle("GET "+UIPath, openapi.UIHandler(UIPath))
 	mux.Handle("GET "+strings.TrimSuffix(UIPath, "/"), http.RedirectHandler(UIPath, http.StatusMovedPermanently))
-	notFound := func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusNotFound, CodeNotFound, "no operation at "+r.Method+" "+r.URL.Path)
+	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, CodeNotFound, "no operation at "+r.Method+" "+quote(r.URL.Path))
+	})
+	apiNotFound := s.auth.wrap(notFound)
+	mux.Handle(Prefix+"/", apiNotFound)
+	mux.Handle(Prefix, apiNotFound) // else ServeMux redirects it to Prefix+"/"
+	mux.Handle("/", notFound)
+	// ServeMux answers a path with "..", "." or "//" segments by a redirect
+	// to its clean form, before any handler (so before the token check).
+	// Such a path names no operation: 404, after the token check when it
+	// is, or cleans to, a path under Prefix.
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := r.URL.EscapedPath()
+		clean := cleanPath(p)
+		switch {
+		case clean == p:
+			mux.ServeHTTP(w, r)
+		case underPrefix(p) || underPrefix(clean):
+			apiNotFound.ServeHTTP(w, r)
+		default:
+			notFound.ServeHTTP(w, r)
+		}
+	})
+}
+
+// underPrefix reports whether p is Prefix or below it.
+func underPrefix(p string) bool {
+	return p == Prefix || strings.HasPrefix(p, Prefix+"/")
+}
+
+// cleanPath is ServeMux's canonical form of a path: rooted, without "."
+// or ".." segments or repeated slashes, keeping a trailing slash.
+func cleanPath(p string) string {
+	if p == "" {
+		return "/"
 	}
-	mux.Handle(Prefix+"/", s.auth.wrap(http.HandlerFunc(notFound)))
-	mux.HandleFunc("/", notFound)
-	return mux
+	if p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if p[len(p)-1] == '/' && np != "/" {
+		np += "/"
+	}
+	return np
 }

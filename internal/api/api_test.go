@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -45,7 +46,13 @@ func (f *fakeNode) Aliases() (map[string]string, error) {
 	return m, nil
 }
 func (f *fakeNode) SetAlias(a string, id peer.ID) error { f.aliases[a] = id.String(); return nil }
-func (f *fakeNode) DeleteAlias(a string) error          { delete(f.aliases, a); return nil }
+func (f *fakeNode) DeleteAlias(a string) error {
+	if _, ok := f.aliases[a]; !ok {
+		return fmt.Errorf("alias %q: %w", a, ErrAliasNotFound)
+	}
+	delete(f.aliases, a)
+	return nil
+}
 
 func newFakeNode(t *testing.T) *fakeNode {
 	t.Helper()

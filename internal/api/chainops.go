@@ -135,18 +135,38 @@ func (s *Server) chain(w http.ResponseWriter) (Chain, bool) {
 	return s.cfg.Chain, true
 }
 
-// fail answers err: an *Error with its status and code, anything else 500.
+// fail answers err: an *Error with its status and code, a sentinel of
+// errorTable with its row, anything else 500.
 func (s *Server) fail(w http.ResponseWriter, op string, err error) {
 	var ae *Error
 	if errors.As(err, &ae) {
 		writeError(w, ae.Status, ae.Code, ae.Msg)
 		return
 	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		writeError(w, http.StatusGatewayTimeout, CodeTimeout, op+" timed out")
+	if status, code, msg, ok := lookup(err, op); ok {
+		writeError(w, status, code, msg)
 		return
 	}
 	s.internalError(w, op, err)
+}
+
+// ParseAddress reads a chain address: 0x and 40 hexadecimal digits (the 0x
+// may be left out), all in lower case, all in upper case, or in mixed case
+// with a valid EIP-55 checksum. A mixed-case address whose checksum is
+// wrong is refused with ErrAddressChecksum: it was most likely mistyped,
+// and money sent to it is lost.
+func ParseAddress(s string) (common.Address, error) {
+	if !common.IsHexAddress(s) {
+		return common.Address{}, ErrInvalidAddress
+	}
+	digits := s[len(s)-2*common.AddressLength:]
+	if digits != strings.ToLower(digits) && digits != strings.ToUpper(digits) {
+		ma, err := common.NewMixedcaseAddressFromString("0x" + digits)
+		if err != nil || !ma.ValidChecksum() {
+			return common.Address{}, ErrAddressChecksum
+		}
+	}
+	return common.HexToAddress(s), nil
 }
 
 // ParseAmount reads a positive decimal integer amount in wei.
@@ -199,11 +219,16 @@ func (s *Server) postWithdraw(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalidCurrency, "currency must be "+NativeCurrency+" or "+c.TokenSymbol())
 		return
 	}
-	if !common.IsHexAddress(req.Recipient) {
-		writeError(w, http.StatusBadRequest, CodeInvalidAddress, "recipient must be a 0x chain address")
+	recipient, err := ParseAddress(req.Recipient)
+	if err != nil {
+		msg := "recipient " + quote(req.Recipient) + " is not a valid chain address (0x and 40 hexadecimal digits)"
+		if errors.Is(err, ErrAddressChecksum) {
+			msg = "recipient " + quote(req.Recipient) + " has a wrong EIP-55 checksum (mixed case): check the address"
+		}
+		writeError(w, http.StatusBadRequest, CodeInvalidAddress, msg)
 		return
 	}
-	tx, err := c.Withdraw(r.Context(), native, amount, common.HexToAddress(req.Recipient))
+	tx, err := c.Withdraw(r.Context(), native, amount, recipient)
 	if err != nil {
 		s.fail(w, "withdraw", err)
 		return
@@ -214,6 +239,11 @@ func (s *Server) postWithdraw(w http.ResponseWriter, r *http.Request) {
 func (s *Server) getChannels(w http.ResponseWriter, r *http.Request) {
 	c, ok := s.chain(w)
 	if !ok {
+		return
+	}
+	values := r.URL.Query()["includingClosed"]
+	if len(values) > 1 {
+		writeError(w, http.StatusBadRequest, CodeInvalidInput, "includingClosed must be given at most once")
 		return
 	}
 	closed := r.URL.Query().Get("includingClosed")

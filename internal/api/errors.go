@@ -1,9 +1,52 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
+
+	"github.com/relayd/relayd/internal/p2p"
 )
+
+var (
+	// ErrAliasNotFound is what Node.DeleteAlias returns, wrapped, for an
+	// alias that is not set.
+	ErrAliasNotFound = errors.New("alias not found")
+
+	// ErrInvalidAddress reports text that is not a chain address (ParseAddress).
+	ErrInvalidAddress = errors.New("not a chain address (0x and 40 hexadecimal digits)")
+
+	// ErrAddressChecksum reports a mixed-case chain address whose EIP-55
+	// checksum is wrong (ParseAddress): most likely a mistyped address.
+	ErrAddressChecksum = errors.New("mixed-case address with a wrong EIP-55 checksum")
+)
+
+// errorTable is where the sentinel errors of the node's layers become a
+// status and a code: the one place that decides them (an *Error carries
+// its own). msg is the message, with the operation for %s.
+var errorTable = []struct {
+	err    error
+	status int
+	code   string
+	msg    string
+}{
+	{ErrAliasNotFound, http.StatusNotFound, CodePeerIDNotFound, "cannot %s: no such alias"},
+	{p2p.ErrNoAddress, http.StatusNotFound, CodePeerIDNotFound, "cannot %s the peer: it is not known (no address for it)"},
+	{p2p.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s this node itself"},
+	{context.DeadlineExceeded, http.StatusGatewayTimeout, CodeTimeout, "%s timed out"},
+}
+
+// lookup finds err in errorTable.
+func lookup(err error, op string) (status int, code, msg string, ok bool) {
+	for _, e := range errorTable {
+		if errors.Is(err, e.err) {
+			return e.status, e.code, fmt.Sprintf(e.msg, op), true
+		}
+	}
+	return 0, "", "", false
+}
 
 // Error codes carried in the status field of the error envelope.
 const (

@@ -65,16 +65,21 @@ func (s *Server) postPing(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
 	rtt, err := s.cfg.Node.Ping(ctx, id)
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusUnprocessableEntity, CodeTimeout, "peer did not answer within 10 s")
-	case errors.Is(err, p2p.ErrSelf):
-		writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "cannot ping this node itself")
-	case err != nil:
-		writeError(w, http.StatusUnprocessableEntity, CodeTimeout, "ping failed: "+err.Error())
-	default:
+	if err == nil {
 		writeJSON(w, http.StatusOK, PingResponse{Latency: float64(rtt.Microseconds()) / 1000})
+		return
 	}
+	// A peer that does not answer is the seed's 422 TIMEOUT, not the 504
+	// of an operation that ran out of time.
+	if errors.Is(err, context.DeadlineExceeded) {
+		writeError(w, http.StatusUnprocessableEntity, CodeTimeout, "peer did not answer within 10 s")
+		return
+	}
+	if status, code, msg, ok := lookup(err, "ping"); ok {
+		writeError(w, status, code, msg)
+		return
+	}
+	writeError(w, http.StatusUnprocessableEntity, CodeTimeout, "ping failed: "+err.Error())
 }
 
 // peerParam parses a peer ID given by the client, answering 400

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/p2p"
 )
 
 var auth = map[string]string{"x-auth-token": testToken}
@@ -48,12 +50,16 @@ func TestPeers(t *testing.T) {
 
 func TestPing(t *testing.T) {
 	other, _ := identity.Generate()
+	stranger, _ := identity.Generate() // a peer the node knows no address of
 	n := newFakeNode(t)
 	var pinged peer.ID
 	n.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
 		pinged = id
-		if id == other.PeerID() {
+		switch id {
+		case other.PeerID():
 			return 1500 * time.Microsecond, nil
+		case stranger.PeerID():
+			return 0, fmt.Errorf("ping %s: %w", id, p2p.ErrNoAddress)
 		}
 		return 0, errors.New("peer unreachable")
 	}
@@ -67,6 +73,7 @@ func TestPing(t *testing.T) {
 	}{
 		{"ok", `{"peerId":"` + other.PeerID().String() + `"}`, 200, `{"latency":1.5}`},
 		{"unreachable", `{"peerId":"` + unreachable.PeerID().String() + `"}`, 422, `"status":"TIMEOUT"`},
+		{"unknown peer", `{"peerId":"` + stranger.PeerID().String() + `"}`, 404, `"status":"PEERID_NOT_FOUND"`},
 		{"invalid peer", `{"peerId":"16Uiu2HAmNOPE"}`, 400, `"status":"INVALID_PEERID"`},
 		{"empty peer", `{"peerId":""}`, 400, `"status":"INVALID_PEERID"`},
 		{"chain address", `{"peerId":"0x059c779Fd53Eb799aF70Bb720960F6787eB4548D"}`, 400, `"status":"INVALID_PEERID"`},

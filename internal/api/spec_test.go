@@ -130,6 +130,8 @@ type specFixture struct {
 	self  *fakeNode          // the node under test
 	other *identity.Identity // a peer that answers pings; aliased "bob"
 	far   *identity.Identity // a peer that never answers
+	// stranger is a peer the node knows no address of.
+	stranger *identity.Identity
 	// closing is a peer whose outgoing channel is PendingToClose; messages
 	// to it find only depleted channels.
 	closing *identity.Identity
@@ -208,6 +210,9 @@ func specCases(f *specFixture) []specCase {
 		{name: "withdraw without currency", method: "POST", path: "/account/withdraw", body: `{"amount":"1","recipient":"` + wallet + `"}`, status: 400, code: CodeInvalidCurrency},
 		{name: "withdraw to bad address", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", "0x12"), status: 400, code: CodeInvalidAddress},
 		{name: "withdraw to a PeerId", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", bob), status: 400, code: CodeInvalidAddress},
+		{name: "withdraw to a lower-case address", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", strings.ToLower(wallet)), status: 200},
+		{name: "withdraw to an upper-case address", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", "0x"+strings.ToUpper(wallet[2:])), status: 200},
+		{name: "withdraw, wrong checksum", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", "0x035c68d5251AfF759Ea945A05783F2290EA0Accf"), status: 400, code: CodeInvalidAddress},
 		{name: "withdraw over balance", method: "POST", path: "/account/withdraw", body: withdraw("600000000000000000", "RELAY", wallet), status: 422, code: CodeNotEnoughBalance},
 		{name: "withdraw, contract refuses", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 422, code: CodeUnknownFailure, fault: errReverted},
 		{name: "withdraw, chain fails", method: "POST", path: "/account/withdraw", body: withdraw("1000", "RELAY", wallet), status: 500, code: CodeUnknownFailure, fault: errChainFault},
@@ -233,6 +238,11 @@ func specCases(f *specFixture) []specCase {
 		{name: "channels not including closed", method: "GET", path: "/channels?includingClosed=false", status: 200},
 		{name: "channels, bad flag", method: "GET", path: "/channels?includingClosed=yes", status: 400, code: CodeInvalidInput},
 		{name: "channels, flag 1", method: "GET", path: "/channels?includingClosed=1", status: 400, code: CodeInvalidInput},
+		{name: "channels, flag maybe", method: "GET", path: "/channels?includingClosed=maybe", status: 400, code: CodeInvalidInput},
+		{name: "channels, undecodable query", method: "GET", path: "/channels?includingClosed=%zz", status: 400, code: CodeInvalidInput},
+		{name: "channels, semicolon in query", method: "GET", path: "/channels?includingClosed=false;x=1", status: 400, code: CodeInvalidInput},
+		{name: "channels, flag twice", method: "GET", path: "/channels?includingClosed=true&includingClosed=false", status: 400, code: CodeInvalidInput},
+		{name: "channels, undecodable query, no chain", method: "GET", path: "/channels?includingClosed=%zz", status: 400, code: CodeInvalidInput, noChain: true},
 		{name: "channels, no chain", method: "GET", path: "/channels", status: 503, code: CodeUnknownFailure, noChain: true},
 
 		{name: "open channel", method: "POST", path: "/channels", body: open(far, "100000000000000000"), status: 201},
@@ -326,6 +336,7 @@ func specCases(f *specFixture) []specCase {
 		{name: "set alias", method: "POST", path: "/aliases", body: `{"peerId":"` + bob + `","alias":"carol"}`, status: 201},
 		{name: "set alias, bad peer", method: "POST", path: "/aliases", body: `{"peerId":"16Uiu2HAmNOPE","alias":"x"}`, status: 400, code: CodeInvalidPeerID},
 		{name: "set alias, reserved", method: "POST", path: "/aliases", body: `{"peerId":"` + bob + `","alias":"me"}`, status: 400, code: CodeInvalidInput},
+		{name: "set alias, a PeerId", method: "POST", path: "/aliases", body: `{"peerId":"` + bob + `","alias":"` + far + `"}`, status: 400, code: CodeInvalidInput},
 		{name: "set alias, unknown field", method: "POST", path: "/aliases", body: `{"peerid":"` + bob + `","alias":"x"}`, status: 400, code: CodeInvalidInput},
 		{name: "set alias, store fails", method: "POST", path: "/aliases", body: `{"peerId":"` + bob + `","alias":"x"}`, status: 500, code: CodeUnknownFailure, failing: true},
 		{name: "get alias", method: "GET", path: "/aliases/bob", status: 200},
@@ -333,7 +344,7 @@ func specCases(f *specFixture) []specCase {
 		{name: "get unknown alias", method: "GET", path: "/aliases/nobody", status: 404, code: CodePeerIDNotFound},
 		{name: "get alias, store fails", method: "GET", path: "/aliases/bob", status: 500, code: CodeUnknownFailure, failing: true},
 		{name: "delete alias", method: "DELETE", path: "/aliases/bob", status: 204},
-		{name: "delete unknown alias", method: "DELETE", path: "/aliases/nobody", status: 204},
+		{name: "delete unknown alias", method: "DELETE", path: "/aliases/nobody", status: 404, code: CodePeerIDNotFound},
 		{name: "delete me", method: "DELETE", path: "/aliases/me", status: 400, code: CodeInvalidInput},
 		{name: "delete alias, store fails", method: "DELETE", path: "/aliases/bob", status: 500, code: CodeUnknownFailure, failing: true},
 
@@ -343,6 +354,7 @@ func specCases(f *specFixture) []specCase {
 		{name: "ping, bad peer", method: "POST", path: "/node/ping", body: peerBody("0x035C68d5251AfF759Ea945A05783F2290EA0Accf"), status: 400, code: CodeInvalidPeerID},
 		{name: "ping self", method: "POST", path: "/node/ping", body: peerBody(f.self.PeerID().String()), status: 400, code: CodeInvalidPeerID},
 		{name: "ping, no answer", method: "POST", path: "/node/ping", body: peerBody(f.far.PeerID().String()), status: 422, code: CodeTimeout},
+		{name: "ping, unknown peer", method: "POST", path: "/node/ping", body: peerBody(f.stranger.PeerID().String()), status: 404, code: CodePeerIDNotFound},
 		{name: "info", method: "GET", path: "/node/info", status: 200},
 		{name: "info, no chain", method: "GET", path: "/node/info", status: 200, noChain: true},
 		{name: "info fails", method: "GET", path: "/node/info", status: 500, code: CodeUnknownFailure, fault: errChainFault},
@@ -364,6 +376,9 @@ func newSpecFixture(t *testing.T) *specFixture {
 	if f.closing, err = identity.Generate(); err != nil {
 		t.Fatal(err)
 	}
+	if f.stranger, err = identity.Generate(); err != nil {
+		t.Fatal(err)
+	}
 	f.self.peers = []PeerInfo{
 		{PeerID: f.other.PeerID().String(), MultiAddrs: []string{"/ip4/127.0.0.1/tcp/9091"}, Quality: 1, LastSeen: "2026-11-22T10:00:00.000Z", LatencyMs: 0.4, Connected: true},
 		{PeerID: f.far.PeerID().String(), MultiAddrs: []string{}, Quality: 0},
@@ -374,6 +389,8 @@ func newSpecFixture(t *testing.T) *specFixture {
 			return 1500 * time.Microsecond, nil
 		case f.self.PeerID():
 			return 0, p2p.ErrSelf
+		case f.stranger.PeerID():
+			return 0, fmt.Errorf("ping %s: %w", id, p2p.ErrNoAddress)
 		}
 		return 0, context.DeadlineExceeded
 	}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -79,6 +80,36 @@ func BenchmarkUnknownFields(b *testing.B) {
 	for b.Loop() {
 		if ok, _ := checkBody(v, body); ok {
 			b.Fatal("accepted")
+		}
+	}
+}
+
+// TestParseAddress: a mixed-case address must carry its EIP-55 checksum;
+// all lower and all upper case have none to check.
+func TestParseAddress(t *testing.T) {
+	const good = "0x035C68d5251AfF759Ea945A05783F2290EA0Accf"
+	tests := []struct {
+		in   string
+		want error
+	}{
+		{good, nil},
+		{strings.ToLower(good), nil},
+		{"0x" + strings.ToUpper(good[2:]), nil},
+		{good[2:], nil}, // without 0x, as go-ethereum reads it
+		{"0x035c68d5251AfF759Ea945A05783F2290EA0Accf", ErrAddressChecksum}, // one letter's case flipped
+		{"0x035C68d5251AfF759Ea945A05783F2290EA0AccF", ErrAddressChecksum},
+		{"035c68d5251AfF759Ea945A05783F2290EA0Accf", ErrAddressChecksum},
+		{"0x12", ErrInvalidAddress},
+		{"0x035C68d5251AfF759Ea945A05783F2290EA0Accg", ErrInvalidAddress},
+		{"", ErrInvalidAddress},
+	}
+	for _, tt := range tests {
+		a, err := ParseAddress(tt.in)
+		if !errors.Is(err, tt.want) || (err == nil) != (tt.want == nil) {
+			t.Errorf("ParseAddress(%q) = %v, want %v", tt.in, err, tt.want)
+		}
+		if err == nil && a.Hex() != good {
+			t.Errorf("ParseAddress(%q) = %s, want %s", tt.in, a.Hex(), good)
 		}
 	}
 }

@@ -2,6 +2,8 @@ package node
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -62,7 +65,14 @@ func (a apiNode) Aliases() (map[string]string, error) {
 }
 
 func (a apiNode) SetAlias(alias string, id peer.ID) error { return a.n.db.SetAlias(alias, id.String()) }
-func (a apiNode) DeleteAlias(alias string) error          { return a.n.db.DeleteAlias(alias) }
+
+func (a apiNode) DeleteAlias(alias string) error {
+	err := a.n.db.DeleteAlias(alias)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: %w", api.ErrAliasNotFound, err)
+	}
+	return err
+}
 
 func (a apiNode) Info(ctx context.Context) (api.Info, error) {
 	n := a.n

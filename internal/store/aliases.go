@@ -30,10 +30,15 @@ func (db *DB) Alias(alias string) (string, error) {
 	return out, err
 }
 
-// DeleteAlias removes an alias; removing an unknown alias is not an error.
+// DeleteAlias removes an alias, or returns ErrNotFound when it is not set
+// (and changes nothing).
 func (db *DB) DeleteAlias(alias string) error {
 	return db.bolt.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketAliases).Delete([]byte(alias))
+		b := tx.Bucket(bucketAliases)
+		if b.Get([]byte(alias)) == nil {
+			return fmt.Errorf("alias %q: %w", alias, ErrNotFound)
+		}
+		return b.Delete([]byte(alias))
 	})
 }
 

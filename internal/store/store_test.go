@@ -21,8 +21,8 @@ func TestAliasesPersist(t *testing.T) {
 	db.SetAlias("bob", "16Uiu2HAmB2")
 	db.SetAlias("gone", "x")
 	db.DeleteAlias("gone")
-	if err := db.DeleteAlias("never-there"); err != nil {
-		t.Fatal(err)
+	if err := db.DeleteAlias("never-there"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete an unknown alias: %v", err)
 	}
 	db.Close()
 

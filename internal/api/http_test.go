@@ -1,0 +1,113 @@
+package api
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// rawRequest sends request (a whole HTTP/1.1 request, as written) on a new
+// connection to addr and reads the answer, so that the path reaches the
+// server exactly as written.
+func rawRequest(t *testing.T, addr, request string) (*http.Response, []byte) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	conn.SetDeadline(time.Now().Add(30 * time.Second))
+	// The server may answer before it has read everything (431); a write
+	// error then is expected, the answer is what counts.
+	go io.WriteString(conn, request)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp, body
+}
+
+// TestPathsAreNeverRedirected: a path with ".", ".." or "//" segments gets
+// the token check and a JSON 404 (ServeMux answered a 307 redirect to the
+// clean path before any handler, also without a token); so does Prefix
+// itself (ServeMux redirected it to Prefix+"/").
+func TestPathsAreNeverRedirected(t *testing.T) {
+	srv, _ := newTestServer(t, false)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	tests := []struct {
+		method, path string
+		token        bool
+		status       int
+	}{
+		{"GET", "/api/v2/../api/v2/node/version", false, 403},
+		{"GET", "/api/v2/../api/v2/node/version", true, 404},
+		{"GET", "/api/v2//node/version", false, 403},
+		{"GET", "/api/v2//node/version", true, 404},
+		{"GET", "/api/v2/./node/version", true, 404},
+		{"GET", "/api/v2/node/version/..", true, 404},
+		{"GET", "/x/../api/v2/node/version", false, 403},
+		{"GET", "//api/v2/node/version", true, 404},
+		{"POST", "/api/v2/node/../aliases", true, 404},
+		{"DELETE", "/api/v2/aliases/bob/..", false, 403},
+		{"GET", "/a/../b", false, 404},
+		{"GET", "/api/v2", false, 403},
+		{"GET", "/api/v2", true, 404},
+		{"CONNECT", "/api/v2", true, 404},
+		{"CONNECT", "/api/v2/../x", true, 404},
+		{"GET", "/api/v2/node/version", true, 200}, // the control
+	}
+	for _, tt := range tests {
+		header := ""
+		if tt.token {
+			header = "x-auth-token: " + testToken + "\r\n"
+		}
+		resp, body := rawRequest(t, addr, tt.method+" "+tt.path+" HTTP/1.1\r\nHost: localhost\r\n"+header+"Content-Length: 0\r\nConnection: close\r\n\r\n")
+		if resp.StatusCode != tt.status || resp.Header.Get("Location") != "" {
+			t.Errorf("%s %s (token %v): %d Location %q %s, want %d", tt.method, tt.path, tt.token, resp.StatusCode, resp.Header.Get("Location"), body, tt.status)
+			continue
+		}
+		var e ErrorBody
+		if resp.Header.Get("Content-Type") != "application/json" || !json.Valid(body) {
+			t.Errorf("%s %s: not JSON: %q %s", tt.method, tt.path, resp.Header.Get("Content-Type"), body)
+		}
+		if tt.status == 404 && (json.Unmarshal(body, &e) != nil || e.Status != CodeNotFound) {
+			t.Errorf("%s %s: %s, want %s", tt.method, tt.path, body, CodeNotFound)
+		}
+		if tt.status == 403 && string(body) != want403 {
+			t.Errorf("%s %s: %s, want the seed's 403", tt.method, tt.path, body)
+		}
+	}
+}
+
+// TestUndecodableQuery: a query string url.Values cannot decode is refused,
+// on every operation and before it runs (it read as an absent parameter).
+func TestUndecodableQuery(t *testing.T) {
+	srv, n := newTestServer(t, false)
+	n.aliases["bob"] = n.PeerID().String()
+	for _, tt := range []struct{ method, path string }{
+		{"GET", "/api/v2/channels?includingClosed=%zz"},
+		{"GET", "/api/v2/channels?includingClosed=true;x=1"},
+		{"GET", "/api/v2/node/version?x=%"},
+		{"DELETE", "/api/v2/aliases/bob?%zz"},
+	} {
+		status, _, body := do(t, tt.method, srv.URL+tt.path, auth)
+		var e ErrorBody
+		if status != http.StatusBadRequest || json.Unmarshal([]byte(body), &e) != nil || e.Status != CodeInvalidInput ||
+			!strings.Contains(e.Error, "query string is not valid URL encoding") {
+			t.Errorf("%s %s: %d %s", tt.method, tt.path, status, body)
+		}
+	}
+	if _, ok := n.aliases["bob"]; !ok {
+		t.Fatal("a refused DELETE removed the alias")
+	}
+}
