@@ -71,7 +71,7 @@ func Load(path, password string) (*Identity, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read keystore: %w", err)
 	}
-	k, err := keystore.DecryptKey(data, password)
+	k, err := decryptKey(data, password)
 	if errors.Is(err, keystore.ErrDecrypt) {
 		return nil, fmt.Errorf("%s: %w", path, ErrWrongPassword)
 	}
