@@ -69,7 +69,8 @@ type Ledger struct {
 	in       map[[32]byte]*inChannel
 	out      map[[32]byte]*outChannel
 	pending  uint64
-	unsaved  counters // rejected and neglected not yet persisted
+	unsaved  counters   // rejected and neglected not yet persisted
+	flushMu  sync.Mutex // one flush at a time, so Statistics waits for one under way
 	redeemMu sync.Mutex
 	stopped  atomic.Bool // Run ended: no more outgoing tickets (saveIssued stored them all)
 }
@@ -175,6 +176,8 @@ func (l *Ledger) Run(ctx context.Context) error {
 }
 
 func (l *Ledger) flush() error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
 	l.mu.Lock()
 	c := l.unsaved
 	l.unsaved = counters{}
@@ -619,8 +622,13 @@ type Statistics struct {
 	RejectedValue uint256.Int
 }
 
-// Statistics returns the ticket statistics.
+// Statistics returns the ticket statistics. Every count but Pending is read from the store,
+// after the neglected and rejected tickets counted in memory since the last flush are stored:
+// a count once shown never drops, also when the process is killed.
 func (l *Ledger) Statistics() (Statistics, error) {
+	if err := l.flush(); err != nil {
+		return Statistics{}, err
+	}
 	c, err := l.cfg.Store.TicketCounters()
 	if err != nil {
 		return Statistics{}, fmt.Errorf("ticket counters: %w", err)
@@ -637,9 +645,6 @@ func (l *Ledger) Statistics() (Statistics, error) {
 	}
 	l.mu.Lock()
 	s.Pending = l.pending
-	s.Neglected += l.unsaved.neglected
-	s.Rejected += l.unsaved.rejected
-	s.RejectedValue.Add(&s.RejectedValue, &l.unsaved.rejectedValue)
 	l.mu.Unlock()
 	if settled := s.Redeemed + s.LosingTickets; settled > 0 {
 		s.WinProportion = float64(s.Redeemed) / float64(settled)

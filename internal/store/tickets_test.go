@@ -237,3 +237,41 @@ func TestUnredeemedCountersAreAddedToAnOlderStore(t *testing.T) {
 	db = reopen(t, db, dir)
 	unredeemed(t, db, 2, tickets.AmountFor(4))
 }
+
+// TestTicketCountersSurviveReopen: every counter read before the store is closed (or the process
+// dies: each change is its own synced transaction) reads the same after it is reopened.
+func TestTicketCountersSurviveReopen(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acked []AckedTicket
+	for i := uint64(1); i <= 5; i++ {
+		acked = append(acked, signedTestTicket(t, 1, i, tickets.AmountFor(int(i))))
+	}
+	if err := db.SaveAcknowledgedTickets(acked); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range []Outcome{OutcomeRedeemed, OutcomeRedeemed, OutcomeLosing, OutcomeNeglected} {
+		if err := db.SettleTicket(acked[i].Ticket.ChannelID, 1, acked[i].Ticket.Index, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.AddTicketCounters(3, 2, tickets.AmountFor(7)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := db.TicketCounters()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := TicketCounters{Unredeemed: 1, UnredeemedValue: tickets.AmountFor(5), Redeemed: 2, RedeemedValue: tickets.AmountFor(3),
+		Losing: 1, Neglected: 4, Rejected: 2, RejectedValue: tickets.AmountFor(7)}
+	if before != want {
+		t.Fatalf("counters %+v, want %+v", before, want)
+	}
+	db = reopen(t, db, dir)
+	if after, err := db.TicketCounters(); err != nil || after != before {
+		t.Fatalf("counters after reopening %+v (%v), before %+v", after, err, before)
+	}
+}
