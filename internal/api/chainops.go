@@ -169,13 +169,14 @@ func ParseAddress(s string) (common.Address, error) {
 	return common.HexToAddress(s), nil
 }
 
-// ParseAmount reads a positive decimal integer amount in wei.
+// ParseAmount reads a positive decimal integer amount in wei that fits a uint256 (every
+// amount the contracts take).
 func ParseAmount(v string) (*big.Int, bool) {
 	if v == "" || len(v) > 78 || strings.TrimLeft(v, "0123456789") != "" {
 		return nil, false
 	}
 	a, ok := new(big.Int).SetString(v, 10)
-	return a, ok && a.Sign() > 0
+	return a, ok && a.Sign() > 0 && a.BitLen() <= 256
 }
 
 // amountParam parses a client's amount, answering 400 INVALID_AMOUNT when it
