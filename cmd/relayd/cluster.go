@@ -90,6 +90,8 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.StringVar(&cfg.EnvFile, "env", cfg.EnvFile, "file the cluster's export lines are written to once every node is ready")
 	fs.DurationVar(&cfg.StageTimeout, "stageTimeout", cfg.StageTimeout, "bound of each waiting stage (announcements, channel indexing)")
 	fs.DurationVar(&cfg.StopTimeout, "stopTimeout", cfg.StopTimeout, "how long a node may take to stop after SIGTERM before it is killed")
+	fs.StringVar(&cfg.Topology, "topology", cfg.Topology, "mesh: the cluster opens a channel from every node to every other; sparse: every node runs the promiscuous strategy and opens --maxChannels channels on its own")
+	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "with --topology sparse: the channels each node's strategy opens")
 	fs.BoolVar(&cfg.NetNS, "netns", false, "root only: run every node in its own network namespace on a bridge (node N at 10.77.0.(N+1), the chain at 10.77.0.1), as on separate hosts")
 	fs.StringVar(&cfg.LinkRate, "linkRate", "", "with --netns: limit every node's link in each direction (tc tbf rate, e.g. 10mbit)")
 	if err := fs.Parse(args); err != nil {

@@ -111,3 +111,22 @@ func (c nodeClient) openChannel(ctx context.Context, peerID, amount string) erro
 	}
 	return err
 }
+
+// openOutgoing counts the node's open outgoing channels (GET /channels).
+func (c nodeClient) openOutgoing(ctx context.Context) (int, error) {
+	var chs struct {
+		Outgoing []struct {
+			Status string `json:"status"`
+		} `json:"outgoing"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/channels", nil, http.StatusOK, &chs); err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, ch := range chs.Outgoing {
+		if ch.Status == "Open" {
+			n++
+		}
+	}
+	return n, nil
+}

@@ -259,7 +259,7 @@ func (c *cluster) startChain(ctx context.Context) error {
 // tokensPerNode is what each node receives: its channels' funding and
 // SpareTokens.
 func (c *cluster) tokensPerNode() *big.Int {
-	t := new(big.Int).Mul(c.cfg.ChannelFunding, big.NewInt(int64(c.cfg.Nodes-1)))
+	t := new(big.Int).Mul(c.cfg.ChannelFunding, big.NewInt(int64(c.cfg.channelsPerNode())))
 	return t.Add(t, SpareTokens)
 }
 
@@ -304,6 +304,11 @@ func (c *cluster) nodeArgs(m *member) []string {
 	}
 	if c.cfg.ProfilePortBase != 0 {
 		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))
+	}
+	if c.cfg.Topology == Sparse {
+		args = append(args, "--strategy", "promiscuous", "--maxChannels", strconv.Itoa(c.cfg.MaxChannels),
+			"--channelFunding", formatTokens(c.cfg.ChannelFunding), "--strategyInterval", DefaultStrategyInterval.String(),
+			"--heartbeatInterval", DefaultStrategyInterval.String())
 	}
 	return args
 }
@@ -368,6 +373,9 @@ func (c *cluster) bringUp(ctx context.Context) error {
 		return err
 	}
 	c.progress("announce: every node is up and sees %d announced nodes (%s)", n, since(t0))
+	if c.cfg.Topology == Sparse {
+		return c.awaitStrategies(ctx)
+	}
 
 	t0 = time.Now()
 	g, gctx := errgroup.WithContext(ctx)
@@ -415,6 +423,21 @@ func (c *cluster) bringUp(ctx context.Context) error {
 		return err
 	}
 	c.progress("ready: every node sees %d channels and its %d peers (%s)", n*(n-1), n-1, since(t0))
+	return nil
+}
+
+// awaitStrategies waits until every node's promiscuous strategy has opened
+// its channels.
+func (c *cluster) awaitStrategies(ctx context.Context) error {
+	t0 := time.Now()
+	want := c.cfg.channelsPerNode()
+	if err := c.waitAll(ctx, fmt.Sprintf("opened %d channels by its strategy", want), func(ctx context.Context, m *member) (bool, error) {
+		open, err := m.client.openOutgoing(ctx)
+		return err == nil && open >= want, nil
+	}); err != nil {
+		return err
+	}
+	c.progress("ready: every node opened %d channels of %s tokens by its promiscuous strategy (%s)", want, formatTokens(c.cfg.ChannelFunding), since(t0))
 	return nil
 }
 
@@ -468,8 +491,12 @@ func (c *cluster) printReady() {
 	}
 	c.outMu.Lock()
 	defer c.outMu.Unlock()
-	fmt.Fprintf(c.out, "\nrelayd cluster ready in %s: %d nodes, a full mesh of %d channels of %s tokens each, chain %s\n\n",
-		since(c.start), len(c.nodes), len(c.nodes)*(len(c.nodes)-1), formatTokens(c.cfg.ChannelFunding), c.chain.RPCURL())
+	shape := fmt.Sprintf("a full mesh of %d channels", len(c.nodes)*(len(c.nodes)-1))
+	if c.cfg.Topology == Sparse {
+		shape = fmt.Sprintf("a sparse network of %d channels per node opened by the nodes' strategies", c.cfg.channelsPerNode())
+	}
+	fmt.Fprintf(c.out, "\nrelayd cluster ready in %s: %d nodes, %s of %s tokens each, chain %s\n\n",
+		since(c.start), len(c.nodes), shape, formatTokens(c.cfg.ChannelFunding), c.chain.RPCURL())
 	fmt.Fprint(c.out, RenderTable(infos))
 	if c.cfg.APIToken == config.ClusterDefaultToken {
 		fmt.Fprintf(c.out, "\nAPI token: %s (the published local default; nodes accept it only on 127.0.0.1)\n", c.cfg.APIToken)

@@ -28,9 +28,26 @@ const (
 	DefaultStopTimeout   = 15 * time.Second
 	// MinNodes is the smallest cluster that can relay a paid message.
 	MinNodes = 4
-	// MaxNodes bounds the node count: a full mesh of n nodes needs n×(n-1)
+	// MaxNodes bounds the node count of a full mesh: n nodes need n×(n-1)
 	// channels, two transactions each.
 	MaxNodes = 20
+	// MaxSparseNodes bounds the node count of a sparse network.
+	MaxSparseNodes = 100
+	// DefaultMaxChannels is how many channels each node of a sparse network
+	// opens by its strategy.
+	DefaultMaxChannels = 4
+	// DefaultStrategyInterval is the channel strategy's tick in a sparse
+	// network: short, so that the network forms in seconds.
+	DefaultStrategyInterval = 2 * time.Second
+)
+
+// Topologies.
+const (
+	// Mesh: the cluster opens a channel from every node to every other.
+	Mesh = "mesh"
+	// Sparse: the cluster opens nothing; every node runs the promiscuous
+	// channel strategy and opens MaxChannels channels on its own.
+	Sparse = "sparse"
 )
 
 var (
@@ -96,6 +113,12 @@ type Config struct {
 	// LinkRate, with NetNS, limits every node's link in each direction
 	// (tc tbf rate, e.g. "10mbit").
 	LinkRate string
+	// Topology is Mesh (the default) or Sparse.
+	Topology string
+	// MaxChannels is, with Sparse, each node's maxChannels setting
+	// (DefaultMaxChannels); the cluster is ready once every node has opened
+	// min(MaxChannels, Nodes-1) channels.
+	MaxChannels int
 }
 
 // DefaultConfig returns the configuration `relayd cluster` starts with.
@@ -111,9 +134,27 @@ func DefaultConfig() Config {
 		MixDelayMax:    DefaultMixDelayMax,
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,
+		Topology:       Mesh,
+		MaxChannels:    DefaultMaxChannels,
 		StageTimeout:   DefaultStageTimeout,
 		StopTimeout:    DefaultStopTimeout,
 	}
+}
+
+func (c Config) maxNodes() int {
+	if c.Topology == Sparse {
+		return MaxSparseNodes
+	}
+	return MaxNodes
+}
+
+// channelsPerNode is how many channels each node opens: every other node in
+// a mesh, its strategy's share in a sparse network.
+func (c Config) channelsPerNode() int {
+	if c.Topology == Sparse {
+		return min(c.MaxChannels, c.Nodes-1)
+	}
+	return c.Nodes - 1
 }
 
 // FieldError is a configuration problem about one flag of `relayd cluster`.
@@ -157,8 +198,12 @@ func (c Config) Validate() error {
 	switch {
 	case c.Executable == "":
 		return &FieldError{"executable", "is required: the relayd binary the nodes run"}
-	case c.Nodes < MinNodes || c.Nodes > MaxNodes:
-		return &FieldError{"nodes", fmt.Sprintf("must be between %d and %d (a paid message needs a sender, 2 relayers and a recipient)", MinNodes, MaxNodes)}
+	case c.Topology != Mesh && c.Topology != Sparse:
+		return &FieldError{"topology", "must be mesh or sparse"}
+	case c.Nodes < MinNodes || c.Nodes > c.maxNodes():
+		return &FieldError{"nodes", fmt.Sprintf("must be between %d and %d for a %s network (a paid message needs a sender, 2 relayers and a recipient)", MinNodes, c.maxNodes(), c.Topology)}
+	case c.Topology == Sparse && (c.MaxChannels < 2 || c.MaxChannels > config.MaxChannelsLimit):
+		return &FieldError{"maxChannels", fmt.Sprintf("must be between 2 and %d", config.MaxChannelsLimit)}
 	case len(c.APIToken) < config.MinTokenLength:
 		return &FieldError{"apiToken", fmt.Sprintf("must be at least %d characters long", config.MinTokenLength)}
 	case c.ClosurePeriod <= 0 || c.ClosurePeriod%time.Second != 0:

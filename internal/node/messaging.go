@@ -201,8 +201,15 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 		}
 		g.Edges = append(g.Edges, e)
 	}
+	// Two relayers where such a path exists; in a sparse graph three, the most a packet carries
+	// (the sender then pays 0.03).
 	m.rngMu.Lock()
 	nodes, err := path.Select(m.rng, g, self, to, path.DefaultRelayers, tickets.AmountFor(1))
+	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
+		if longer, lerr := path.Select(m.rng, g, self, to, path.MaxRelayers, tickets.AmountFor(1)); lerr == nil {
+			nodes, err = longer, nil
+		}
+	}
 	m.rngMu.Unlock()
 	if err != nil {
 		return nil, sendError(err)

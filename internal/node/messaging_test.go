@@ -238,3 +238,26 @@ func TestPathAvoidsASpentChannel(t *testing.T) {
 	}
 	refused("both of A's channels are spent")
 }
+
+// TestThreeRelayersWhereTwoCannotReach: in a sparse graph with no path of 2 relayers to the
+// recipient, POST /messages takes a path of 3 (the most a packet carries) instead of refusing:
+// A → R1 → R2 → R3 → B, R1's ticket worth 0.03.
+func TestThreeRelayersWhereTwoCannotReach(t *testing.T) {
+	net := newTestNet(t, 5)
+	a, r1, r2, r3, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
+	net.open(a, r1, tokens(1))
+	net.open(r1, r2, tokens(1))
+	net.open(r2, r3, tokens(1))
+	net.open(r3, b, tokens(1))
+	bFrames := watch(t, b)
+	net.mustCall(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"the long way","recipient":%q}`, b.id.PeerID()), http.StatusAccepted, nil)
+	expectMessage(t, bFrames, "the long way")
+	var tks []ticketView
+	net.eventually("R1 holds the first ticket", func() bool {
+		net.mustCall(r1, http.MethodGet, "/tickets", "", http.StatusOK, &tks)
+		return len(tks) == 1
+	})
+	if want := new(big.Int).Mul(centToken, big.NewInt(3)).String(); tks[0].Amount != want {
+		t.Fatalf("R1's ticket is worth %s, want %s (three relayers ahead)", tks[0].Amount, want)
+	}
+}

@@ -33,6 +33,12 @@ func (w strategyWorld) State(ctx context.Context) (strategy.State, error) {
 		quality[p.ID.String()] = p.Quality
 	}
 	snap := s.graph.Snapshot()
+	incoming := map[common.Address]int{}
+	for _, c := range snap.Channels() {
+		if c.Status == channels.Open && c.Source != self {
+			incoming[c.Destination]++
+		}
+	}
 	for _, a := range snap.Peers() {
 		if a.Account == self {
 			continue
@@ -41,7 +47,7 @@ func (w strategyWorld) State(ctx context.Context) (strategy.State, error) {
 		if err != nil {
 			continue
 		}
-		st.Peers = append(st.Peers, strategy.Peer{Address: a.Account, Quality: quality[id.String()]})
+		st.Peers = append(st.Peers, strategy.Peer{Address: a.Account, Quality: quality[id.String()], Incoming: incoming[a.Account]})
 	}
 	now := time.Now()
 	for _, c := range snap.Outgoing(self) {

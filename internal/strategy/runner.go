@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -43,9 +44,12 @@ type RunnerConfig struct {
 }
 
 // Runner ticks a strategy: at every tick it decides on the World's State and carries the actions
-// out, one after the other.
+// out, one after the other. It opens channels only once the announced peers are the same as at
+// the tick before: a node that has just started, or a network whose nodes are still announcing
+// themselves, would otherwise give every channel to the few nodes it learned of first.
 type Runner struct {
-	cfg RunnerConfig
+	cfg   RunnerConfig
+	peers map[common.Address]bool // the announced peers at the last tick
 }
 
 // ErrBadRunner means a required RunnerConfig field is missing.
@@ -84,6 +88,18 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 }
 
+// settled reports whether peers are the ones of the last tick, and remembers them.
+func (r *Runner) settled(peers []Peer) bool {
+	same := len(peers) == len(r.peers)
+	next := make(map[common.Address]bool, len(peers))
+	for _, p := range peers {
+		next[p.Address] = true
+		same = same && r.peers[p.Address]
+	}
+	r.peers = next
+	return same
+}
+
 // Tick decides once and carries the actions out; it returns them with the error of each (nil
 // when it succeeded).
 func (r *Runner) Tick(ctx context.Context) ([]Action, []error) {
@@ -99,6 +115,9 @@ func (r *Runner) Tick(ctx context.Context) ([]Action, []error) {
 		return nil, nil
 	}
 	actions := Decide(p, st, r.cfg.Rand)
+	if !r.settled(st.Peers) {
+		actions = slices.DeleteFunc(actions, func(a Action) bool { return a.Kind == Open })
+	}
 	errs := make([]error, len(actions))
 	for i, a := range actions {
 		if ctx.Err() != nil {

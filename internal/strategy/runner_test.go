@@ -66,6 +66,9 @@ func TestRunnerConverges(t *testing.T) {
 		t.Fatalf("passive acted: %+v", as)
 	}
 	policy.Strategy = Promiscuous // a setting changed: read at the next tick
+	if as, _ := r.Tick(t.Context()); len(as) != 0 {
+		t.Fatalf("opened before the peers were seen twice: %+v", as)
+	}
 	for range 5 {
 		r.Tick(t.Context())
 	}
@@ -92,6 +95,22 @@ func TestRunnerConverges(t *testing.T) {
 	r.Tick(t.Context())
 	r.Tick(t.Context())
 	if _, ok := w.open[gone]; ok || len(w.open) != 4 {
+		t.Fatalf("channel to an unreachable peer kept, or not replaced: %d open", len(w.open))
+	}
+	// A newly announced peer holds back openings for one tick.
+	w.peers = append(w.peers, Peer{Address: addr(99), Quality: 1})
+	dropped := 0
+	for p := range w.open { // two channels closed elsewhere: room for two
+		if dropped < 2 {
+			delete(w.open, p)
+			dropped++
+		}
+	}
+	if as, _ := r.Tick(t.Context()); len(as) != 0 {
+		t.Fatalf("opened while the peers changed: %+v", as)
+	}
+	r.Tick(t.Context())
+	if len(w.open) != 4 {
 		t.Fatalf("channel to an unreachable peer kept, or not replaced: %d open", len(w.open))
 	}
 }

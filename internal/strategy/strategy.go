@@ -8,8 +8,12 @@
 //     CloseQuality, which takes several failed heartbeats in a row) or which is depleted (balance
 //     below DepletedBelow: it can no longer pay a message's first ticket);
 //   - then open channels of ChannelFunding to peers with quality at least OpenQuality that the node
-//     has no channel to, picked at random, until it has MaxChannels open outgoing channels, at most
-//     MaxOpensPerTick at a time, and never more than its token balance pays for.
+//     has no channel to, until it has MaxChannels open outgoing channels, at most MaxOpensPerTick
+//     at a time, and never more than its token balance pays for. Peers are picked at random,
+//     weighted by 1/(1+incoming)² where incoming counts the open channels other nodes have to the
+//     peer: a node nobody pays yet is the likeliest pick, so that every node becomes reachable as
+//     a relayer and a recipient, instead of the first nodes announced collecting every channel
+//     (what happened to the original node's promiscuous strategy in sparse networks).
 //
 // It also finalizes the closure of its outgoing channels once their closure period is over, so
 // that their balance returns. Passive opens and closes nothing.
@@ -52,7 +56,7 @@ const (
 	DefaultMaxChannels     = 5
 	DefaultOpenQuality     = 0.5
 	DefaultCloseQuality    = 0.1
-	DefaultMaxOpensPerTick = 5
+	DefaultMaxOpensPerTick = 2
 )
 
 // Policy is a strategy and its parameters.
@@ -98,6 +102,8 @@ type Peer struct {
 	Address common.Address
 	// Quality is its heartbeat quality in [0, 1].
 	Quality float64
+	// Incoming counts the open channels other nodes have to it.
+	Incoming int
 }
 
 // Channel is one of the node's outgoing channels that is open (or opening).
@@ -182,24 +188,42 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 			kept++
 		}
 	}
-	var candidates []common.Address
+	var candidates []Peer
 	for _, pe := range st.Peers {
 		if !busy[pe.Address] && pe.Quality >= p.OpenQuality {
-			candidates = append(candidates, pe.Address)
+			candidates = append(candidates, pe)
 		}
 	}
-	// A stable order before shuffling, so that r alone decides.
-	slices.SortFunc(candidates, func(a, b common.Address) int { return a.Cmp(b) })
-	r.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+	// A stable order before drawing, so that r alone decides.
+	slices.SortFunc(candidates, func(a, b Peer) int { return a.Address.Cmp(b.Address) })
 	left := new(big.Int)
 	if st.Balance != nil {
 		left.Set(st.Balance)
 	}
-	for opens := 0; opens < len(candidates) && opens < p.MaxOpensPerTick && kept < p.MaxChannels && left.Cmp(p.ChannelFunding) >= 0; opens++ {
-		a := candidates[opens]
-		out = append(out, Action{Kind: Open, Peer: a, Amount: new(big.Int).Set(p.ChannelFunding), Reason: fmt.Sprintf("quality %.2f", quality[a])})
+	for opens := 0; len(candidates) > 0 && opens < p.MaxOpensPerTick && kept < p.MaxChannels && left.Cmp(p.ChannelFunding) >= 0; opens++ {
+		i := draw(candidates, r)
+		pe := candidates[i]
+		candidates = slices.Delete(candidates, i, i+1)
+		out = append(out, Action{Kind: Open, Peer: pe.Address, Amount: new(big.Int).Set(p.ChannelFunding),
+			Reason: fmt.Sprintf("quality %.2f, %d incoming channels", pe.Quality, pe.Incoming)})
 		left.Sub(left, p.ChannelFunding)
 		kept++
 	}
 	return out
+}
+
+// draw picks the index of a peer at random, weighted by 1/(1+incoming)².
+func draw(ps []Peer, r *rand.Rand) int {
+	weight := func(p Peer) float64 { d := float64(1 + max(p.Incoming, 0)); return 1 / (d * d) }
+	total := 0.0
+	for _, p := range ps {
+		total += weight(p)
+	}
+	x := r.Float64() * total
+	for i, p := range ps {
+		if x -= weight(p); x < 0 {
+			return i
+		}
+	}
+	return len(ps) - 1
 }

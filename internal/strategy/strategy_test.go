@@ -35,7 +35,7 @@ func count(as []Action, k Kind) int {
 }
 
 func TestDecide(t *testing.T) {
-	promiscuous := Policy{Strategy: Promiscuous, MaxChannels: 3, ChannelFunding: tok(10), DepletedBelow: tok(1)}
+	promiscuous := Policy{Strategy: Promiscuous, MaxChannels: 3, MaxOpensPerTick: 5, ChannelFunding: tok(10), DepletedBelow: tok(1)}
 	peers := func(qs ...float64) []Peer {
 		var out []Peer
 		for i, q := range qs {
@@ -128,11 +128,37 @@ func TestDecideSpreads(t *testing.T) {
 	}
 	picked := map[common.Address]bool{}
 	for seed := range uint64(10) {
-		for _, a := range Decide(Policy{Strategy: Promiscuous, ChannelFunding: tok(1)}, State{Balance: tok(100), Peers: ps}, rand.New(rand.NewPCG(seed, 2))) {
+		for _, a := range Decide(Policy{Strategy: Promiscuous, MaxOpensPerTick: 5, ChannelFunding: tok(1)}, State{Balance: tok(100), Peers: ps}, rand.New(rand.NewPCG(seed, 2))) {
 			picked[a.Peer] = true
 		}
 	}
 	if len(picked) < 15 {
 		t.Fatalf("10 nodes picked only %d distinct peers of 20", len(picked))
+	}
+}
+
+// TestDecidePrefersUnpaidPeers: a peer nobody has a channel to is the likeliest pick, so that
+// nodes announced late are not left without incoming channels.
+func TestDecidePrefersUnpaidPeers(t *testing.T) {
+	var ps []Peer
+	for i := range 10 {
+		ps = append(ps, Peer{Address: addr(byte(i + 1)), Quality: 1, Incoming: 5})
+	}
+	ps[7].Incoming = 0
+	hits := 0
+	const draws = 400
+	r := rand.New(rand.NewPCG(7, 7))
+	for range draws {
+		as := Decide(Policy{Strategy: Promiscuous, MaxOpensPerTick: 1, ChannelFunding: tok(1)}, State{Balance: tok(100), Peers: ps}, r)
+		if len(as) != 1 {
+			t.Fatalf("%d actions", len(as))
+		}
+		if as[0].Peer == ps[7].Address {
+			hits++
+		}
+	}
+	// Weight 1 against 9 × 1/36: the unpaid peer is drawn 80 % of the time.
+	if hits < draws*7/10 || hits > draws*9/10 {
+		t.Fatalf("the peer without incoming channels was drawn %d times of %d, want about 80 %%", hits, draws)
 	}
 }
