@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -109,5 +110,78 @@ func TestUndecodableQuery(t *testing.T) {
 	}
 	if _, ok := n.aliases["bob"]; !ok {
 		t.Fatal("a refused DELETE removed the alias")
+	}
+}
+
+// TestListenerEnvelope: the answers net/http writes by itself before any
+// handler, a plain-text 431 for headers over 1 MiB and 400 for a malformed
+// request, carry the JSON envelope on the REST server's listener; other
+// requests, on the same connection too, pass unchanged.
+func TestListenerEnvelope(t *testing.T) {
+	s, err := New(newFakeNode(t).config(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(s)
+	srv.Listener = Listener(srv.Listener)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	addr := srv.Listener.Addr().String()
+	get := "GET /api/v2/node/version HTTP/1.1\r\nHost: localhost\r\nx-auth-token: " + testToken + "\r\n"
+
+	tests := []struct {
+		name, request string
+		status        int
+		msg           string
+	}{
+		{"header over 1 MiB", get + "x-big: " + strings.Repeat("a", 1<<20+8<<10) + "\r\n\r\n", http.StatusRequestHeaderFieldsTooLarge, "request headers are too large"},
+		{"many headers over 1 MiB", get + strings.Repeat("x-a: "+strings.Repeat("b", 1000)+"\r\n", 1100) + "\r\n", http.StatusRequestHeaderFieldsTooLarge, "request headers are too large"},
+		{"no Host", "GET /api/v2/node/version HTTP/1.1\r\n\r\n", http.StatusBadRequest, "malformed request: missing required Host header"},
+		{"garbage", "NOT HTTP\r\n\r\n", http.StatusBadRequest, "malformed request"},
+		{"unknown transfer encoding", "POST /api/v2/node/ping HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n", http.StatusNotImplemented, "malformed request: Unsupported transfer encoding"},
+	}
+	for _, tt := range tests {
+		resp, body := rawRequest(t, addr, tt.request)
+		var e ErrorBody
+		if resp.StatusCode != tt.status || resp.Header.Get("Content-Type") != "application/json" ||
+			json.Unmarshal(body, &e) != nil || e.Status != CodeInvalidInput || !strings.HasPrefix(e.Error, tt.msg) {
+			t.Errorf("%s: %d %q %.200s, want %d %s", tt.name, resp.StatusCode, resp.Header.Get("Content-Type"), body, tt.status, tt.msg)
+		}
+	}
+
+	// Two requests on one connection, the second just under the limit.
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	rd := bufio.NewReader(conn)
+	for _, extra := range []string{"", "x-big: " + strings.Repeat("a", 1<<20-1024) + "\r\n"} {
+		if _, err := io.WriteString(conn, get+extra+"\r\n"); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(rd, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || string(body) != "\"9.9.9\"\n" {
+			t.Fatalf("through the listener: %d %s", resp.StatusCode, body)
+		}
+	}
+}
+
+func TestParseCanned(t *testing.T) {
+	for _, p := range []string{
+		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nDate: x\r\nContent-Length: 2\r\n\r\n{}",
+		"HTTP/1.1 431 Request Header Fields Too Large\r\nDate: x" + cannedHeaders,
+		"HTTP/1.1 200 OK" + cannedHeaders + "ok",
+		`{"status":"x"}`,
+		"HTTP/1.1 ",
+	} {
+		if _, _, ok := parseCanned([]byte(p)); ok {
+			t.Errorf("%q taken for an answer of net/http's own", p)
+		}
 	}
 }

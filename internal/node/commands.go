@@ -92,8 +92,8 @@ func (n *Node) cmdAlias(_ context.Context, args string) ([]string, error) {
 	if err != nil {
 		return nil, &ws.UsageError{Reason: fmt.Sprintf("%q is not a valid PeerId", fields[0])}
 	}
-	if !api.ValidAlias(fields[1]) || fields[1] == api.MeAlias {
-		return nil, &ws.UsageError{Reason: fmt.Sprintf("%q cannot be an alias", fields[1])}
+	if err := api.CheckAlias(fields[1]); err != nil {
+		return nil, &ws.UsageError{Reason: err.Error()}
 	}
 	if err := n.db.SetAlias(fields[1], id.String()); err != nil {
 		return nil, err
@@ -101,20 +101,28 @@ func (n *Node) cmdAlias(_ context.Context, args string) ([]string, error) {
 	return []string{fmt.Sprintf("Set alias %s -> %s", fields[1], id)}, nil
 }
 
-// resolvePeer turns an operator's peer argument (alias or PeerId) into a
-// PeerId.
+// resolvePeer turns an operator's peer argument into a PeerId: "me" is this
+// node, a valid PeerId is itself, anything else is looked up as an alias.
+// It is the one resolver of every command that names a peer. A PeerId is
+// read before the aliases so that an alias spelt like a PeerId (refused
+// since, but a store may hold one) cannot stand for another peer.
 func (n *Node) resolvePeer(s string) (peer.ID, error) {
 	if s == api.MeAlias {
 		return n.id.PeerID(), nil
 	}
-	if v, err := n.db.Alias(s); err == nil {
-		return peer.Decode(v)
-	} else if !errors.Is(err, store.ErrNotFound) {
+	if id, err := p2p.ParsePeerID(s); err == nil {
+		return id, nil
+	}
+	v, err := n.db.Alias(s)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return "", fmt.Errorf("%q is neither an alias nor a valid PeerId", s)
+	case err != nil:
 		return "", err
 	}
-	id, err := p2p.ParsePeerID(s)
+	id, err := p2p.ParsePeerID(v)
 	if err != nil {
-		return "", fmt.Errorf("%q is neither an alias nor a valid PeerId", s)
+		return "", fmt.Errorf("alias %q names %q, which is not a valid PeerId", s, v)
 	}
 	return id, nil
 }

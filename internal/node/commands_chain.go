@@ -7,7 +7,6 @@ import (
 	"math/big"
 	"strings"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/api"
@@ -163,25 +162,29 @@ func (n *Node) cmdWithdraw(ctx context.Context, args string) ([]string, error) {
 	if len(f) != 3 {
 		return nil, &ws.UsageError{Reason: "withdraw needs an amount, a currency and an address"}
 	}
-	if n.chain == nil {
-		return nil, errNoChainCmd
-	}
 	amount, err := parseTokens(f[0])
 	if err != nil {
 		return nil, &ws.UsageError{Reason: err.Error()}
+	}
+	to, err := api.ParseAddress(f[2])
+	switch {
+	case errors.Is(err, api.ErrAddressChecksum):
+		return nil, &ws.UsageError{Reason: fmt.Sprintf("%q has a wrong EIP-55 checksum (mixed case): check the address", f[2])}
+	case err != nil:
+		return nil, &ws.UsageError{Reason: fmt.Sprintf("%q is not a 0x address", f[2])}
+	}
+	if n.chain == nil {
+		return nil, errNoChainCmd
 	}
 	native := strings.EqualFold(f[1], api.NativeCurrency)
 	if !native && !strings.EqualFold(f[1], n.chain.client.TokenSymbol()) {
 		return nil, &ws.UsageError{Reason: "currency must be " + api.NativeCurrency + " or " + n.chain.client.TokenSymbol()}
 	}
-	if !common.IsHexAddress(f[2]) {
-		return nil, &ws.UsageError{Reason: fmt.Sprintf("%q is not a 0x address", f[2])}
-	}
-	tx, err := chainAPI{n.chain}.Withdraw(ctx, native, amount, common.HexToAddress(f[2]))
+	tx, err := chainAPI{n.chain}.Withdraw(ctx, native, amount, to)
 	if err != nil {
 		return nil, describe(err)
 	}
-	return []string{fmt.Sprintf("Withdrew %s %s to %s (tx %s)", f[0], strings.ToUpper(f[1]), common.HexToAddress(f[2]).Hex(), tx)}, nil
+	return []string{fmt.Sprintf("Withdrew %s %s to %s (tx %s)", f[0], strings.ToUpper(f[1]), to.Hex(), tx)}, nil
 }
 
 func (n *Node) cmdTickets(context.Context, string) ([]string, error) {

@@ -163,6 +163,7 @@ func (n *Node) buildServers() error {
 	if n.apiLn, err = listen("apiPort", n.cfg.APIHost, n.cfg.APIPort); err != nil {
 		return err
 	}
+	n.apiLn = api.Listener(n.apiLn) // net/http's own 431 and 400 in the JSON envelope
 	if n.adminLn, err = listen("adminPort", n.cfg.AdminHost, n.cfg.AdminPort); err != nil {
 		return err
 	}
