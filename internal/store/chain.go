@@ -204,8 +204,9 @@ func storedFrom(c channels.Channel) storedChannel {
 }
 
 func (s storedChannel) channel() (channels.Channel, error) {
+	// The contract's balances are uint256; anything else is a corrupted record.
 	bal, ok := new(big.Int).SetString(s.Balance, 10)
-	if !ok {
+	if !ok || bal.Sign() < 0 || bal.BitLen() > 256 {
 		return channels.Channel{}, fmt.Errorf("bad balance %q", s.Balance)
 	}
 	c := channels.Channel{
