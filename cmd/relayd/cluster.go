@@ -92,6 +92,8 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.DurationVar(&cfg.StopTimeout, "stopTimeout", cfg.StopTimeout, "how long a node may take to stop after SIGTERM before it is killed")
 	fs.StringVar(&cfg.Topology, "topology", cfg.Topology, "mesh: the cluster opens a channel from every node to every other; sparse: every node runs the promiscuous strategy and opens --maxChannels channels on its own")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "with --topology sparse: the channels each node's strategy opens")
+	fs.BoolVar(&cfg.RestartNodes, "restartNodes", false, "restart a node that exits once the cluster is ready, on its data (without it the node stays down; the others keep running either way)")
+	fs.DurationVar(&cfg.RestartDelay, "restartDelay", cfg.RestartDelay, "wait before --restartNodes restarts a node")
 	fs.BoolVar(&cfg.NetNS, "netns", false, "root only: run every node in its own network namespace on a bridge (node N at 10.77.0.(N+1), the chain at 10.77.0.1), as on separate hosts")
 	fs.StringVar(&cfg.LinkRate, "linkRate", "", "with --netns: limit every node's link in each direction (tc tbf rate, e.g. 10mbit)")
 	if err := fs.Parse(args); err != nil {

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math/big"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -22,7 +24,7 @@ func TestCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds relayd and starts a dev chain and five node processes")
 	}
-	c := startCluster(t)
+	c := startCluster(t, "--restartNodes", "--restartDelay", "200ms")
 	steps := []struct {
 		name string
 		run  func(*testing.T, *testCluster)
@@ -34,6 +36,7 @@ func TestCluster(t *testing.T) {
 		{"DirectSend", testDirectSend},
 		{"ClosedChannelsAreRoutedAround", testRouteAround},
 		{"Withdraw", testWithdraw},
+		{"NodeKilledIsRestarted", testNodeKilledIsRestarted},
 	}
 	for _, s := range steps {
 		if !t.Run(s.name, func(t *testing.T) {
@@ -370,4 +373,41 @@ func TestClusterInNamespaces(t *testing.T) {
 	if _, err := os.Stat("/sys/class/net/rlyd0"); err == nil {
 		t.Error("bridge rlyd0 left after the stop")
 	}
+}
+
+// testNodeKilledIsRestarted: node 3 is killed with SIGKILL; the cluster says so and keeps the
+// other nodes running, restarts node 3 on its data (--restartNodes), and node 3 serves, reaches
+// its peers and receives a direct message again within seconds.
+func testNodeKilledIsRestarted(t *testing.T, c *testCluster) {
+	victim := c.nodes[2]
+	pid := c.nodePID(victim)
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.eventually("the cluster reports the restart", func() bool {
+		return strings.Contains(c.output.String(), "node 3 restarted")
+	})
+	if c.exited() {
+		t.Fatalf("relayd cluster stopped when one node died:\n%s", c.output.String())
+	}
+	if c.nodePID(victim) == pid {
+		t.Fatal("node 3 runs under its old pid")
+	}
+	c.eventually("node 3 reaches its peers again", func() bool {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, victim.apiURL+"/api/v2/node/peers", nil)
+		req.Header.Set("x-auth-token", c.token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false // not serving yet
+		}
+		defer resp.Body.Close()
+		var peers struct{ Connected []struct{ PeerID string } }
+		return resp.StatusCode == http.StatusOK && json.NewDecoder(resp.Body).Decode(&peers) == nil && len(peers.Connected) == nodeCount-1
+	})
+	watch := c.watchAdmin(victim)
+	out := c.watchAdmin(c.nodes[0]).command("send ,"+victim.peerID+" back again", func(string) bool { return true })
+	if !strings.HasPrefix(out[0], "Message sent to "+victim.peerID) {
+		t.Fatalf("send 0-hop: %q", out)
+	}
+	watch.expectMessage("back again")
 }

@@ -586,3 +586,21 @@ func (c *testCluster) stop(bound time.Duration) (error, time.Duration) {
 		return nil, 0
 	}
 }
+
+// nodePID finds the process of node n by its data directory on the command line (0: none).
+func (c *testCluster) nodePID(n node) int {
+	c.t.Helper()
+	want := filepath.Join(c.dataDir, fmt.Sprintf("node-%d", n.index)) + "\x00"
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), "\x00--data\x00"+want) {
+			return pid
+		}
+	}
+	return 0
+}

@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -65,7 +66,17 @@ type member struct {
 	dir    string
 	id     *identity.Identity
 	client nodeClient
-	proc   *process
+
+	mu       sync.Mutex
+	proc     *process // the running (or last) process; replaced by a restart
+	stopping bool     // the cluster is stopping: no more restarts
+}
+
+// process returns the member's current process.
+func (m *member) process() *process {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.proc
 }
 
 type cluster struct {
@@ -79,6 +90,7 @@ type cluster struct {
 	chain    *devchain.Chain
 	chainLog *os.File
 	nodes    []*member
+	ready    atomic.Bool // bring-up is over: a node's exit no longer fails the cluster
 
 	outMu sync.Mutex
 }
@@ -120,6 +132,7 @@ func (c *cluster) run(ctx context.Context) (err error) {
 	err = c.bringUp(runCtx)
 	if err == nil {
 		if err = WriteEnvFile(c.cfg.EnvFile, c.env()); err == nil {
+			c.ready.Store(true)
 			c.printReady()
 			<-runCtx.Done()
 		}
@@ -326,31 +339,73 @@ func (c *cluster) nodeEnv() []string {
 	return append(env, config.EnvName("apiToken")+"="+c.cfg.APIToken, config.EnvName("password")+"="+Password)
 }
 
-// startNodes starts every node process and a watcher per node that cancels
-// ctx with a NodeError when the node exits.
+// startNodes starts every node process and a watcher per node. A node that
+// exits before the cluster is ready cancels ctx with a NodeError; once it is
+// ready, the exit is reported, the other nodes keep running, and with
+// RestartNodes the node starts again on its data after RestartDelay.
 func (c *cluster) startNodes(ctx context.Context, cancel context.CancelCauseFunc) error {
 	t0 := time.Now()
 	env := c.nodeEnv()
 	for _, m := range c.nodes {
-		start := (*exec.Cmd).Start
-		if c.hosts != nil {
-			start = c.hosts.Hosts()[m.Index-1].Start
-		}
-		p, err := startProcess(m.Index, c.cfg.Executable, c.nodeArgs(m), env, filepath.Join(m.dir, "relayd.log"), start)
+		p, err := c.startNode(m, env)
 		if err != nil {
 			return err
 		}
 		m.proc = p
-		go func() {
-			select {
-			case <-p.done:
-				cancel(p.nodeError(fmt.Errorf("exited unexpectedly: %v", exitText(p.err))))
-			case <-ctx.Done():
-			}
-		}()
+		go c.watch(ctx, cancel, m, env)
 	}
 	c.progress("nodes: %d relayd processes started in %s (logs: %s/node-N/relayd.log)", len(c.nodes), since(t0), c.dataDir)
 	return nil
+}
+
+func (c *cluster) startNode(m *member, env []string) (*process, error) {
+	start := (*exec.Cmd).Start
+	if c.hosts != nil {
+		start = c.hosts.Hosts()[m.Index-1].Start
+	}
+	return startProcess(m.Index, c.cfg.Executable, c.nodeArgs(m), env, filepath.Join(m.dir, "relayd.log"), start)
+}
+
+// watch follows member m's processes until ctx ends.
+func (c *cluster) watch(ctx context.Context, cancel context.CancelCauseFunc, m *member, env []string) {
+	for {
+		p := m.process()
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return
+		}
+		nerr := p.nodeError(fmt.Errorf("exited unexpectedly: %v", exitText(p.err)))
+		if !c.ready.Load() {
+			cancel(nerr)
+			return
+		}
+		if !c.cfg.RestartNodes {
+			c.progress("node %d exited (%s); the other nodes keep running. Its log: %s", m.Index, exitText(p.err), p.logPath)
+			return
+		}
+		c.progress("node %d exited (%s); restarting it on its data in %s", m.Index, exitText(p.err), c.cfg.RestartDelay)
+		select {
+		case <-time.After(c.cfg.RestartDelay):
+		case <-ctx.Done():
+			return
+		}
+		m.mu.Lock()
+		if m.stopping || ctx.Err() != nil {
+			m.mu.Unlock()
+			return
+		}
+		next, err := c.startNode(m, env)
+		if err == nil {
+			m.proc = next
+		}
+		m.mu.Unlock()
+		if err != nil {
+			c.progress("node %d: restart failed: %v", m.Index, err)
+			return
+		}
+		c.progress("node %d restarted", m.Index)
+	}
 }
 
 // exitText describes how a process ended.
@@ -391,7 +446,7 @@ func (c *cluster) bringUp(ctx context.Context) error {
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
-					return m.proc.nodeError(fmt.Errorf("open channel to node %d: %w", peer.Index, err))
+					return m.process().nodeError(fmt.Errorf("open channel to node %d: %w", peer.Index, err))
 				}
 			}
 			c.progress("channels: node %d opened %d channels in %s", m.Index, n-1, since(t1))
@@ -454,7 +509,7 @@ func (c *cluster) waitAll(ctx context.Context, what string, ready func(context.C
 			for {
 				ok, err := ready(gctx, m)
 				if err != nil {
-					return m.proc.nodeError(err)
+					return m.process().nodeError(err)
 				}
 				if ok {
 					return nil
@@ -462,7 +517,7 @@ func (c *cluster) waitAll(ctx context.Context, what string, ready func(context.C
 				select {
 				case <-gctx.Done():
 					if errors.Is(gctx.Err(), context.DeadlineExceeded) && ctx.Err() != nil {
-						return m.proc.nodeError(fmt.Errorf("not ready within %s: it has not %s", c.cfg.StageTimeout, what))
+						return m.process().nodeError(fmt.Errorf("not ready within %s: it has not %s", c.cfg.StageTimeout, what))
 					}
 					return gctx.Err()
 				case <-t.C:
@@ -520,12 +575,16 @@ func (c *cluster) cleanup() {
 	var mu sync.Mutex
 	running := 0
 	for _, m := range c.nodes {
-		if m.proc == nil {
+		m.mu.Lock()
+		m.stopping = true
+		p := m.proc
+		m.mu.Unlock()
+		if p == nil {
 			continue
 		}
 		running++
 		wg.Go(func() {
-			if m.proc.stop(c.cfg.StopTimeout) {
+			if p.stop(c.cfg.StopTimeout) {
 				mu.Lock()
 				killed = append(killed, m.Index)
 				mu.Unlock()

@@ -26,6 +26,7 @@ const (
 	DefaultEnvFile       = "cluster.env"
 	DefaultStageTimeout  = 90 * time.Second
 	DefaultStopTimeout   = 15 * time.Second
+	DefaultRestartDelay  = time.Second
 	// MinNodes is the smallest cluster that can relay a paid message.
 	MinNodes = 4
 	// MaxNodes bounds the node count of a full mesh: n nodes need n×(n-1)
@@ -115,6 +116,12 @@ type Config struct {
 	LinkRate string
 	// Topology is Mesh (the default) or Sparse.
 	Topology string
+	// RestartNodes restarts a node that exits once the cluster is ready, on
+	// its data, after RestartDelay; without it the node stays down. Either
+	// way the other nodes keep running.
+	RestartNodes bool
+	// RestartDelay is the wait before a restart (DefaultRestartDelay).
+	RestartDelay time.Duration
 	// MaxChannels is, with Sparse, each node's maxChannels setting
 	// (DefaultMaxChannels); the cluster is ready once every node has opened
 	// min(MaxChannels, Nodes-1) channels.
@@ -135,6 +142,7 @@ func DefaultConfig() Config {
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,
 		Topology:       Mesh,
+		RestartDelay:   DefaultRestartDelay,
 		MaxChannels:    DefaultMaxChannels,
 		StageTimeout:   DefaultStageTimeout,
 		StopTimeout:    DefaultStopTimeout,
@@ -218,6 +226,8 @@ func (c Config) Validate() error {
 		return &FieldError{"stageTimeout", "must be positive"}
 	case c.StopTimeout <= 0:
 		return &FieldError{"stopTimeout", "must be positive"}
+	case c.RestartDelay < 0:
+		return &FieldError{"restartDelay", "must not be negative"}
 	case c.LinkRate != "" && !c.NetNS:
 		return &FieldError{"linkRate", "needs --netns (it shapes the nodes' links to the bridge)"}
 	case c.NetNS && c.ProfilePortBase != 0:
