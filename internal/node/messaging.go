@@ -177,6 +177,9 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 	quality := map[peer.ID]float64{}
 	for _, p := range m.n.host.Peers() {
 		quality[p.ID] = p.Quality
+		if p.Down { // sending to it failed since its last heartbeat
+			quality[p.ID] = 0
+		}
 	}
 	snap := s.graph.Snapshot()
 	g := &path.Graph{}

@@ -561,3 +561,32 @@ func TestPeerRestartedInPlaceReachedAgain(t *testing.T) {
 	}
 	eventually(t, 10*time.Second, "restarted B receives every ack", func() bool { return got2.Load() == n })
 }
+
+// TestFailedSendMarksPeerDown: a peer a stream cannot be opened to counts as down (for path
+// selection) until its next successful heartbeat.
+func TestFailedSendMarksPeerDown(t *testing.T) {
+	a := newTestHost(t, func(c *Config) { c.HeartbeatInterval = 50 * time.Millisecond })
+	b := newTestHost(t, nil) // no msg handler: it refuses the stream
+	introduce(t, a, b)
+	down := func() bool {
+		for _, p := range a.Peers() {
+			if p.ID == b.ID() {
+				return p.Down
+			}
+		}
+		t.Fatal("B is not a known peer")
+		return false
+	}
+	if down() {
+		t.Fatal("a peer never sent to is down")
+	}
+	if err := a.Send(t.Context(), b.ID(), ProtocolMsg, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "B marked down", down)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	eventually(t, 10*time.Second, "B up again after a heartbeat", func() bool { return !down() })
+}

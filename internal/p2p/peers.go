@@ -32,6 +32,9 @@ type PeerInfo struct {
 	Latency time.Duration
 	// Connected reports whether the host has an open connection to the peer now.
 	Connected bool
+	// Down reports that sending to the peer failed (a stream could not be opened or written)
+	// after its last successful heartbeat: path selection should avoid it until the next one.
+	Down bool
 }
 
 // peerState is what the host keeps per known peer besides the peerstore.
@@ -39,6 +42,7 @@ type peerState struct {
 	quality  float64
 	lastSeen time.Time
 	latency  time.Duration
+	down     bool
 }
 
 // AddPeer adds a peer (from an on-chain announcement or a static list) to the
@@ -101,7 +105,7 @@ func (h *Host) Peers() []PeerInfo {
 	h.peersMu.Lock()
 	out := make([]PeerInfo, 0, len(h.peers))
 	for id, st := range h.peers {
-		out = append(out, PeerInfo{ID: id, Quality: st.quality, LastSeen: st.lastSeen, Latency: st.latency})
+		out = append(out, PeerInfo{ID: id, Quality: st.quality, LastSeen: st.lastSeen, Latency: st.latency, Down: st.down})
 	}
 	h.peersMu.Unlock()
 	for i := range out {
@@ -118,6 +122,16 @@ func (h *Host) Peers() []PeerInfo {
 		return 0
 	})
 	return out
+}
+
+// markDown records that sending to a known peer failed; its next successful heartbeat clears it.
+func (h *Host) markDown(id peer.ID) {
+	h.peersMu.Lock()
+	defer h.peersMu.Unlock()
+	if st, ok := h.peers[id]; ok && !st.down {
+		st.down = true
+		h.log.Debug("p2p peer marked down until its next heartbeat", "peer_id", id.String())
+	}
 }
 
 // knownPeers returns the IDs of the known peers.
@@ -148,6 +162,7 @@ func (h *Host) recordPing(id peer.ID, rtt time.Duration, err error, now time.Tim
 		st.quality *= 1 - QualityWeight
 		return
 	}
+	st.down = false
 	st.quality = st.quality*(1-QualityWeight) + QualityWeight
 	st.lastSeen = now
 	st.latency = rtt

@@ -154,8 +154,10 @@ func (o *outbound) blocked(now time.Time) time.Duration {
 	return wait
 }
 
-// fail records a stream failure and schedules the next attempt.
+// fail records a stream failure and schedules the next attempt; the peer counts as down until
+// its next successful heartbeat.
 func (o *outbound) fail(now time.Time) time.Duration {
+	o.h.markDown(o.key.peer)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	wait := o.h.cfg.BackoffMin << min(o.failures, 30)
