@@ -9,8 +9,10 @@ import (
 	"math/big"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/relayd/relayd/internal/cluster"
 )
@@ -94,10 +96,27 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "with --topology sparse: the channels each node's strategy opens")
 	fs.BoolVar(&cfg.RestartNodes, "restartNodes", false, "restart a node that exits once the cluster is ready, on its data (without it the node stays down; the others keep running either way)")
 	fs.DurationVar(&cfg.RestartDelay, "restartDelay", cfg.RestartDelay, "wait before --restartNodes restarts a node")
+	churn := cluster.Churn{Interval: 20 * time.Second, Downtime: 5 * time.Second}
+	fs.Float64Var(&churn.Fraction, "churn", 0, "once ready, SIGKILL this share of the nodes (0.1 = 10 %) every --churnInterval and restart each on its data after --churnDowntime, checking that no acknowledged ticket is lost (log: <data>/churn.jsonl)")
+	fs.DurationVar(&churn.Interval, "churnInterval", churn.Interval, "time between churn rounds")
+	fs.DurationVar(&churn.Downtime, "churnDowntime", churn.Downtime, "how long a node killed by churn stays down")
+	fs.Func("churnExclude", "comma-separated nodes churn never kills (e.g. a load test's senders and recipients)", func(v string) error {
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				return fmt.Errorf("%q is not a node number", f)
+			}
+			churn.Exclude = append(churn.Exclude, n)
+		}
+		return nil
+	})
 	fs.BoolVar(&cfg.NetNS, "netns", false, "root only: run every node in its own network namespace on a bridge (node N at 10.77.0.(N+1), the chain at 10.77.0.1), as on separate hosts")
 	fs.StringVar(&cfg.LinkRate, "linkRate", "", "with --netns: limit every node's link in each direction (tc tbf rate, e.g. 10mbit)")
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
+	}
+	if churn.Fraction != 0 {
+		cfg.Churn = &churn
 	}
 	if fs.NArg() > 0 {
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))

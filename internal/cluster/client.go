@@ -130,3 +130,17 @@ func (c nodeClient) openOutgoing(ctx context.Context) (int, error) {
 	}
 	return n, nil
 }
+
+// ticketsHeld is how many acknowledged tickets the node holds or has redeemed
+// (GET /tickets/statistics): a number that never goes down unless a ticket
+// is lost.
+func (c nodeClient) ticketsHeld(ctx context.Context) (uint64, error) {
+	var st struct {
+		Unredeemed uint64 `json:"unredeemed"`
+		Redeemed   uint64 `json:"redeemed"`
+	}
+	if err := c.call(ctx, http.MethodGet, "/tickets/statistics", nil, http.StatusOK, &st); err != nil {
+		return 0, err
+	}
+	return st.Unredeemed + st.Redeemed, nil
+}

@@ -68,8 +68,9 @@ type member struct {
 	client nodeClient
 
 	mu       sync.Mutex
-	proc     *process // the running (or last) process; replaced by a restart
-	stopping bool     // the cluster is stopping: no more restarts
+	proc     *process      // the running (or last) process; replaced by a restart
+	stopping bool          // the cluster is stopping: no more restarts
+	downFor  time.Duration // set by churn before a kill: restart after this long
 }
 
 // process returns the member's current process.
@@ -134,7 +135,11 @@ func (c *cluster) run(ctx context.Context) (err error) {
 		if err = WriteEnvFile(c.cfg.EnvFile, c.env()); err == nil {
 			c.ready.Store(true)
 			c.printReady()
-			<-runCtx.Done()
+			if c.cfg.Churn != nil {
+				err = c.runChurn(runCtx)
+			} else {
+				<-runCtx.Done()
+			}
 		}
 	}
 	if cause := context.Cause(runCtx); cause != nil && !errors.Is(cause, context.Canceled) {
@@ -380,13 +385,22 @@ func (c *cluster) watch(ctx context.Context, cancel context.CancelCauseFunc, m *
 			cancel(nerr)
 			return
 		}
-		if !c.cfg.RestartNodes {
+		m.mu.Lock()
+		delay, churned := m.downFor, m.downFor > 0
+		m.downFor = 0
+		m.mu.Unlock()
+		switch {
+		case churned:
+			c.progress("churn: node %d killed; restarting it on its data in %s", m.Index, delay)
+		case !c.cfg.RestartNodes:
 			c.progress("node %d exited (%s); the other nodes keep running. Its log: %s", m.Index, exitText(p.err), p.logPath)
 			return
+		default:
+			delay = c.cfg.RestartDelay
+			c.progress("node %d exited (%s); restarting it on its data in %s", m.Index, exitText(p.err), delay)
 		}
-		c.progress("node %d exited (%s); restarting it on its data in %s", m.Index, exitText(p.err), c.cfg.RestartDelay)
 		select {
-		case <-time.After(c.cfg.RestartDelay):
+		case <-time.After(delay):
 		case <-ctx.Done():
 			return
 		}

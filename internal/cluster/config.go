@@ -122,6 +122,8 @@ type Config struct {
 	RestartNodes bool
 	// RestartDelay is the wait before a restart (DefaultRestartDelay).
 	RestartDelay time.Duration
+	// Churn, when set, kills and restarts nodes while the cluster runs.
+	Churn *Churn
 	// MaxChannels is, with Sparse, each node's maxChannels setting
 	// (DefaultMaxChannels); the cluster is ready once every node has opened
 	// min(MaxChannels, Nodes-1) channels.
@@ -228,6 +230,12 @@ func (c Config) Validate() error {
 		return &FieldError{"stopTimeout", "must be positive"}
 	case c.RestartDelay < 0:
 		return &FieldError{"restartDelay", "must not be negative"}
+	case c.Churn != nil && (c.Churn.Fraction <= 0 || c.Churn.Fraction > 1):
+		return &FieldError{"churn", "must be a share of the nodes above 0 and at most 1 (0.1 = 10 %)"}
+	case c.Churn != nil && (c.Churn.Interval <= 0 || c.Churn.Downtime < 0):
+		return &FieldError{"churnInterval", "must be positive, and --churnDowntime not negative"}
+	case c.Churn != nil && len(c.Churn.Exclude) >= c.Nodes:
+		return &FieldError{"churnExclude", "leaves no node to kill"}
 	case c.LinkRate != "" && !c.NetNS:
 		return &FieldError{"linkRate", "needs --netns (it shapes the nodes' links to the bridge)"}
 	case c.NetNS && c.ProfilePortBase != 0:
