@@ -15,12 +15,20 @@ import (
 	"github.com/relayd/relayd/internal/bench"
 )
 
-const benchUsage = `usage: relayctl bench [--env cluster.env] [--senders 1] [--recipient N] [--messages 1000]
-                     [--rate 500] [--concurrency 16] [--size 100] [--timeout 30s] [--json] [--plot latency.svg]
+const benchUsage = `usage: relayctl bench [--env cluster.env] [--senders 1] [--recipient N | --recipients 1]
+                     [--messages 1000] [--rate 500] [--concurrency 16] [--size 100] [--timeout 30s]
+                     [--json] [--plot latency.svg]
 
 Sends paid messages through a running network's REST API and matches their delivery on the
-recipient's admin WebSocket; reports sent, rejected, delivered and lost messages, latency
-percentiles, messages/s, and every node's CPU and peak memory from its metrics.
+recipients' admin WebSockets; reports sent, rejected (by reason), delivered and lost messages,
+in total and per recipient, messages that arrived at the wrong recipient, latency percentiles,
+messages/s, and every node's CPU and peak memory from its metrics.
+
+The recipients are --recipient N, or the last --recipients nodes of the env file (default: the
+last node); the senders are the first --senders nodes that do not receive. Messages go round
+robin over every (sender, recipient) pair, e.g. 100 msg/s from 5 senders to 5 recipients:
+
+    relayctl bench --env cluster.env --senders 5 --recipients 5 --rate 100 --messages 6000
 `
 
 // runBench is `relayctl bench`; args exclude the subcommand name.
@@ -35,6 +43,7 @@ type benchOptions struct {
 	env         string
 	senders     int
 	recipient   int
+	recipients  int
 	messages    int
 	rate        float64
 	concurrency int
@@ -51,8 +60,9 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, benchUsage); fs.PrintDefaults() }
 	fs.StringVar(&o.env, "env", "cluster.env", "the network's env file (written by relayd cluster)")
-	fs.IntVar(&o.senders, "senders", 1, "how many nodes send (nodes 1, 2, … other than the recipient), round robin")
-	fs.IntVar(&o.recipient, "recipient", 0, "recipient node (default: the last node)")
+	fs.IntVar(&o.senders, "senders", 1, "how many nodes send (nodes 1, 2, … other than the recipients)")
+	fs.IntVar(&o.recipient, "recipient", 0, "the one recipient node (default: the last node)")
+	fs.IntVar(&o.recipients, "recipients", 1, "how many nodes receive: the last ones of the env file (not with --recipient)")
 	fs.IntVar(&o.messages, "messages", 1000, "messages to send in total")
 	fs.Float64Var(&o.rate, "rate", 500, "messages per second over all senders; 0 = as fast as the API accepts")
 	fs.IntVar(&o.concurrency, "concurrency", 16, "most POST requests in flight")
@@ -66,6 +76,12 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.recipients < 1 {
+		return o, fmt.Errorf("--recipients must be at least 1, not %d", o.recipients)
+	}
+	if o.recipient != 0 && o.recipients > 1 {
+		return o, errors.New("--recipient names one recipient, --recipients picks the last nodes: give one of them")
 	}
 	return o, nil
 }
@@ -84,17 +100,21 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
 		return 2
 	}
-	recipient := o.recipient
-	if recipient == 0 {
-		recipient = len(env.Nodes)
+	recipients := []int{o.recipient}
+	if o.recipient == 0 {
+		recipients, err = bench.DefaultRecipients(env, o.recipients)
+		if err != nil {
+			fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
+			return 2
+		}
 	}
-	senders, err := bench.DefaultSenders(env, o.senders, recipient)
+	senders, err := bench.DefaultSenders(env, o.senders, recipients...)
 	if err != nil {
 		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
 		return 2
 	}
 	cfg := bench.Config{
-		Env: env, Senders: senders, Recipient: recipient, Messages: o.messages, Rate: o.rate,
+		Env: env, Senders: senders, Recipients: recipients, Messages: o.messages, Rate: o.rate,
 		Concurrency: o.concurrency, Size: o.size, Timeout: o.timeout, MaxDuration: o.maxDuration,
 	}
 	pr := &progressPrinter{w: stderr, tty: tty}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,8 +64,56 @@ func TestBenchMainTableOnTerminal(t *testing.T) {
 	}
 }
 
+// TestBenchMainSeveralRecipients: --recipients 2 picks the last two nodes,
+// the senders are the others, and the JSON report has the counts of each.
+func TestBenchMainSeveralRecipients(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{Nodes: 5})
+	env := filepath.Join(t.TempDir(), "cluster.env")
+	if err := os.WriteFile(env, []byte(net.EnvFile()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := benchMain(t.Context(), []string{"--env", env, "--messages", "40", "--rate", "0", "--senders", "3",
+		"--recipients", "2", "--json"}, &stdout, &stderr, false)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(stdout.Bytes(), &raw); err != nil {
+		t.Fatalf("%v: %s", err, stdout.String())
+	}
+	if _, ok := raw["recipient"]; ok {
+		t.Fatalf("a report of two recipients names one: %s", raw["recipient"])
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	want := []bench.RecipientCounts{
+		{Node: 4, Attempted: 21, Sent: 21, Delivered: 21},
+		{Node: 5, Attempted: 19, Sent: 19, Delivered: 19},
+	}
+	if rep.Delivered != 40 || !slices.Equal(rep.Recipients, []int{4, 5}) || !slices.Equal(rep.Senders, []int{1, 2, 3}) ||
+		!slices.Equal(rep.PerRecipient, want) {
+		t.Fatalf("report %+v", rep)
+	}
+	routes := net.Routes()
+	for s := 1; s <= 3; s++ {
+		for r := 4; r <= 5; r++ {
+			if routes[[2]int{s, r}] == 0 {
+				t.Fatalf("node %d sent nothing to node %d: %v", s, r, routes)
+			}
+		}
+	}
+}
+
 func TestBenchMainBadInput(t *testing.T) {
 	dir := t.TempDir()
+	net := benchtest.Start(t, benchtest.Options{})
+	env := filepath.Join(dir, "cluster.env")
+	if err := os.WriteFile(env, []byte(net.EnvFile()), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		args []string
@@ -73,6 +122,10 @@ func TestBenchMainBadInput(t *testing.T) {
 		{"missing env", []string{"--env", filepath.Join(dir, "none.env")}, "read env file"},
 		{"bad flag", []string{"--nope"}, "flag provided but not defined"},
 		{"argument", []string{"extra"}, "unexpected argument"},
+		{"recipient and recipients", []string{"--env", env, "--recipient", "3", "--recipients", "2"}, "give one of them"},
+		{"no recipients", []string{"--env", env, "--recipients", "0"}, "--recipients must be at least 1"},
+		{"every node receives", []string{"--env", env, "--recipients", "4"}, "cannot pick 4 recipients among 4 nodes"},
+		{"too many senders", []string{"--env", env, "--recipients", "2", "--senders", "3"}, "cannot pick 3 senders among the 2 nodes"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := benchMain(t.Context(), c.args, &stdout, &stderr, false); code != 2 || !strings.Contains(stderr.String(), c.want) {

@@ -1,6 +1,6 @@
 // Package bench is the load generator behind `relayctl bench`: it drives a
 // running relayd network through its public interfaces only (REST
-// POST /api/v2/messages on the senders, the recipient's admin WebSocket, and
+// POST /api/v2/messages on the senders, the recipients' admin WebSockets, and
 // GET /api/v2/node/metrics on every node) and measures what a user of the
 // network sees: how many messages the API accepted and rejected, how many
 // arrived, how long each took, how fast the network went and what it cost
@@ -10,6 +10,9 @@
 // ("bench:<run>:<seq>:" padded to the requested size), so a delivery is
 // matched to its send exactly, whatever the order of arrival, and frames the
 // admin server replays from before the run (or from other runs) are ignored.
+// With several recipients each one's admin WebSocket is watched, and a
+// message of the run that arrives at a recipient it was not addressed to is
+// counted as misrouted (a bug of the network), not as delivered.
 //
 // Everything is bounded: the send rate (Limiter), the requests in flight
 // (Config.Concurrency), the time spent sending (Config.MaxDuration) and the

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -78,5 +79,25 @@ func TestDefaultSenders(t *testing.T) {
 	}
 	if _, err := DefaultSenders(e, 0, 4); err == nil {
 		t.Fatal("0 senders")
+	}
+}
+
+func TestDefaultRecipientsAndSenders(t *testing.T) {
+	e := Env{Nodes: make([]Node, 6)}
+	rec, err := DefaultRecipients(e, 2)
+	if err != nil || !slices.Equal(rec, []int{5, 6}) {
+		t.Fatalf("DefaultRecipients = %v, %v", rec, err)
+	}
+	snd, err := DefaultSenders(e, 4, rec...)
+	if err != nil || !slices.Equal(snd, []int{1, 2, 3, 4}) {
+		t.Fatalf("DefaultSenders = %v, %v", snd, err)
+	}
+	if _, err := DefaultSenders(e, 5, rec...); err == nil || !strings.Contains(err.Error(), "among the 4 nodes that do not receive") {
+		t.Fatalf("5 senders besides 2 recipients among 6 nodes: %v", err)
+	}
+	for _, n := range []int{0, -1, 6, 7} {
+		if _, err := DefaultRecipients(e, n); err == nil || !strings.Contains(err.Error(), "between 1 and 5") {
+			t.Fatalf("%d recipients among 6 nodes: %v", n, err)
+		}
 	}
 }

@@ -57,6 +57,8 @@ const (
 type record struct {
 	state       sendState
 	sender      int           // node index
+	recipient   int           // node index the message is addressed to
+	misrouted   bool          // a message frame of it arrived at another recipient
 	sent        time.Time     // the POST was issued
 	answered    time.Time     // the API answered
 	delivered   time.Time     // the recipient's message frame arrived (zero: not yet)
@@ -76,6 +78,7 @@ type tracker struct {
 	delivered   int // distinct messages of this run delivered, whatever their state
 	outstanding int // accepted and not delivered
 	duplicates  int
+	misrouted   int // distinct messages of this run that arrived at a recipient they were not addressed to
 	unknown     int // deliveries of this run with a sequence number never issued
 	rejections  map[string]int
 	doneSending bool
@@ -91,13 +94,13 @@ func newTracker(run string, n int) *tracker {
 	return t
 }
 
-// issue records that message seq is being sent by sender at time at; it
-// must be called before the request goes out, as a delivery can beat the
-// API's answer.
-func (t *tracker) issue(seq, sender int, at time.Time) {
+// issue records that message seq is being sent by sender to recipient (node
+// indexes) at time at; it must be called before the request goes out, as a
+// delivery can beat the API's answer.
+func (t *tracker) issue(seq, sender, recipient int, at time.Time) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.recs[seq].sender, t.recs[seq].sent = sender, at
+	t.recs[seq].sender, t.recs[seq].recipient, t.recs[seq].sent = sender, recipient, at
 	t.issued = max(t.issued, seq+1)
 }
 
@@ -135,9 +138,11 @@ func (t *tracker) finishSending() {
 	t.checkLocked()
 }
 
-// deliver records the message frame of text arriving at at; it reports
-// whether text belongs to this run.
-func (t *tracker) deliver(text string, at time.Time) bool {
+// deliver records the message frame of text arriving on node's admin
+// server at at; it reports whether text belongs to this run. A message of
+// this run arriving at a node it was not addressed to is counted as
+// misrouted and is not a delivery: the network handed it to the wrong node.
+func (t *tracker) deliver(text string, node int, at time.Time) bool {
 	run, seq, ok := ParseMessageText(text)
 	if !ok || run != t.run {
 		return false
@@ -149,6 +154,13 @@ func (t *tracker) deliver(text string, at time.Time) bool {
 		return true
 	}
 	r := &t.recs[seq]
+	if node != r.recipient {
+		if !r.misrouted {
+			r.misrouted = true
+			t.misrouted++
+		}
+		return true
+	}
 	if !r.delivered.IsZero() {
 		t.duplicates++
 		return true
@@ -162,15 +174,16 @@ func (t *tracker) deliver(text string, at time.Time) bool {
 	return true
 }
 
-// nodeLatency records the recipient's own latency figure for text.
-func (t *tracker) nodeLatency(text string, d time.Duration) {
+// nodeLatency records the recipient's own latency figure for text, read on
+// node's admin server (ignored unless node is the message's recipient).
+func (t *tracker) nodeLatency(text string, node int, d time.Duration) {
 	run, seq, ok := ParseMessageText(text)
 	if !ok || run != t.run {
 		return
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if seq < t.issued && t.recs[seq].nodeLatency < 0 {
+	if seq < t.issued && t.recs[seq].recipient == node && t.recs[seq].nodeLatency < 0 {
 		t.recs[seq].nodeLatency = d
 	}
 }

@@ -19,16 +19,20 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// WriteTable writes the report for people: the counts, the rates, the
-// latency percentiles and one row per node.
+// WriteTable writes the report for people: the counts, one line per
+// recipient, the rates, the latency percentiles and one row per node.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	rate := "as fast as the API accepts"
 	if r.Rate > 0 {
 		rate = fmt.Sprintf("%g msg/s", r.Rate)
 	}
-	fmt.Fprintf(&b, "run %s: %d messages of %d bytes from node(s) %s to node %d, rate %s, concurrency %d\n\n",
-		r.RunID, r.Messages, r.Size, joinInts(r.Senders), r.Recipient, rate, r.Concurrency)
+	to := "node " + joinInts(r.Recipients)
+	if len(r.Recipients) > 1 {
+		to = "nodes " + joinInts(r.Recipients)
+	}
+	fmt.Fprintf(&b, "run %s: %d messages of %d bytes from node(s) %s to %s, rate %s, concurrency %d\n\n",
+		r.RunID, r.Messages, r.Size, joinInts(r.Senders), to, rate, r.Concurrency)
 
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "sent (API accepted)\t%d\n", r.Sent)
@@ -45,11 +49,23 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Unexpected > 0 {
 		fmt.Fprintf(tw, "delivered though not accepted\t%d\n", r.Unexpected)
 	}
+	if r.Misrouted > 0 {
+		fmt.Fprintf(tw, "MISROUTED (arrived at another recipient)\t%d\n", r.Misrouted)
+	}
+
 	if r.Duplicates > 0 || r.WSReconnects > 0 {
 		fmt.Fprintf(tw, "duplicates / WS reconnects\t%d / %d\n", r.Duplicates, r.WSReconnects)
 	}
 	fmt.Fprintf(tw, "sent/s\t%.1f\t(%d in %.2f s)\n", r.SentPerSecond, r.Sent, r.SendSeconds)
 	fmt.Fprintf(tw, "delivered/s\t%.1f\t(%d in %.2f s)\n", r.DeliveredPerSecond, r.Delivered, r.DeliverSeconds)
+	tw.Flush()
+
+	b.WriteString("\n")
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "recipient\tattempted\tsent\trejected\tdelivered\tlost\tmisrouted\t")
+	for _, p := range r.PerRecipient {
+		fmt.Fprintf(tw, "node %d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Node, p.Attempted, p.Sent, p.Rejected, p.Delivered, p.Lost, p.Misrouted)
+	}
 	tw.Flush()
 
 	b.WriteString("\n")

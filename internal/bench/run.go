@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -17,13 +18,19 @@ import (
 // MaxMessageSize is the longest message text the API accepts (bytes).
 const MaxMessageSize = 500
 
-// Config configures a Run. Env, Senders, Recipient and Messages are
-// required; zero values of the rest take the defaults noted.
+// Config configures a Run. Env, Senders, Recipient or Recipients (one of
+// the two) and Messages are required; zero values of the rest take the
+// defaults noted.
 type Config struct {
-	Env       Env
-	Senders   []int // 1-based indexes of the nodes that send, round robin
-	Recipient int   // 1-based index of the recipient
-	Messages  int   // how many messages to send in total
+	Env     Env
+	Senders []int // 1-based indexes of the nodes that send
+	// Recipient is the 1-based index of the one recipient; Recipients
+	// names several instead. Messages go round robin over every (sender,
+	// recipient) pair: message seq is sent by Senders[seq%len(Senders)] to
+	// Recipients[(seq/len(Senders))%len(Recipients)].
+	Recipient  int
+	Recipients []int
+	Messages   int // how many messages to send in total
 	// Rate is the send rate over all senders in messages per second; 0
 	// sends as fast as the API accepts within Concurrency.
 	Rate float64
@@ -74,6 +81,7 @@ type Progress struct {
 type Sample struct {
 	Seq       int
 	Sender    int
+	Recipient int
 	SentAt    time.Duration // since the run started
 	Accepted  bool
 	Delivered bool
@@ -85,7 +93,8 @@ type Report struct {
 	RunID       string    `json:"runId"`
 	Start       time.Time `json:"start"`
 	Senders     []int     `json:"senders"`
-	Recipient   int       `json:"recipient"`
+	Recipient   int       `json:"recipient,omitempty"` // the recipient when there is one
+	Recipients  []int     `json:"recipients"`
 	Messages    int       `json:"messages"`
 	Rate        float64   `json:"rate"` // asked for; 0 = as fast as possible
 	Concurrency int       `json:"concurrency"`
@@ -96,13 +105,18 @@ type Report struct {
 	Sent          int            `json:"sent"`          // accepted by the API (202)
 	Rejected      int            `json:"rejected"`      // HTTP errors and transport failures
 	Rejections    map[string]int `json:"rejections"`    // by "HTTP <status> <code>" or "transport: …"
-	Delivered     int            `json:"delivered"`     // accepted messages that arrived
-	Lost          int            `json:"lost"`          // accepted, never arrived within Timeout
+	Delivered     int            `json:"delivered"`     // accepted messages that arrived at their recipient
+	Lost          int            `json:"lost"`          // accepted, never arrived at their recipient within Timeout
+	Misrouted     int            `json:"misrouted"`     // arrived at a recipient they were not addressed to (a bug)
 	DeliveryRatio float64        `json:"deliveryRatio"` // Delivered / Sent
 	Unexpected    int            `json:"unexpected"`    // arrived although the API did not accept them
 	Duplicates    int            `json:"duplicates"`    // message frames seen twice (replays after a reconnect included)
 	Foreign       int            `json:"foreign"`       // message frames that were not this run's
-	WSReconnects  int            `json:"wsReconnects"`
+	WSReconnects  int            `json:"wsReconnects"`  // over every recipient's admin connection
+
+	// PerRecipient splits the counts by recipient, in the order of
+	// Recipients.
+	PerRecipient []RecipientCounts `json:"perRecipient"`
 
 	Latency     Summary `json:"latency"`     // tool's send to the recipient's message frame
 	NodeLatency Summary `json:"nodeLatency"` // the recipient's own "Latency: n ms" (ms resolution)
@@ -123,6 +137,18 @@ type Report struct {
 	HostBusyPercent float64 `json:"hostBusyPercent"`
 
 	Samples []Sample `json:"-"`
+}
+
+// RecipientCounts are the counts of the messages addressed to one
+// recipient.
+type RecipientCounts struct {
+	Node      int `json:"node"`
+	Attempted int `json:"attempted"`
+	Sent      int `json:"sent"` // accepted by the API
+	Rejected  int `json:"rejected"`
+	Delivered int `json:"delivered"`
+	Lost      int `json:"lost"`
+	Misrouted int `json:"misrouted"` // arrived at another recipient
 }
 
 func (c *Config) setDefaults() error {
@@ -182,44 +208,75 @@ func (c *Config) validate() error {
 		return fmt.Errorf("size must be at most %d bytes (the API's limit), not %d", MaxMessageSize, c.Size)
 	case len(c.Senders) == 0:
 		return errors.New("no sender")
+	case c.Recipient != 0 && len(c.Recipients) > 0:
+		return errors.New("name the recipient or the recipients, not both")
+	case c.Recipient == 0 && len(c.Recipients) == 0:
+		return errors.New("no recipient")
 	}
-	if _, err := c.Env.Node(c.Recipient); err != nil {
-		return fmt.Errorf("recipient: %w", err)
+	if c.Recipient != 0 {
+		c.Recipients = []int{c.Recipient}
+	}
+	recipients := map[int]bool{}
+	for _, r := range c.Recipients {
+		if _, err := c.Env.Node(r); err != nil {
+			return fmt.Errorf("recipient: %w", err)
+		}
+		if recipients[r] {
+			return fmt.Errorf("node %d is named twice as a recipient", r)
+		}
+		recipients[r] = true
 	}
 	seen := map[int]bool{}
 	for _, s := range c.Senders {
 		if _, err := c.Env.Node(s); err != nil {
 			return fmt.Errorf("sender: %w", err)
 		}
-		if s == c.Recipient {
-			return fmt.Errorf("node %d cannot be both a sender and the recipient", s)
+		if recipients[s] {
+			return fmt.Errorf("node %d cannot be both a sender and a recipient", s)
 		}
 		if seen[s] {
 			return fmt.Errorf("node %d is named twice as a sender", s)
 		}
 		seen[s] = true
 	}
+	if len(c.Recipients) == 1 {
+		c.Recipient = c.Recipients[0]
+	}
 	return nil
 }
 
-// DefaultSenders returns the first n node indexes other than recipient.
-func DefaultSenders(env Env, n, recipient int) ([]int, error) {
+// DefaultSenders returns the first n node indexes that are not among
+// recipients.
+func DefaultSenders(env Env, n int, recipients ...int) ([]int, error) {
 	var out []int
 	for i := 1; i <= len(env.Nodes) && len(out) < n; i++ {
-		if i != recipient {
+		if !slices.Contains(recipients, i) {
 			out = append(out, i)
 		}
 	}
 	if len(out) < n || n < 1 {
-		return nil, fmt.Errorf("cannot pick %d senders among %d nodes besides the recipient", n, len(env.Nodes)-1)
+		return nil, fmt.Errorf("cannot pick %d senders among the %d nodes that do not receive", n, len(env.Nodes)-len(recipients))
 	}
 	return out, nil
 }
 
-// Run connects to the recipient's admin WebSocket, sends cfg.Messages
+// DefaultRecipients returns the indexes of the last n nodes, leaving at
+// least one node to send.
+func DefaultRecipients(env Env, n int) ([]int, error) {
+	if n < 1 || n >= len(env.Nodes) {
+		return nil, fmt.Errorf("cannot pick %d recipients among %d nodes: between 1 and %d leave a node to send", n, len(env.Nodes), len(env.Nodes)-1)
+	}
+	var out []int
+	for i := len(env.Nodes) - n + 1; i <= len(env.Nodes); i++ {
+		out = append(out, i)
+	}
+	return out, nil
+}
+
+// Run connects to every recipient's admin WebSocket, sends cfg.Messages
 // messages through the senders' REST APIs, waits for their delivery (at
 // most cfg.Timeout after the last answer) and reports. It returns an error
-// only when the run could not be made (bad configuration, the recipient's
+// only when the run could not be made (bad configuration, a recipient's
 // admin server unreachable); API failures and losses are in the report.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.setDefaults(); err != nil {
@@ -234,14 +291,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
 	clock := cfg.Clock
-	recipient, _ := cfg.Env.Node(cfg.Recipient)
 	tr := newTracker(cfg.RunID, cfg.Messages)
 
-	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	w, err := dialWatcher(dctx, recipient.WSURL, cfg.Env.APIToken, tr, clock)
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("bench: recipient node %d: %w", recipient.Index, err)
+	// One admin connection per recipient, all registered before the first
+	// message goes out.
+	var watchers []*watcher
+	for _, r := range cfg.Recipients {
+		node, _ := cfg.Env.Node(r)
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		w, err := dialWatcher(dctx, node.Index, node.WSURL, cfg.Env.APIToken, tr, clock)
+		cancel()
+		if err != nil {
+			for _, w := range watchers {
+				w.close()
+			}
+			return nil, fmt.Errorf("bench: recipient node %d: %w", node.Index, err)
+		}
+		watchers = append(watchers, w)
 	}
 
 	// Everything below ends with runCtx.
@@ -251,8 +317,21 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	defer bg.Wait()
 	defer stopRun()
 
-	watchDone := make(chan watchResult, 1)
-	bg.Go(func() { watchDone <- watchLoop(runCtx, w, recipient.WSURL, cfg.Env.APIToken, tr, clock) })
+	// watchResults[i] is written by watcher i's goroutine and read after
+	// bg.Wait; watchFailed is closed once an admin connection is gone for
+	// good.
+	watchResults := make([]watchResult, len(watchers))
+	watchFailed := make(chan struct{})
+	var failOnce sync.Once
+	for i, w := range watchers {
+		node, _ := cfg.Env.Node(w.node)
+		bg.Go(func() {
+			watchResults[i] = watchLoop(runCtx, w, node.WSURL, cfg.Env.APIToken, tr, clock)
+			if watchResults[i].err != nil {
+				failOnce.Do(func() { close(watchFailed) })
+			}
+		})
+	}
 
 	// Metrics: one scrape before, then periodically, then one after.
 	usages := make([]*usage, len(cfg.Env.Nodes))
@@ -305,16 +384,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	stopSending()
 	tr.finishSending()
 
-	// Wait for stragglers.
+	// Wait for stragglers, unless an admin connection is gone for good (the
+	// run fails then).
 	phase.set("waiting")
-	var wsErr error
 	waitCtx, stopWaiting := context.WithTimeout(runCtx, cfg.Timeout)
 	select {
 	case <-tr.complete:
 	case <-waitCtx.Done():
-	case r := <-watchDone:
-		wsErr = r.err // the admin connection is gone for good: nothing more can arrive
-		watchDone <- r
+	case <-watchFailed:
 	}
 	stopWaiting()
 	end := clock.Now()
@@ -328,20 +405,23 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	cancel()
 	stopRun()
 	bg.Wait()
-	wr := <-watchDone
 
 	rep := buildReport(cfg, tr, start, end, usages)
-	rep.Foreign, rep.WSReconnects = wr.foreign, wr.reconnects
+	var wsErrs []error
+	for i, wr := range watchResults {
+		rep.Foreign += wr.foreign
+		rep.WSReconnects += wr.reconnects
+		if wr.err != nil {
+			wsErrs = append(wsErrs, fmt.Errorf("recipient node %d: %w", watchers[i].node, wr.err))
+		}
+	}
 	rep.ToolCPUSeconds = (selfEnd - selfStart).Seconds()
 	rep.HostBusyPercent = busyPercent(hostStart, hostEnd)
 	if cfg.Progress != nil {
 		cfg.Progress(progress())
 	}
-	if wsErr == nil {
-		wsErr = wr.err
-	}
-	if wsErr != nil {
-		return rep, fmt.Errorf("bench: recipient node %d: %w", recipient.Index, wsErr)
+	if err := errors.Join(wsErrs...); err != nil {
+		return rep, fmt.Errorf("bench: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("bench: stopped: %w", err)
@@ -376,7 +456,7 @@ func watchLoop(ctx context.Context, w *watcher, url, token string, tr *tracker, 
 		}
 		res.reconnects++
 		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		w2, derr := dialWatcher(dctx, url, token, tr, clock)
+		w2, derr := dialWatcher(dctx, w.node, url, token, tr, clock)
 		cancel()
 		if derr != nil {
 			if ctx.Err() != nil {
@@ -418,16 +498,25 @@ func sendAll(sendCtx, runCtx context.Context, cfg Config, tr *tracker) {
 		case <-sendCtx.Done():
 			return
 		}
-		sender, _ := cfg.Env.Node(cfg.Senders[seq%len(cfg.Senders)])
-		recipient, _ := cfg.Env.Node(cfg.Recipient)
+		sender, recipient := pair(cfg, seq)
 		text := MessageText(cfg.RunID, seq, cfg.Size)
-		tr.issue(seq, sender.Index, cfg.Clock.Now())
+		tr.issue(seq, sender.Index, recipient.Index, cfg.Clock.Now())
 		wg.Go(func() {
 			defer func() { <-sem }()
 			ok, reason, httpAnswer := post(runCtx, cfg, sender, recipient.PeerID, text)
 			tr.answer(seq, cfg.Clock.Now(), ok, reason, httpAnswer)
 		})
 	}
+}
+
+// pair returns the sender and recipient of message seq: round robin over the
+// senders, and over the recipients once per round of senders, so every
+// sender sends to every recipient in turn.
+func pair(cfg Config, seq int) (sender, recipient Node) {
+	ns := len(cfg.Senders)
+	sender, _ = cfg.Env.Node(cfg.Senders[seq%ns])
+	recipient, _ = cfg.Env.Node(cfg.Recipients[(seq/ns)%len(cfg.Recipients)])
+	return sender, recipient
 }
 
 // post sends one message and reports whether the API accepted it, and if
@@ -476,14 +565,21 @@ func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage)
 	tr.mu.Lock()
 	defer tr.mu.Unlock()
 	rep := &Report{
-		RunID: cfg.RunID, Start: start, Senders: cfg.Senders, Recipient: cfg.Recipient, Messages: cfg.Messages,
+		RunID: cfg.RunID, Start: start, Senders: cfg.Senders, Recipient: cfg.Recipient, Recipients: cfg.Recipients, Messages: cfg.Messages,
 		Rate: cfg.Rate, Concurrency: cfg.Concurrency, Size: len(MessageText(cfg.RunID, 0, cfg.Size)),
 		Attempted: tr.issued, NotSent: cfg.Messages - tr.issued, Sent: tr.accepted,
-		Rejected: tr.rejected + tr.failed, Rejections: map[string]int{}, Duplicates: tr.duplicates,
+		Rejected: tr.rejected + tr.failed, Rejections: map[string]int{}, Duplicates: tr.duplicates, Misrouted: tr.misrouted,
 		TotalSeconds: end.Sub(start).Seconds(),
 	}
 	for k, v := range tr.rejections {
 		rep.Rejections[k] = v
+	}
+	per := map[int]*RecipientCounts{}
+	for _, r := range cfg.Recipients {
+		rep.PerRecipient = append(rep.PerRecipient, RecipientCounts{Node: r})
+	}
+	for i := range rep.PerRecipient {
+		per[rep.PerRecipient[i].Node] = &rep.PerRecipient[i]
 	}
 	var lat, nodeLat, apiLat []time.Duration
 	var first, lastAnswer, lastDelivery time.Time
@@ -495,11 +591,23 @@ func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage)
 		if r.answered.After(lastAnswer) {
 			lastAnswer = r.answered
 		}
-		s := Sample{Seq: seq, Sender: r.sender, SentAt: r.sent.Sub(start), Accepted: r.state == stateAccepted}
+		s := Sample{Seq: seq, Sender: r.sender, Recipient: r.recipient, SentAt: r.sent.Sub(start), Accepted: r.state == stateAccepted}
+		pr := per[r.recipient] // never nil: every issued message is addressed to one of cfg.Recipients
+		pr.Attempted++
+		switch r.state {
+		case stateAccepted:
+			pr.Sent++
+		case stateRejected, stateFailed:
+			pr.Rejected++
+		}
+		if r.misrouted {
+			pr.Misrouted++
+		}
 		delivered := !r.delivered.IsZero()
 		switch {
 		case r.state == stateAccepted && delivered:
 			rep.Delivered++
+			pr.Delivered++
 			s.Delivered, s.Latency = true, r.delivered.Sub(r.sent)
 			lat = append(lat, s.Latency)
 			if r.nodeLatency >= 0 {
@@ -510,6 +618,7 @@ func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage)
 			}
 		case r.state == stateAccepted:
 			rep.Lost++
+			pr.Lost++
 		case delivered:
 			rep.Unexpected++
 		}
@@ -542,7 +651,7 @@ func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage)
 		switch {
 		case senders[u.node.Index]:
 			role = "sender"
-		case u.node.Index == cfg.Recipient:
+		case slices.Contains(cfg.Recipients, u.node.Index):
 			role = "recipient"
 		}
 		rep.Nodes = append(rep.Nodes, u.result(role, wall))

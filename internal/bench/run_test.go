@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -118,7 +119,12 @@ func TestRunErrors(t *testing.T) {
 		cfg  bench.Config
 		want string
 	}{
-		{"sender is recipient", bench.Config{Senders: []int{4}, Recipient: 4, Messages: 1}, "both a sender and the recipient"},
+		{"sender is recipient", bench.Config{Senders: []int{4}, Recipient: 4, Messages: 1}, "both a sender and a recipient"},
+		{"sender is one recipient", bench.Config{Senders: []int{1, 3}, Recipients: []int{3, 4}, Messages: 1}, "node 3 cannot be both"},
+		{"recipient and recipients", bench.Config{Senders: []int{1}, Recipient: 4, Recipients: []int{3, 4}, Messages: 1}, "not both"},
+		{"no recipient", bench.Config{Senders: []int{1}, Messages: 1}, "no recipient"},
+		{"recipient twice", bench.Config{Senders: []int{1}, Recipients: []int{4, 4}, Messages: 1}, "twice as a recipient"},
+		{"no such recipient among several", bench.Config{Senders: []int{1}, Recipients: []int{4, 5}, Messages: 1}, "node 5 does not exist"},
 		{"no such recipient", bench.Config{Senders: []int{1}, Recipient: 9, Messages: 1}, "node 9 does not exist"},
 		{"too large", bench.Config{Senders: []int{1}, Recipient: 4, Messages: 1, Size: 501}, "at most 500"},
 		{"no messages", bench.Config{Senders: []int{1}, Recipient: 4}, "messages must be"},
@@ -148,7 +154,7 @@ func TestReportJSONShape(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &m); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"runId", "start", "senders", "recipient", "messages", "rate", "concurrency", "size",
+	want := []string{"runId", "start", "senders", "recipient", "recipients", "perRecipient", "misrouted", "messages", "rate", "concurrency", "size",
 		"attempted", "notSent", "sent", "rejected", "rejections", "delivered", "lost", "deliveryRatio", "unexpected",
 		"duplicates", "foreign", "wsReconnects", "latency", "nodeLatency", "apiLatency", "sendSeconds", "deliverSeconds",
 		"totalSeconds", "sentPerSecond", "deliveredPerSecond", "nodes", "toolCpuSeconds", "hostBusyPercent"}
@@ -173,6 +179,15 @@ func TestReportJSONShape(t *testing.T) {
 	if lat["count"] != 5 {
 		t.Fatalf("latency count %v", lat["count"])
 	}
+	var per []map[string]any
+	if err := json.Unmarshal(m["perRecipient"], &per); err != nil || len(per) != 1 {
+		t.Fatalf("perRecipient %s: %v", m["perRecipient"], err)
+	}
+	for _, k := range []string{"node", "attempted", "sent", "rejected", "delivered", "lost", "misrouted"} {
+		if _, ok := per[0][k]; !ok {
+			t.Fatalf("perRecipient has no %s: %v", k, per[0])
+		}
+	}
 	var nodes []map[string]any
 	if err := json.Unmarshal(m["nodes"], &nodes); err != nil || len(nodes) != 4 {
 		t.Fatalf("nodes %s: %v", m["nodes"], err)
@@ -187,8 +202,9 @@ func TestReportJSONShape(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"sent (API accepted)", "delivery ratio", "100.0000 %", "send → WS frame", "recipient"} {
-		if !strings.Contains(table.String(), s) {
+	for _, s := range []string{"sent (API accepted)", "delivery ratio", "100.0000 %", "send → WS frame", "recipient",
+		"recipient attempted sent rejected delivered lost misrouted", "node 4 5 5 0 5 0 0"} {
+		if !strings.Contains(squash(table.String()), s) {
 			t.Fatalf("table has no %q:\n%s", s, table.String())
 		}
 	}
@@ -199,3 +215,100 @@ func TestReportJSONShape(t *testing.T) {
 		t.Fatalf("svg:\n%s", svg.String())
 	}
 }
+
+// TestRunSeveralRecipients: 2 senders and 2 recipients; every sender sends
+// to every recipient, each recipient's admin server is watched, and the
+// counts are split by recipient.
+func TestRunSeveralRecipients(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{
+		Nodes: 5,
+		Reject: func(seq int) (int, string, bool) {
+			return http.StatusUnprocessableEntity, "PATH_NOT_FOUND", seq%20 == 6 // seq 6, 26, …: to node 5
+		},
+		Drop: func(seq int) bool { return seq%25 == 3 }, // seq 3, 53 to node 5; 28, 78 to node 4
+	})
+	rep, err := bench.Run(t.Context(), bench.Config{
+		Env: net.Env, Senders: []int{1, 2}, Recipients: []int{4, 5}, Messages: 100, Concurrency: 8,
+		Timeout: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sent != 95 || rep.Rejected != 5 || rep.Delivered != 91 || rep.Lost != 4 || rep.Misrouted != 0 {
+		t.Fatalf("sent %d rejected %d delivered %d lost %d misrouted %d", rep.Sent, rep.Rejected, rep.Delivered, rep.Lost, rep.Misrouted)
+	}
+	if rep.Rejections["HTTP 422 PATH_NOT_FOUND"] != 5 {
+		t.Fatalf("rejections %v", rep.Rejections)
+	}
+	want := []bench.RecipientCounts{
+		{Node: 4, Attempted: 50, Sent: 50, Delivered: 48, Lost: 2},
+		{Node: 5, Attempted: 50, Sent: 45, Rejected: 5, Delivered: 43, Lost: 2},
+	}
+	if !slices.Equal(rep.PerRecipient, want) {
+		t.Fatalf("per recipient\n got %+v\nwant %+v", rep.PerRecipient, want)
+	}
+	if rep.Recipient != 0 || !slices.Equal(rep.Recipients, []int{4, 5}) {
+		t.Fatalf("recipient %d recipients %v", rep.Recipient, rep.Recipients)
+	}
+	// Every sender sent to every recipient, evenly (accepted messages).
+	routes := net.Routes()
+	wantRoutes := map[[2]int]int{{1, 4}: 25, {2, 4}: 25, {1, 5}: 20, {2, 5}: 25}
+	if !maps.Equal(routes, wantRoutes) {
+		t.Fatalf("routes %v, want %v", routes, wantRoutes)
+	}
+	roles := []string{"sender", "sender", "relayer", "recipient", "recipient"}
+	for i, n := range rep.Nodes {
+		if n.Role != roles[i] {
+			t.Fatalf("node %d role %s, want %s", i+1, n.Role, roles[i])
+		}
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"to nodes 4,5", "node 4 50 50 0 48 2 0", "node 5 50 45 5 43 2 0", "HTTP 422 PATH_NOT_FOUND 5"} {
+		if !strings.Contains(squash(table.String()), s) {
+			t.Fatalf("table has no %q:\n%s", s, table.String())
+		}
+	}
+}
+
+// TestRunDetectsMisroutedDelivery: a message the network hands to the other
+// recipient is reported as misrouted and lost, not as delivered.
+func TestRunDetectsMisroutedDelivery(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{
+		Misroute: func(seq, to int) int {
+			if seq%10 == 5 { // seq 5, 15, …: from node 2; 5, 25, … to node 3, 15, 35, … to node 4
+				return 7 - to
+			}
+			return to
+		},
+	})
+	rep, err := bench.Run(t.Context(), bench.Config{
+		Env: net.Env, Senders: []int{1, 2}, Recipients: []int{3, 4}, Messages: 40, Timeout: 300 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sent != 40 || rep.Delivered != 36 || rep.Lost != 4 || rep.Misrouted != 4 || rep.Foreign != 0 {
+		t.Fatalf("sent %d delivered %d lost %d misrouted %d foreign %d", rep.Sent, rep.Delivered, rep.Lost, rep.Misrouted, rep.Foreign)
+	}
+	want := []bench.RecipientCounts{
+		{Node: 3, Attempted: 20, Sent: 20, Delivered: 18, Lost: 2, Misrouted: 2},
+		{Node: 4, Attempted: 20, Sent: 20, Delivered: 18, Lost: 2, Misrouted: 2},
+	}
+	if !slices.Equal(rep.PerRecipient, want) {
+		t.Fatalf("per recipient\n got %+v\nwant %+v", rep.PerRecipient, want)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	if got := squash(table.String()); !strings.Contains(got, "MISROUTED (arrived at another recipient) 4") || !strings.Contains(got, "node 3 20 20 0 18 2 2") {
+		t.Fatalf("table:\n%s", table.String())
+	}
+}
+
+// squash replaces every run of white space in s with one space, so tests
+// need not know a table's column widths.
+func squash(s string) string { return strings.Join(strings.Fields(s), " ") }

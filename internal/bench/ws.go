@@ -16,9 +16,10 @@ import (
 // ErrAuth means a node refused the API token.
 var ErrAuth = errors.New("the node refused the API token")
 
-// watcher reads the recipient's admin frames and hands the tool's own
+// watcher reads one recipient's admin frames and hands the tool's own
 // messages to the tracker.
 type watcher struct {
+	node  int // index of the node whose admin server this is
 	c     *websocket.Conn
 	t     *tracker
 	clock Clock
@@ -30,7 +31,7 @@ type watcher struct {
 // dialWatcher connects to the admin server at rawURL and returns once the
 // server has registered the connection (its first frame, the start of the
 // replay, has arrived), so no delivery after the return can be missed.
-func dialWatcher(ctx context.Context, rawURL, token string, t *tracker, clock Clock) (*watcher, error) {
+func dialWatcher(ctx context.Context, node int, rawURL, token string, t *tracker, clock Clock) (*watcher, error) {
 	u, err := console.AdminURL(rawURL, token)
 	if err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func dialWatcher(ctx context.Context, rawURL, token string, t *tracker, clock Cl
 		return nil, fmt.Errorf("connect to the admin server %s://%s: %w", u.Scheme, u.Host, err)
 	}
 	c.SetReadLimit(1 << 20)
-	w := &watcher{c: c, t: t, clock: clock}
+	w := &watcher{node: node, c: c, t: t, clock: clock}
 	f, err := w.read(ctx)
 	if err != nil {
 		c.CloseNow()
@@ -73,14 +74,14 @@ func (w *watcher) handle(f ws.Frame) {
 	switch f.Type {
 	case ws.TypeMessage:
 		at := w.clock.Now()
-		if !w.t.deliver(f.Msg, at) {
+		if !w.t.deliver(f.Msg, w.node, at) {
 			w.foreign++
 		}
 	case ws.TypeLog:
 		if text, ok := strings.CutPrefix(f.Msg, "Message: "); ok {
 			w.lastMessage = text
 		} else if d, ok := parseNodeLatency(f.Msg); ok && w.lastMessage != "" {
-			w.t.nodeLatency(w.lastMessage, d)
+			w.t.nodeLatency(w.lastMessage, w.node, d)
 			w.lastMessage = ""
 		}
 	}

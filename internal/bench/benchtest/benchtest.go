@@ -8,6 +8,7 @@ package benchtest
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -29,6 +30,9 @@ type Options struct {
 	Reject func(seq int) (status int, code string, reject bool)
 	// Drop accepts a message but never delivers it.
 	Drop func(seq int) bool
+	// Misroute delivers a message addressed to node `to` (1-based) to
+	// the node it returns instead; returning to delivers it right.
+	Misroute func(seq, to int) int
 	// NodeLatencyMs is the "Latency: n ms" line of every delivery.
 	NodeLatencyMs int
 }
@@ -42,6 +46,7 @@ type Network struct {
 	posts    int
 	scrapes  []int
 	messages []string // every accepted text, in order of acceptance
+	routes   map[[2]int]int
 }
 
 // Start starts a fake network and stops it when the test ends.
@@ -50,7 +55,7 @@ func Start(t testing.TB, o Options) *Network {
 	if o.Nodes == 0 {
 		o.Nodes = 4
 	}
-	n := &Network{Env: bench.Env{APIToken: Token, ChainRPC: "http://127.0.0.1:1"}, scrapes: make([]int, o.Nodes)}
+	n := &Network{Env: bench.Env{APIToken: Token, ChainRPC: "http://127.0.0.1:1"}, scrapes: make([]int, o.Nodes), routes: map[[2]int]int{}}
 	peers := map[string]int{}
 	for i := range o.Nodes {
 		peers[fmt.Sprintf("16Uiu2HAmFakePeer%d", i+1)] = i
@@ -95,7 +100,13 @@ func Start(t testing.TB, o Options) *Network {
 			n.mu.Lock()
 			n.posts++
 			n.messages = append(n.messages, req.Body)
+			n.routes[[2]int{i + 1, to + 1}]++
 			n.mu.Unlock()
+			if o.Misroute != nil {
+				if got := o.Misroute(seq, to+1); got >= 1 && got <= o.Nodes {
+					to = got - 1
+				}
+			}
 			if o.Drop == nil || !o.Drop(seq) {
 				// Delivered before the API answers: the tool must cope.
 				now := n.Hubs[to].Now()
@@ -146,6 +157,14 @@ func (n *Network) Accepted() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append([]string(nil), n.messages...)
+}
+
+// Routes returns how many messages the fake accepted from each sender to
+// each recipient, keyed by {sender, recipient} (1-based).
+func (n *Network) Routes() map[[2]int]int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return maps.Clone(n.routes)
 }
 
 // Scrapes returns how often node i (1-based) was scraped.
