@@ -6,6 +6,7 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -54,6 +55,12 @@ type Node interface {
 	DeleteAlias(alias string) error
 	// Info describes the node, its network and its chain.
 	Info(ctx context.Context) (Info, error)
+	// Settings returns the operator's settings by name (GET /settings).
+	Settings() (map[string]any, error)
+	// UpdateSettings changes the named settings, all or none, keeps them,
+	// and returns every setting; an *Error with CodeInvalidSetting or
+	// CodeInvalidSettingValue for a name or a value it refuses.
+	UpdateSettings(values map[string]json.RawMessage) (map[string]any, error)
 }
 
 // Config configures a Server. All fields are required except Logger and
@@ -138,6 +145,9 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodGet, "/node/version", s.getVersion},
 		{http.MethodGet, "/node/peers", s.getPeers},
 		{http.MethodPost, "/node/ping", s.postPing},
+		{http.MethodGet, "/settings", s.getSettings},
+		{http.MethodPut, "/settings", s.putSettings},
+		{http.MethodPut, "/settings/{setting}", s.putSetting},
 	}
 	s.handler = s.buildMux()
 	return s, nil

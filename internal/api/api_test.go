@@ -30,6 +30,8 @@ type fakeNode struct {
 	withdrawn    []string
 	openChannels map[peer.ID]bool
 	tickets      []Ticket
+
+	settingStrategy string
 }
 
 func (f *fakeNode) Version() string   { return "9.9.9" }
@@ -52,6 +54,32 @@ func (f *fakeNode) DeleteAlias(a string) error {
 	}
 	delete(f.aliases, a)
 	return nil
+}
+
+func (f *fakeNode) Settings() (map[string]any, error) {
+	return map[string]any{"strategy": f.strategy(), "includeRecipient": false, "maxChannels": 5, "channelFunding": "10000000000000000000"}, nil
+}
+
+func (f *fakeNode) strategy() string {
+	if f.settingStrategy == "" {
+		return "passive"
+	}
+	return f.settingStrategy
+}
+
+// UpdateSettings knows only "strategy", as the node's adapter answers.
+func (f *fakeNode) UpdateSettings(v map[string]json.RawMessage) (map[string]any, error) {
+	for name, raw := range v {
+		if name != "strategy" {
+			return nil, &Error{http.StatusBadRequest, CodeInvalidSetting, "no setting " + quote(name)}
+		}
+		var st string
+		if json.Unmarshal(raw, &st) != nil || (st != "passive" && st != "promiscuous") {
+			return nil, &Error{http.StatusBadRequest, CodeInvalidSettingValue, "strategy must be passive or promiscuous"}
+		}
+		f.settingStrategy = st
+	}
+	return f.Settings()
 }
 
 func newFakeNode(t *testing.T) *fakeNode {

@@ -65,6 +65,11 @@ const (
 	CodeTimeout          = "TIMEOUT"
 	CodeNotFound         = "NOT_FOUND"
 	CodeUnknownFailure   = "UNKNOWN_FAILURE"
+	// CodeInvalidSetting and CodeInvalidSettingValue are the original
+	// interface's codes for a setting that does not exist and a value it
+	// cannot take.
+	CodeInvalidSetting      = "INVALID_SETTING"
+	CodeInvalidSettingValue = "INVALID_SETTING_VALUE"
 )
 
 // ErrorBody is the JSON envelope of every failed operation except the

@@ -145,6 +145,10 @@ var errStoreClosed = errors.New("store is closed")
 func (failingNode) Aliases() (map[string]string, error) { return nil, errStoreClosed }
 func (failingNode) SetAlias(string, peer.ID) error      { return errStoreClosed }
 func (failingNode) DeleteAlias(string) error            { return errStoreClosed }
+func (failingNode) Settings() (map[string]any, error)   { return nil, errStoreClosed }
+func (failingNode) UpdateSettings(map[string]json.RawMessage) (map[string]any, error) {
+	return nil, errStoreClosed
+}
 
 // specCase is one exercised response of a documented operation.
 type specCase struct {
@@ -330,6 +334,19 @@ func specCases(f *specFixture) []specCase {
 		{name: "ticket statistics", method: "GET", path: "/tickets/statistics", status: 200},
 		{name: "ticket statistics, store fails", method: "GET", path: "/tickets/statistics", status: 500, code: CodeUnknownFailure, fault: errChainFault},
 		{name: "ticket statistics, no chain", method: "GET", path: "/tickets/statistics", status: 503, code: CodeUnknownFailure, noChain: true},
+
+		{name: "settings", method: "GET", path: "/settings", status: 200},
+		{name: "settings, store fails", method: "GET", path: "/settings", status: 500, code: CodeUnknownFailure, failing: true},
+		{name: "update settings", method: "PUT", path: "/settings", body: `{"strategy":"promiscuous"}`, status: 200},
+		{name: "update settings, unknown", method: "PUT", path: "/settings", body: `{"colour":"blue"}`, status: 400, code: CodeInvalidSetting},
+		{name: "update settings, bad value", method: "PUT", path: "/settings", body: `{"strategy":"aggressive"}`, status: 400, code: CodeInvalidSettingValue},
+		{name: "update settings, wrong type", method: "PUT", path: "/settings", body: `{"maxChannels":"many"}`, status: 400, code: CodeInvalidSettingValue},
+		{name: "update settings, empty", method: "PUT", path: "/settings", body: `{}`, status: 400, code: CodeInvalidInput},
+		{name: "update settings, store fails", method: "PUT", path: "/settings", body: `{"strategy":"passive"}`, status: 500, code: CodeUnknownFailure, failing: true},
+		{name: "set setting", method: "PUT", path: "/settings/strategy", body: `{"settingValue":"promiscuous"}`, status: 204},
+		{name: "set setting, unknown", method: "PUT", path: "/settings/colour", body: `{"settingValue":"blue"}`, status: 400, code: CodeInvalidSetting},
+		{name: "set setting, bad value", method: "PUT", path: "/settings/strategy", body: `{"settingValue":true}`, status: 400, code: CodeInvalidSettingValue},
+		{name: "set setting, store fails", method: "PUT", path: "/settings/strategy", body: `{"settingValue":"passive"}`, status: 500, code: CodeUnknownFailure, failing: true},
 
 		{name: "list aliases", method: "GET", path: "/aliases", status: 200},
 		{name: "list aliases, store fails", method: "GET", path: "/aliases", status: 500, code: CodeUnknownFailure, failing: true},
@@ -727,7 +744,7 @@ func TestSpecErrorCodes(t *testing.T) {
 	enum := loadSpec(t).doc.Components.Schemas["ErrorCode"].Value.Enum
 	codes := []string{CodeInvalidInput, CodeInvalidPeerID, CodeInvalidAmount, CodeInvalidCurrency, CodeInvalidAddress,
 		CodePeerIDNotFound, CodeChannelNotFound, CodeChannelOpen, CodeNotEnoughBalance, CodeTicketsNotFound,
-		CodePathNotFound, CodeMessageTooLarge, CodeTimeout, CodeNotFound, CodeUnknownFailure}
+		CodePathNotFound, CodeMessageTooLarge, CodeTimeout, CodeNotFound, CodeUnknownFailure, CodeInvalidSetting, CodeInvalidSettingValue}
 	var documented []string
 	for _, v := range enum {
 		documented = append(documented, fmt.Sprint(v))

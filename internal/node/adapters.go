@@ -2,8 +2,10 @@ package node
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -72,6 +74,22 @@ func (a apiNode) DeleteAlias(alias string) error {
 		return fmt.Errorf("%w: %w", api.ErrAliasNotFound, err)
 	}
 	return err
+}
+
+func (a apiNode) Settings() (map[string]any, error) { return a.n.settings.get().asJSON(), nil }
+
+func (a apiNode) UpdateSettings(values map[string]json.RawMessage) (map[string]any, error) {
+	next, err := a.n.settings.update(values)
+	var se settingError
+	switch {
+	case errors.As(err, &se) && errors.Is(err, errUnknownSetting):
+		return nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidSetting, Msg: se.msg}
+	case errors.As(err, &se):
+		return nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidSettingValue, Msg: se.msg}
+	case err != nil:
+		return nil, err
+	}
+	return next.asJSON(), nil
 }
 
 func (a apiNode) Info(ctx context.Context) (api.Info, error) {

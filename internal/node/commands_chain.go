@@ -56,6 +56,10 @@ func (n *Node) cmdSend(ctx context.Context, args string) ([]string, error) {
 	if err := checkOwnHops(n.id.PeerID(), hops); err != nil {
 		return nil, err
 	}
+	if n.settings.get().IncludeRecipient {
+		// The original node's convention: the recipient learns who wrote (the sender says so; nothing proves it).
+		a.Text = n.id.PeerID().String() + ":" + a.Text
+	}
 	var ack string
 	var err error
 	switch {

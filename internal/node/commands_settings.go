@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -42,8 +43,12 @@ func (n *Node) cmdSettings(_ context.Context, args string) ([]string, error) {
 		return nil, &ws.UsageError{Reason: fmt.Sprintf("%s %s", d.name, err)}
 	}
 	next, err := n.settings.update(map[string]json.RawMessage{d.name: raw})
+	var se settingError
+	if errors.As(err, &se) {
+		return nil, &ws.UsageError{Reason: se.msg}
+	}
 	if err != nil {
-		return nil, &ws.UsageError{Reason: strings.TrimPrefix(err.Error(), errBadSetting.Error()+": ")}
+		return nil, err
 	}
 	if d.name == "strategy" {
 		return []string{"Strategy is now " + d.text(next)}, nil

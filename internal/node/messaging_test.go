@@ -201,6 +201,11 @@ func TestAdminSendDirectAndExplicit(t *testing.T) {
 	if got := net.metric(a, "process_resident_memory_bytes"); got == "" {
 		t.Fatal("no process metrics")
 	}
+
+	// includeRecipient: the admin send prefixes the sender's PeerId.
+	admin.run("settings includeRecipient true", func(string) bool { return true })
+	admin.run("send ,"+b.id.PeerID().String()+" signed hello", func(string) bool { return true })
+	expectMessage(t, bFrames, a.id.PeerID().String()+":signed hello")
 }
 
 // TestPathAvoidsASpentChannel: once the tickets A signed on A → R1 use up its balance (nothing

@@ -30,8 +30,11 @@ type Settings struct {
 	ChannelFunding   *big.Int // smallest unit
 }
 
-// errBadSetting is a setting that does not exist or a value it cannot take.
-var errBadSetting = errors.New("bad setting")
+// Errors of settings.update.
+var (
+	errUnknownSetting  = errors.New("no such setting")
+	errBadSettingValue = errors.New("bad setting value")
+)
 
 // settingDef is one setting: its name, help text, and how its value reads and writes as JSON
 // (the store and the REST API) and as text (admin commands; amounts in tokens there).
@@ -193,10 +196,10 @@ func (s *settings) update(vals map[string]json.RawMessage) (Settings, error) {
 	for name, raw := range vals {
 		d, ok := settingByName(name)
 		if !ok {
-			return s.v, fmt.Errorf("%w: no setting %q (%s)", errBadSetting, name, strings.Join(settingNames(), ", "))
+			return s.v, settingError{errUnknownSetting, fmt.Sprintf("no setting %q (%s)", name, strings.Join(settingNames(), ", "))}
 		}
 		if err := d.set(&next, raw); err != nil {
-			return s.v, fmt.Errorf("%w: %s %w", errBadSetting, name, err)
+			return s.v, settingError{errBadSettingValue, fmt.Sprintf("%s %v", name, err)}
 		}
 		b, _ := json.Marshal(d.get(next))
 		enc[name] = b
@@ -211,6 +214,16 @@ func (s *settings) update(vals map[string]json.RawMessage) (Settings, error) {
 	}
 	return next, nil
 }
+
+// settingError is a refused setting: kind is errUnknownSetting or errBadSettingValue, msg says
+// why in words for the operator.
+type settingError struct {
+	kind error
+	msg  string
+}
+
+func (e settingError) Error() string { return e.msg }
+func (e settingError) Unwrap() error { return e.kind }
 
 // asJSON is the settings as GET /api/v2/settings shows them.
 func (s Settings) asJSON() map[string]any {

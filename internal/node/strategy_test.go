@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"math/big"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -56,9 +57,40 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 	}
 
 	cfg.Strategy, cfg.MaxChannels = "passive", 3 // flags of the first start only
+	cfg.APIToken = testToken
 	n2 := startNode(t, cfg)
 	if s := n2.settings.get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding.Cmp(parseTokensMust(t, "2.5")) != 0 {
 		t.Fatalf("settings after the restart: %+v", s)
+	}
+
+	// The same settings over REST.
+	net := &testNet{t: t}
+	var got map[string]any
+	net.mustCall(n2, http.MethodGet, "/settings", "", http.StatusOK, &got)
+	if got["strategy"] != "promiscuous" || got["maxChannels"] != float64(7) || got["channelFunding"] != "2500000000000000000" || got["includeRecipient"] != false {
+		t.Fatalf("GET /settings: %v", got)
+	}
+	net.mustCall(n2, http.MethodPut, "/settings", `{"maxChannels":9,"includeRecipient":true}`, http.StatusOK, &got)
+	if got["maxChannels"] != float64(9) || got["includeRecipient"] != true {
+		t.Fatalf("PUT /settings answered %v", got)
+	}
+	var e struct{ Status string }
+	for body, code := range map[string]string{
+		`{"colour":"blue"}`:                   "INVALID_SETTING",
+		`{"maxChannels":0}`:                   "INVALID_SETTING_VALUE",
+		`{"channelFunding":"0"}`:              "INVALID_SETTING_VALUE",
+		`{"strategy":"passive","colour":"x"}`: "INVALID_SETTING", // all or none: strategy stays
+	} {
+		if st := net.call(n2, http.MethodPut, "/settings", body, &e); st != http.StatusBadRequest || e.Status != code {
+			t.Errorf("PUT /settings %s: %d %s, want 400 %s", body, st, e.Status, code)
+		}
+	}
+	if s := n2.settings.get(); s.Strategy != strategy.Promiscuous {
+		t.Fatalf("a refused PUT changed the strategy: %+v", s)
+	}
+	net.mustCall(n2, http.MethodPut, "/settings/strategy", `{"settingValue":"passive"}`, http.StatusNoContent, nil)
+	if s := n2.settings.get(); s.Strategy != strategy.Passive || s.MaxChannels != 9 || !s.IncludeRecipient {
+		t.Fatalf("settings after PUT: %+v", s)
 	}
 }
 
