@@ -39,7 +39,9 @@ func FuzzDecodeRevert(f *testing.F) {
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		e := decodeRevert(data)
-		if e == nil || !bytes.Equal(e.Data, data) || e.Reason == "" || e.Sent {
+		// Reason is empty only for an empty revert string (Solidity's revert("")).
+		if s, err := abi.UnpackRevert(data); e == nil || !bytes.Equal(e.Data, data) || e.Sent ||
+			(e.Reason == "" && (err != nil || s != "")) {
 			t.Fatalf("decodeRevert(%x) = %+v", data, e)
 		}
 		if !errors.Is(e, ErrReverted) {

@@ -441,6 +441,9 @@ func (ix *Indexer) apply(logs []types.Log, cur store.ChainCursor) error {
 		switch l.Topics[0] {
 		case ix.topic[0]:
 			u, err := channelsABI.UnpackChannelUpdatedEvent(l)
+			if err == nil && u.Balance == nil {
+				err = errors.New("no event data") // the binding decodes nothing from empty data
+			}
 			if err != nil {
 				ix.log.Error("undecodable ChannelUpdated event", "block", l.BlockNumber, "err", err)
 				continue
