@@ -1,0 +1,108 @@
+package sim
+
+import (
+	"fmt"
+	"math/big"
+	"time"
+)
+
+// OneToken is one network token in its smallest unit (18 decimals).
+var OneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+
+// Config is one simulated network and its traffic. DefaultConfig fills every field; Validate
+// says which one is out of range.
+type Config struct {
+	// Nodes is the network's size; Senders and Recipients are its first nodes (senders first).
+	// Senders and recipients never fail, like `relayd cluster --churnExclude`.
+	Nodes, Senders, Recipients int
+	// Rate is the total of messages per second the senders send, round robin over every
+	// (sender, recipient) pair, at exponentially distributed intervals (a Poisson process).
+	Rate float64
+	// Warmup is the simulated time before the traffic and the churn start: nodes announce
+	// themselves and open their channels meanwhile.
+	Warmup time.Duration
+	// Duration is the simulated time of traffic (and churn) after Warmup.
+	Duration time.Duration
+	// Drain is the time after the traffic for the packets in flight to arrive.
+	Drain time.Duration
+	// JoinWindow: each node announces itself at a uniformly drawn time in [0, JoinWindow).
+	JoinWindow time.Duration
+	// ChainDelay is the time from a transaction (announce, open, close) to its being mined.
+	ChainDelay time.Duration
+	// StrategyInterval and HeartbeatInterval are each node's ticks (2 s in `relayd cluster
+	// --topology sparse`); each node's first tick is at a random offset within the interval.
+	StrategyInterval, HeartbeatInterval time.Duration
+	// MaxChannels and ChannelFunding are the promiscuous strategy's settings; Balance is what
+	// every node holds at the start.
+	MaxChannels    int
+	ChannelFunding *big.Int
+	Balance        *big.Int
+	// ClosurePeriod is the channels contract's closure period.
+	ClosurePeriod time.Duration
+	// LatencyMin and LatencyMax bound the one-way latency of every node pair, drawn once,
+	// uniformly.
+	LatencyMin, LatencyMax time.Duration
+	// MixDelayMax bounds each relayer's processing and mixing delay, drawn uniformly in
+	// [0, MixDelayMax] per packet.
+	MixDelayMax time.Duration
+	// Churn is the share of the nodes that are up and neither senders nor recipients that go down
+	// every ChurnInterval (at least one when Churn > 0), each for ChurnDowntime; 0 is no churn.
+	Churn                        float64
+	ChurnInterval, ChurnDowntime time.Duration
+	// Seed decides every draw: the same Config gives the same Report.
+	Seed uint64
+}
+
+// DefaultConfig is 30 nodes as `relayd cluster --nodes 30 --topology sparse` starts them, 5
+// senders to 5 recipients at 100 messages per second for 60 s, without churn.
+func DefaultConfig() Config {
+	return Config{
+		Nodes: 30, Senders: 5, Recipients: 5, Rate: 100,
+		Warmup: 20 * time.Second, Duration: 60 * time.Second, Drain: 5 * time.Second,
+		JoinWindow: 5 * time.Second, ChainDelay: time.Second,
+		StrategyInterval: 2 * time.Second, HeartbeatInterval: 2 * time.Second,
+		MaxChannels:    4,
+		ChannelFunding: new(big.Int).Mul(big.NewInt(100), OneToken),
+		Balance:        new(big.Int).Mul(big.NewInt(500), OneToken),
+		ClosurePeriod:  60 * time.Second,
+		LatencyMin:     20 * time.Millisecond, LatencyMax: 150 * time.Millisecond,
+		MixDelayMax:   20 * time.Millisecond,
+		ChurnInterval: 20 * time.Second, ChurnDowntime: 5 * time.Second,
+		Seed: 1,
+	}
+}
+
+// maxNodes bounds Nodes: every node keeps a heartbeat quality per peer (N² floats).
+const maxNodes = 5000
+
+// Validate reports the first field out of range, wrapping ErrBadConfig.
+func (c Config) Validate() error {
+	bad := func(field, why string) error { return fmt.Errorf("%w: %s %s", ErrBadConfig, field, why) }
+	switch {
+	case c.Senders < 1 || c.Recipients < 1:
+		return bad("senders/recipients", "must be at least 1")
+	case c.Nodes < c.Senders+c.Recipients+2 || c.Nodes > maxNodes:
+		return bad("nodes", fmt.Sprintf("must be between senders+recipients+2 (%d) and %d", c.Senders+c.Recipients+2, maxNodes))
+	case !(c.Rate > 0) || c.Rate > 1e6:
+		return bad("rate", "must be above 0 and at most 1e6 messages per second")
+	case c.Warmup < 0 || c.Duration <= 0 || c.Drain < 0 || c.JoinWindow < 0 || c.ChainDelay < 0:
+		return bad("warmup/duration/drain/joinWindow/chainDelay", "must not be negative (duration positive)")
+	case c.StrategyInterval <= 0 || c.HeartbeatInterval <= 0:
+		return bad("strategyInterval/heartbeatInterval", "must be positive")
+	case c.MaxChannels < 1:
+		return bad("maxChannels", "must be at least 1")
+	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0 || c.Balance == nil || c.Balance.Sign() < 0:
+		return bad("channelFunding/balance", "must be positive")
+	case c.ClosurePeriod < 0:
+		return bad("closurePeriod", "must not be negative")
+	case c.LatencyMin < 0 || c.LatencyMax < c.LatencyMin:
+		return bad("latency", "must be a range min-max with 0 <= min <= max")
+	case c.MixDelayMax < 0:
+		return bad("mixDelayMax", "must not be negative")
+	case !(c.Churn >= 0 && c.Churn <= 1):
+		return bad("churn", "must be between 0 and 1")
+	case c.Churn > 0 && (c.ChurnInterval <= 0 || c.ChurnDowntime < 0):
+		return bad("churnInterval/churnDowntime", "must be positive")
+	}
+	return nil
+}

@@ -1,0 +1,21 @@
+// Package sim is a discrete-event simulation of a relayd network (issue 13): N nodes that
+// announce themselves, open their own channels with the real channel strategy, heartbeat each
+// other, go down and come back, and relay messages over paths picked by the real path selection,
+// all on a simulated clock. One priority queue of events drives everything: there is no real
+// time, no goroutine per node, and a run is a pure function of its Config (Seed included).
+//
+// What runs for real: strategy.Runner.Tick (so strategy.Decide and the Runner's rule of opening
+// nothing while the announced peers differ from those of the tick before), path.Select with the
+// node's fallback from 2 to 3 relayers (internal/node pickPath), tickets.AmountFor for what each
+// hop's ticket takes from its channel. What is modelled: the chain (an action is mined after
+// Config.ChainDelay), links (a one-way latency per node pair, drawn once), each relayer's
+// processing and mixing delay, heartbeat quality as internal/p2p computes it (0.5 at first, moved
+// a quarter of the way to 1 on a successful ping and to 0 on a failed one, every heartbeat
+// interval, by each node for each peer), the sender's "down" mark on a first hop it could not
+// reach (until its next successful heartbeat), and churn as `relayd cluster --churn` does it.
+// What it leaves out: bandwidth, CPU, queues, the chain's real block times and reorgs.
+//
+// The package owns only the simulation and its Report. It may import internal/strategy,
+// internal/path, internal/tickets, internal/channels, the standard library, go-ethereum's common
+// and holiman/uint256 (and libp2p peer IDs if path needs them); nothing that does I/O.
+package sim

@@ -1,0 +1,6 @@
+package sim
+
+import "errors"
+
+// ErrBadConfig means a Config field is out of range; the wrapped message names it.
+var ErrBadConfig = errors.New("sim: bad config")

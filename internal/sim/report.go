@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"time"
+)
+
+// Spread is the least, median and greatest of a count over the nodes.
+type Spread struct {
+	Min    int `json:"min"`
+	Median int `json:"median"`
+	Max    int `json:"max"`
+}
+
+func spread(xs []int) Spread {
+	if len(xs) == 0 {
+		return Spread{}
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return Spread{Min: s[0], Median: s[len(s)/2], Max: s[len(s)-1]}
+}
+
+// Report is what one run measured. Shares are in [0, 1]; latencies are end to end, from the
+// sender's send to the recipient's receipt, over the delivered messages.
+type Report struct {
+	Nodes      int     `json:"nodes"`
+	Senders    int     `json:"senders"`
+	Recipients int     `json:"recipients"`
+	Rate       float64 `json:"rate"`
+	Churn      float64 `json:"churn"`
+	Seed       uint64  `json:"seed"`
+	// Messages is the messages the senders tried to send.
+	Messages int `json:"messages"`
+	// PathFound is the share of Messages for which a path of 2 or 3 relayers was found;
+	// ThreeRelayers the share of those needing 3.
+	PathFound     float64 `json:"pathFound"`
+	ThreeRelayers float64 `json:"threeRelayers"`
+	// RefusedFirstHop counts messages with a path whose first relayer was down at the send:
+	// nothing was sent, and the sender marked it down.
+	RefusedFirstHop int `json:"refusedFirstHop"`
+	// Accepted messages were sent; Delivered of them arrived, Lost did not (a relayer down when
+	// the packet reached it or while it held it).
+	Accepted  int     `json:"accepted"`
+	Delivered int     `json:"delivered"`
+	Lost      int     `json:"lost"`
+	Delivery  float64 `json:"delivery"`
+	// LatencyP50/P90/P99 are end-to-end latency percentiles.
+	LatencyP50 time.Duration `json:"latencyP50"`
+	LatencyP90 time.Duration `json:"latencyP90"`
+	LatencyP99 time.Duration `json:"latencyP99"`
+	// MeanHops is the mean number of links of the accepted messages' paths (relayers + 1).
+	MeanHops float64 `json:"meanHops"`
+	// ChannelsOut and ChannelsIn spread the open channels per node at the end of the run;
+	// ZeroIncoming is the share of the nodes nobody has an open channel to.
+	ChannelsOut  Spread  `json:"channelsOut"`
+	ChannelsIn   Spread  `json:"channelsIn"`
+	ZeroIncoming float64 `json:"zeroIncoming"`
+	// Kills counts the nodes churn took down.
+	Kills int `json:"kills"`
+}
+
+func share(a, b int) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+func (s *Sim) report() Report {
+	st := s.st
+	lat := slices.Clone(st.latencies)
+	slices.Sort(lat)
+	r := Report{
+		Nodes: s.cfg.Nodes, Senders: s.cfg.Senders, Recipients: s.cfg.Recipients, Rate: s.cfg.Rate,
+		Churn: s.cfg.Churn, Seed: s.cfg.Seed,
+		Messages: st.messages, PathFound: share(st.found, st.messages), ThreeRelayers: share(st.three, st.found),
+		RefusedFirstHop: st.refusedFirstHop,
+		Accepted:        st.accepted, Delivered: st.delivered, Lost: st.lost, Delivery: share(st.delivered, st.accepted),
+		LatencyP50: percentile(lat, 0.50), LatencyP90: percentile(lat, 0.90), LatencyP99: percentile(lat, 0.99),
+		Kills: st.kills,
+	}
+	if st.accepted > 0 {
+		r.MeanHops = float64(st.relayers+st.accepted) / float64(st.accepted)
+	}
+	in := make([]int, len(s.nodes))
+	out := make([]int, len(s.nodes))
+	zero := 0
+	for i, n := range s.nodes {
+		in[i] = n.incoming
+		for _, c := range n.out {
+			if c.state == open || c.state == closingTx {
+				out[i]++
+			}
+		}
+		if n.incoming == 0 {
+			zero++
+		}
+	}
+	r.ChannelsIn, r.ChannelsOut, r.ZeroIncoming = spread(in), spread(out), share(zero, len(s.nodes))
+	return r
+}
+
+// Write prints r as a few lines of text.
+func (r Report) Write(w io.Writer) error {
+	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
+	_, err := fmt.Fprintf(w, `nodes %d, %d senders -> %d recipients at %.0f msg/s, churn %.0f%%, seed %d
+messages %d: path found %.2f%% (3 relayers %.2f%%), refused at a down first hop %d
+accepted %d: delivered %d (%.2f%%), lost %d; %d kills
+latency p50 %s, p90 %s, p99 %s; mean hops %.2f
+channels out min/median/max %d/%d/%d, in %d/%d/%d; nodes with no incoming channel %.1f%%
+`, r.Nodes, r.Senders, r.Recipients, r.Rate, 100*r.Churn, r.Seed,
+		r.Messages, 100*r.PathFound, 100*r.ThreeRelayers, r.RefusedFirstHop,
+		r.Accepted, r.Delivered, 100*r.Delivery, r.Lost, r.Kills,
+		ms(r.LatencyP50), ms(r.LatencyP90), ms(r.LatencyP99), r.MeanHops,
+		r.ChannelsOut.Min, r.ChannelsOut.Median, r.ChannelsOut.Max, r.ChannelsIn.Min, r.ChannelsIn.Median, r.ChannelsIn.Max,
+		100*r.ZeroIncoming)
+	return err
+}
