@@ -71,6 +71,7 @@ type testCluster struct {
 	nodes    []node
 	symbol   string
 	netns    bool // nodes in network namespaces (--netns)
+	count    int  // nodes (nodeCount unless --nodes says otherwise)
 }
 
 // syncBuffer collects the cluster's output from two pipes.
@@ -174,6 +175,10 @@ func startCluster(t *testing.T, extra ...string) *testCluster {
 	)
 	c.cmd.Args = append(c.cmd.Args, extra...)
 	c.netns = slices.Contains(extra, "--netns")
+	c.count = nodeCount
+	if i := slices.Index(extra, "--nodes"); i >= 0 && i+1 < len(extra) {
+		c.count, _ = strconv.Atoi(extra[i+1]) // the last --nodes wins
+	}
 	c.cmd.Stdout, c.cmd.Stderr = c.output, c.output
 	t0 = time.Now()
 	if err := c.cmd.Start(); err != nil {
@@ -262,10 +267,10 @@ func (c *testCluster) readEnv() {
 	}
 	c.token = need("RELAY_API_TOKEN")
 	c.chainRPC = need("RELAY_CHAIN_RPC")
-	if n := need("RELAY_NODE_COUNT"); n != strconv.Itoa(nodeCount) {
-		t.Fatalf("RELAY_NODE_COUNT=%s, want %d", n, nodeCount)
+	if n := need("RELAY_NODE_COUNT"); n != strconv.Itoa(c.count) {
+		t.Fatalf("RELAY_NODE_COUNT=%s, want %d", n, c.count)
 	}
-	for i := 1; i <= nodeCount; i++ {
+	for i := 1; i <= c.count; i++ {
 		p := fmt.Sprintf("RELAY_NODE_%d_", i)
 		n := node{index: i, peerID: need(p + "PEER_ID"), address: need(p + "NATIVE_ADDRESS"), apiURL: need(p + "API_URL"), wsURL: need(p + "WS_URL")}
 		host := `127\.0\.0\.1`
