@@ -182,8 +182,15 @@ func (s *Sim) uniform(r *rand.Rand, d time.Duration) time.Duration {
 	return time.Duration(r.Int64N(int64(d)))
 }
 
-// Run simulates cfg from the start to the end of its Drain and reports.
+// Run simulates cfg from the start to the end of its Drain and reports. Call it once.
 func (s *Sim) Run() Report {
+	s.start()
+	s.runUntil(s.cfg.Warmup + s.cfg.Duration + s.cfg.Drain)
+	return s.report()
+}
+
+// start schedules the nodes' joins and ticks, the churn and the traffic.
+func (s *Sim) start() {
 	cfg := s.cfg
 	end := cfg.Warmup + cfg.Duration + cfg.Drain
 	s.trafficTo = cfg.Warmup + cfg.Duration
@@ -204,15 +211,15 @@ func (s *Sim) Run() Report {
 		s.every(cfg.Warmup+cfg.ChurnInterval, cfg.ChurnInterval, s.trafficTo, s.churn)
 	}
 	s.at(cfg.Warmup+s.interval(), s.message)
-	for s.q.Len() > 0 {
+}
+
+// runUntil runs the events up to time end.
+func (s *Sim) runUntil(end time.Duration) {
+	for s.q.Len() > 0 && s.q[0].at <= end {
 		e := heap.Pop(&s.q).(*event)
-		if e.at > end {
-			break
-		}
 		s.now = e.at
 		e.fn()
 	}
-	return s.report()
 }
 
 // interval draws the time to the next message.

@@ -1,0 +1,229 @@
+package sim
+
+import (
+	"errors"
+	"math/big"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+// small is a 30-node network with a short run: fast enough for every test.
+func small(t *testing.T, mutate func(*Config)) Config {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Duration = 30 * time.Second
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	return cfg
+}
+
+func run(t *testing.T, cfg Config) Report {
+	t.Helper()
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Run()
+}
+
+func TestSameSeedSameReport(t *testing.T) {
+	cfg := small(t, func(c *Config) { c.Churn = 0.1; c.ChurnInterval = 5 * time.Second })
+	a, b := run(t, cfg), run(t, cfg)
+	if !reflect.DeepEqual(a, b) {
+		t.Fatalf("same seed, different reports:\n%+v\n%+v", a, b)
+	}
+	cfg.Seed++
+	if c := run(t, cfg); reflect.DeepEqual(a, c) {
+		t.Fatalf("another seed gave the same report: %+v", c)
+	}
+}
+
+func TestWithoutChurnEverythingArrives(t *testing.T) {
+	r := run(t, small(t, nil))
+	if r.Messages < 2500 || r.Accepted != r.Messages || r.PathFound != 1 {
+		t.Fatalf("%d messages, %d accepted, path found %.4f: want about 3000, all accepted", r.Messages, r.Accepted, r.PathFound)
+	}
+	if r.Delivery < 0.999 || r.Kills != 0 {
+		t.Fatalf("delivery %.4f with %d kills, want at least 0.999 with none", r.Delivery, r.Kills)
+	}
+	if r.ChannelsIn.Min < 1 || r.ZeroIncoming != 0 {
+		t.Fatalf("incoming channels %+v, %.2f of the nodes with none: every node needs one", r.ChannelsIn, r.ZeroIncoming)
+	}
+	if r.ChannelsOut != (Spread{4, 4, 4}) {
+		t.Fatalf("outgoing channels %+v, want maxChannels (4) everywhere", r.ChannelsOut)
+	}
+	if r.MeanHops < 3 || r.MeanHops > 4 {
+		t.Fatalf("mean hops %.2f, want between 3 (2 relayers) and 4 (3 relayers)", r.MeanHops)
+	}
+}
+
+func TestChurnLosesSomeMessagesButFew(t *testing.T) {
+	calm := run(t, small(t, nil))
+	r := run(t, small(t, func(c *Config) { c.Churn = 0.1; c.ChurnInterval = 5 * time.Second }))
+	if r.Kills == 0 || r.Lost == 0 {
+		t.Fatalf("%d kills, %d lost: churn did nothing", r.Kills, r.Lost)
+	}
+	if r.Delivery >= calm.Delivery || r.Delivery <= 0.9 {
+		t.Fatalf("delivery %.4f with churn, %.4f without: want lower, but above 0.9", r.Delivery, calm.Delivery)
+	}
+}
+
+func TestLatencyFollowsLinksAndHops(t *testing.T) {
+	const lo, hi, mix = 40 * time.Millisecond, 60 * time.Millisecond, 10 * time.Millisecond
+	r := run(t, small(t, func(c *Config) { c.LatencyMin, c.LatencyMax, c.MixDelayMax = lo, hi, mix }))
+	if r.LatencyP50 < 3*lo || r.LatencyP99 > 4*hi+3*mix {
+		t.Fatalf("p50 %v, p99 %v: want within [3×%v, 4×%v + 3×%v]", r.LatencyP50, r.LatencyP99, lo, hi, mix)
+	}
+	if !(r.LatencyP50 <= r.LatencyP90 && r.LatencyP90 <= r.LatencyP99) {
+		t.Fatalf("percentiles out of order: %v %v %v", r.LatencyP50, r.LatencyP90, r.LatencyP99)
+	}
+}
+
+// warm returns a network at the end of its warmup: channels open, no traffic yet.
+func warm(t *testing.T) *Sim {
+	t.Helper()
+	s, err := New(small(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	s.runUntil(s.cfg.Warmup - time.Millisecond)
+	return s
+}
+
+// firstHops counts the first relayers of n paths from 0 to recipient 5.
+func firstHops(t *testing.T, s *Sim, n int) map[int]int {
+	t.Helper()
+	seen := map[int]int{}
+	for range n {
+		hops, err := s.pickPath(0, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen[hops[0]]++
+	}
+	return seen
+}
+
+func TestSenderAvoidsAFirstHopItFoundDown(t *testing.T) {
+	s := warm(t)
+	seen := firstHops(t, s, 200)
+	if len(seen) < 2 {
+		t.Fatalf("first hops %v: want several to choose from", seen)
+	}
+	var x int
+	for h := range seen {
+		x = max(x, h) // any; the largest, to be deterministic
+	}
+	s.nodes[x].up = false
+	for s.st.refusedFirstHop == 0 {
+		if s.st.messages > 1000 {
+			t.Fatalf("no message of 1000 went to first hop %d (%v)", x, seen)
+		}
+		s.send(0, 5)
+	}
+	if !s.nodes[0].down[x] {
+		t.Fatalf("sender did not mark %d down", x)
+	}
+	if after := firstHops(t, s, 200); after[x] != 0 {
+		t.Fatalf("first hop %d taken %d times out of 200 while marked down", x, after[x])
+	}
+	refused := s.st.refusedFirstHop
+	for range 100 {
+		s.send(0, 5)
+	}
+	if s.st.refusedFirstHop != refused {
+		t.Fatalf("%d more messages refused at a first hop marked down", s.st.refusedFirstHop-refused)
+	}
+	// Back up: the sender's next successful heartbeat clears the mark.
+	s.nodes[x].up = true
+	s.heartbeat(0)
+	if after := firstHops(t, s, 200); after[x] == 0 {
+		t.Fatalf("first hop %d back up and heartbeated, never taken again: %v", x, after)
+	}
+}
+
+func TestHeartbeatQualityFollowsP2P(t *testing.T) {
+	s := warm(t)
+	q := s.nodes[0].quality[20]
+	s.nodes[20].up = false
+	s.heartbeat(0)
+	if got, want := s.nodes[0].quality[20], q*0.75; got != want {
+		t.Fatalf("quality after a failed ping %v, want %v", got, want)
+	}
+	s.nodes[20].up = true
+	s.heartbeat(0)
+	if got, want := s.nodes[0].quality[20], q*0.75*0.75+0.25; got != want {
+		t.Fatalf("quality after a successful ping %v, want %v", got, want)
+	}
+}
+
+func TestStrategyWaitsForTheAnnouncedPeersToSettle(t *testing.T) {
+	s, err := New(small(t, func(c *Config) { c.JoinWindow = 10 * time.Second }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	// Until the last announcement is mined (at most JoinWindow + ChainDelay) the peers keep
+	// changing; a channel opened before that was decided on peers seen twice in a row only.
+	s.runUntil(5 * time.Second)
+	opened := 0
+	for _, n := range s.nodes {
+		opened += len(n.out)
+	}
+	if opened != 0 {
+		t.Fatalf("%d channels opened while the nodes were still announcing", opened)
+	}
+	s.runUntil(s.cfg.Warmup)
+	for i, n := range s.nodes {
+		if len(n.out) != 4 {
+			t.Fatalf("node %d has %d channels at the end of the warmup, want 4", i, len(n.out))
+		}
+	}
+}
+
+func TestLatencyIsPerPairAndSymmetric(t *testing.T) {
+	s, err := New(small(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ds []time.Duration
+	for i := range 10 {
+		for j := i + 1; j < 10; j++ {
+			d := s.latency(i, j)
+			if d != s.latency(j, i) || d < s.cfg.LatencyMin || d > s.cfg.LatencyMax {
+				t.Fatalf("latency %d-%d %v (back %v) outside [%v, %v] or asymmetric", i, j, d, s.latency(j, i), s.cfg.LatencyMin, s.cfg.LatencyMax)
+			}
+			ds = append(ds, d)
+		}
+	}
+	slices.Sort(ds)
+	if ds[len(ds)-1]-ds[0] < (s.cfg.LatencyMax-s.cfg.LatencyMin)/2 {
+		t.Fatalf("45 pair latencies within %v: not drawn over the range", ds[len(ds)-1]-ds[0])
+	}
+}
+
+func TestBadConfig(t *testing.T) {
+	for name, mutate := range map[string]func(*Config){
+		"too few nodes":   func(c *Config) { c.Nodes = 11 },
+		"no senders":      func(c *Config) { c.Senders = 0 },
+		"zero rate":       func(c *Config) { c.Rate = 0 },
+		"no duration":     func(c *Config) { c.Duration = 0 },
+		"latency range":   func(c *Config) { c.LatencyMin, c.LatencyMax = time.Second, time.Millisecond },
+		"churn above one": func(c *Config) { c.Churn = 1.5 },
+		"churn interval":  func(c *Config) { c.Churn, c.ChurnInterval = 0.1, 0 },
+		"no funding":      func(c *Config) { c.ChannelFunding = big.NewInt(0) },
+		"negative mixing": func(c *Config) { c.MixDelayMax = -1 },
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := DefaultConfig()
+			mutate(&cfg)
+			if _, err := New(cfg); !errors.Is(err, ErrBadConfig) {
+				t.Fatalf("New: %v, want ErrBadConfig", err)
+			}
+		})
+	}
+}
