@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -15,7 +16,7 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:]); err != nil {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "relaysim:", err)
 		}
@@ -23,9 +24,10 @@ func main() {
 	}
 }
 
-func run(args []string) error {
+func run(args []string, stdout io.Writer) error {
 	cfg := sim.DefaultConfig()
 	fs := flag.NewFlagSet("relaysim", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes in the network")
 	fs.IntVar(&cfg.Senders, "senders", cfg.Senders, "senders (the first nodes; never fail)")
 	fs.IntVar(&cfg.Recipients, "recipients", cfg.Recipients, "recipients (the nodes after the senders; never fail)")
@@ -60,9 +62,9 @@ func run(args []string) error {
 	}
 	r := s.Run()
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	return r.Write(os.Stdout)
+	return r.Write(stdout)
 }
