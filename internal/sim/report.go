@@ -47,10 +47,10 @@ type Report struct {
 	Delivered int     `json:"delivered"`
 	Lost      int     `json:"lost"`
 	Delivery  float64 `json:"delivery"`
-	// LatencyP50/P90/P99 are end-to-end latency percentiles.
-	LatencyP50 time.Duration `json:"latencyP50"`
-	LatencyP90 time.Duration `json:"latencyP90"`
-	LatencyP99 time.Duration `json:"latencyP99"`
+	// LatencyP50/P90/P99 are end-to-end latency percentiles (nanoseconds in JSON).
+	LatencyP50 time.Duration `json:"latencyP50Ns"`
+	LatencyP90 time.Duration `json:"latencyP90Ns"`
+	LatencyP99 time.Duration `json:"latencyP99Ns"`
 	// MeanHops is the mean number of links of the accepted messages' paths (relayers + 1).
 	MeanHops float64 `json:"meanHops"`
 	// ChannelsOut and ChannelsIn spread the open channels per node at the end of the run;
