@@ -208,6 +208,11 @@ func (ix *Indexer) replaced(why string) error {
 		return fmt.Errorf("indexer: %w: %s", ErrChainReplaced, why)
 	}
 	ix.log.Warn("the provider serves another chain than the one indexed; dropping the index and re-indexing", "why", why)
+	return ix.reindex()
+}
+
+// reindex drops the stored state and the graph and puts the cursor back at StartBlock.
+func (ix *Indexer) reindex() error {
 	if err := ix.cfg.Store.ResetChainState(); err != nil {
 		return &storeError{err}
 	}
@@ -413,13 +418,7 @@ func (ix *Indexer) verify(ctx context.Context, next uint64, hash common.Hash) er
 		return ix.replaced(fmt.Sprintf("the provider's head %d is far below block %d, the last indexed", head, next-1))
 	}
 	ix.log.Warn("indexed blocks are not on the provider's chain (a reorganisation deeper than the confirmations); re-indexing", "block", next-1)
-	if err := ix.cfg.Store.ResetChainState(); err != nil {
-		return &storeError{err}
-	}
-	ix.cfg.Graph.Reset()
-	ix.persisted = 0
-	ix.setNext(ix.cfg.StartBlock, common.Hash{})
-	return nil
+	return ix.reindex()
 }
 
 // apply decodes logs (in chain order), commits them with cur, updates the graph and notifies.

@@ -167,27 +167,14 @@ func TestRelayerKilledMidTraffic(t *testing.T) {
 
 	// Traffic until R1 has acknowledged tickets to lose, then SIGKILL right after reading how many
 	// it reported stored.
-	stop := make(chan struct{})
-	sending := make(chan struct{})
-	go func() {
-		defer close(sending)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			post(fmt.Sprintf("before the crash %d", i))
-		}
-	}()
+	stopTraffic := traffic(func(i int) { post(fmt.Sprintf("before the crash %d", i)) })
 	var reported int
 	net.eventually("R1 reports acknowledged tickets", func() bool {
 		reported, _ = strconv.Atoi(net.metricURL(r1url, "relayd_relay_tickets_acknowledged_total"))
 		return reported >= 50
 	})
 	kill()
-	close(stop)
-	<-sending
+	stopTraffic()
 
 	r1 := startNode(t, r1cfg)
 	var stored []ticketView

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -100,6 +101,13 @@ func TestAdminCommandsAndShutdown(t *testing.T) {
 // startNode runs a node until the test ends.
 func startNode(t *testing.T, cfg config.Config) *Node {
 	t.Helper()
+	n, _ := runNode(t, cfg)
+	return n
+}
+
+// runNode runs a node until stop is called or the test ends (stop may be called twice).
+func runNode(t *testing.T, cfg config.Config) (n *Node, stop func()) {
+	t.Helper()
 	n, err := New(cfg, os.Stderr)
 	if err != nil {
 		t.Fatal(err)
@@ -107,13 +115,14 @@ func startNode(t *testing.T, cfg config.Config) *Node {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- n.Run(ctx) }()
-	t.Cleanup(func() {
+	stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Run: %v", err)
 		}
 	})
-	return n
+	t.Cleanup(stop)
+	return n, stop
 }
 
 type adminClient struct {

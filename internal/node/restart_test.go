@@ -67,26 +67,14 @@ func TestRestartedNodesReachPeersAtOnce(t *testing.T) {
 	})
 
 	// Traffic, then SIGKILL of both while it flows.
-	stop, sending := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(sending)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			send(fmt.Sprintf("before the crash %d", i))
-		}
-	}()
+	stopTraffic := traffic(func(i int) { send(fmt.Sprintf("before the crash %d", i)) })
 	net.eventually("R1 reports acknowledged tickets", func() bool {
 		n, _ := strconv.Atoi(net.metricURL(r1.url, "relayd_relay_tickets_acknowledged_total"))
 		return n >= 20
 	})
 	s.kill()
 	r1.kill()
-	close(stop)
-	<-sending
+	stopTraffic()
 
 	restarted := time.Now()
 	s, r1 = startChild(t, scfg), startChild(t, r1cfg)
@@ -122,6 +110,24 @@ func TestRestartedNodesReachPeersAtOnce(t *testing.T) {
 	within("the restarted sender sends a paid message", func() bool { return send("after the restart") == http.StatusAccepted })
 	within("the restarted relayer forwards it", func() bool { return delivered() > before })
 	t.Logf("restarted nodes served again in %v", time.Since(restarted).Round(time.Millisecond))
+}
+
+// traffic calls send(0), send(1), … in a goroutine until the returned stop is called; stop
+// returns once the last call has.
+func traffic(send func(i int)) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			send(i)
+		}
+	}()
+	return func() { close(quit); <-done }
 }
 
 // nodeURL is the REST server of an in-process node.

@@ -1,12 +1,9 @@
 package node
 
 import (
-	"context"
 	"math/big"
 	"net/http"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,13 +18,7 @@ import (
 // where it wins over the flag's first value.
 func TestSettingsCommandAndRestart(t *testing.T) {
 	cfg := testConfig(t)
-	n, err := New(cfg, os.Stderr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- n.Run(ctx) }()
+	n, stop := runNode(t, cfg)
 	a := dialAdmin(t, n)
 	last := func(s string) bool { return strings.HasPrefix(s, "channelFunding") }
 	if out := a.run("settings", last); len(out) != 4 || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
@@ -51,10 +42,7 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 	if s := n.settings.get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding.Cmp(parseTokensMust(t, "2.5")) != 0 {
 		t.Fatalf("settings after the commands: %+v", s)
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 
 	cfg.Strategy, cfg.MaxChannels = "passive", 3 // flags of the first start only
 	cfg.APIToken = testToken
@@ -117,21 +105,8 @@ func TestPromiscuousStrategy(t *testing.T) {
 		cfg := fundedNodeConfig(t, ch, tokens(100))
 		cfg.Strategy, cfg.MaxChannels, cfg.ChannelFunding = "promiscuous", 2, "5"
 		cfg.StrategyInterval, cfg.HeartbeatInterval = 200*time.Millisecond, 200*time.Millisecond
-		n, err := New(cfg, os.Stderr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		go func() { done <- n.Run(ctx) }()
-		stop := func() {
-			cancel()
-			if err := <-done; err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		}
-		stops = append(stops, sync.OnceFunc(stop))
-		t.Cleanup(stops[len(stops)-1])
+		n, stop := runNode(t, cfg)
+		stops = append(stops, stop)
 		net.nodes = append(net.nodes, n)
 	}
 	openTo := func(n *Node) map[common.Address]bool {
