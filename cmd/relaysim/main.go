@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math/big"
 	"os"
 	"strings"
 	"time"
@@ -41,6 +42,8 @@ func run(args []string, stdout io.Writer) error {
 	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "each relayer's processing and mixing delay is uniform in [0, mixDelayMax]")
 	fs.DurationVar(&cfg.ChainDelay, "chainDelay", cfg.ChainDelay, "time for a transaction to be mined")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "each node's promiscuous strategy's maxChannels")
+	balance := fs.Uint64("balance", 500, "tokens every node holds at the start")
+	funding := fs.Uint64("channelFunding", 100, "tokens each channel the strategy opens is funded with")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every random draw: the same flags give the same report")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -49,6 +52,8 @@ func run(args []string, stdout io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	cfg.Balance = tokens(*balance)
+	cfg.ChannelFunding = tokens(*funding)
 	lo, hi, ok := strings.Cut(*latency, "-")
 	var err1, err2 error
 	cfg.LatencyMin, err1 = time.ParseDuration(strings.TrimSpace(lo))
@@ -67,4 +72,9 @@ func run(args []string, stdout io.Writer) error {
 		return enc.Encode(r)
 	}
 	return r.Write(stdout)
+}
+
+// tokens is n whole tokens in the smallest unit.
+func tokens(n uint64) *big.Int {
+	return new(big.Int).Mul(new(big.Int).SetUint64(n), sim.OneToken)
 }

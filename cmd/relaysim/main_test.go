@@ -34,6 +34,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"--latency", "fast-slow"},
 		{"--latency", "150ms-20ms"},
 		{"--nodes", "3"},
+		{"--channelFunding", "0"},
 		{"extra"},
 	} {
 		var out bytes.Buffer
@@ -41,7 +42,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		if err == nil || out.Len() != 0 {
 			t.Fatalf("%v: err %v, output %q", args, err, out.String())
 		}
-		if args[0] == "--nodes" && !errors.Is(err, sim.ErrBadConfig) {
+		if (args[0] == "--nodes" || args[0] == "--channelFunding") && !errors.Is(err, sim.ErrBadConfig) {
 			t.Fatalf("%v: %v, want ErrBadConfig", args, err)
 		}
 	}
