@@ -7,6 +7,7 @@
 #   FUZZPARALLEL=1 scripts/fuzz.sh        # one worker per target (default: GOMAXPROCS)
 #   scripts/fuzz.sh ./internal/packet/    # only these packages
 #   FUZZMATCH=Peel scripts/fuzz.sh        # only targets whose name matches
+#   FUZZMINIMIZETIME=60s scripts/fuzz.sh  # time spent shrinking each new input (default 5s)
 #
 # Each target's output goes to $FUZZLOG/<pkg>_<target>.log (default: a fresh temp
 # directory); at the end a Markdown table lists, per target, the executions and new
@@ -19,6 +20,9 @@ cd "$(dirname "$0")/.."
 GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-30s}
 FUZZMATCH=${FUZZMATCH:-.}
+# Go shrinks every new interesting input for up to -fuzzminimizetime (60s by default) without
+# reporting the executions; at 60s a short run can spend most of its time there.
+FUZZMINIMIZETIME=${FUZZMINIMIZETIME:-5s}
 FUZZLOG=${FUZZLOG:-$(mktemp -d -t relayd-fuzz.XXXXXX)}
 mkdir -p "$FUZZLOG"
 parallel=()
@@ -41,7 +45,7 @@ for pkg in "${pkgs[@]}"; do
 		log="$FUZZLOG/$(echo "${pkg#./}" | tr '/' '_')${target}.log"
 		echo "== $pkg $target ($FUZZTIME)"
 		start=$(date +%s)
-		$GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" "${parallel[@]}" "$pkg" >"$log" 2>&1
+		$GO test -run '^$' -fuzz "^${target}\$" -fuzztime "$FUZZTIME" -fuzzminimizetime "$FUZZMINIMIZETIME" "${parallel[@]}" "$pkg" >"$log" 2>&1
 		rc=$?
 		secs=$(($(date +%s) - start))
 		last=$(grep 'execs:' "$log" | tail -n1)
