@@ -311,6 +311,7 @@ func (n *Node) Run(ctx context.Context) error {
 			}
 			return n.strategy.Run(gctx)
 		})
+		g.Go(func() error { return s.runAutoRedeem(gctx) })
 	}
 	g.Go(func() error {
 		<-gctx.Done()

@@ -20,6 +20,12 @@ import (
 // says: 10 tokens, 1,000 relayer payments of 0.01.
 var defaultChannelFunding = new(big.Int).Mul(big.NewInt(10), unit)
 
+// Defaults of the auto-redeem settings: redeem once 100 tickets or 1 token wait.
+var (
+	defaultAutoRedeemCount = 100
+	defaultAutoRedeemValue = new(big.Int).Set(unit)
+)
+
 // Settings are the operator's settings of a running node (GET/PUT /api/v2/settings, admin
 // `settings`): kept in the store, so they survive a restart; the flags give only the values of a
 // node's first start.
@@ -28,6 +34,9 @@ type Settings struct {
 	IncludeRecipient bool
 	MaxChannels      int
 	ChannelFunding   *big.Int // smallest unit
+	AutoRedeem       bool
+	AutoRedeemCount  int
+	AutoRedeemValue  *big.Int // smallest unit
 }
 
 // Errors of settings.update.
@@ -65,16 +74,32 @@ var settingDefs = []settingDef{
 		text:  func(s Settings) string { return string(s.Strategy) },
 		parse: func(t string) (json.RawMessage, error) { return json.Marshal(t) },
 	},
-	{
-		name: "includeRecipient", help: "prefix this node's PeerId to messages sent with the admin send (true|false)",
-		get: func(s Settings) any { return s.IncludeRecipient },
+	boolSetting("includeRecipient", "prefix this node's PeerId to messages sent with the admin send (true|false)",
+		func(s *Settings) *bool { return &s.IncludeRecipient }),
+	intSetting("maxChannels", "outgoing channels the promiscuous strategy keeps open", 1, config.MaxChannelsLimit,
+		func(s *Settings) *int { return &s.MaxChannels }),
+	amountSetting("channelFunding", "what each channel the strategy opens is funded with (REST: smallest unit; here: tokens)",
+		func(s *Settings) **big.Int { return &s.ChannelFunding }),
+	boolSetting("autoRedeem", "redeem acknowledged tickets by themselves: past autoRedeemCount or autoRedeemValue, and when an incoming channel starts closing (true|false)",
+		func(s *Settings) *bool { return &s.AutoRedeem }),
+	intSetting("autoRedeemCount", "unredeemed tickets that make autoRedeem redeem (0: no count limit)", 0, 1_000_000,
+		func(s *Settings) *int { return &s.AutoRedeemCount }),
+	amountSetting("autoRedeemValue", "worth of unredeemed tickets that makes autoRedeem redeem (REST: smallest unit; here: tokens)",
+		func(s *Settings) **big.Int { return &s.AutoRedeemValue }),
+}
+
+// boolSetting is a true|false setting.
+func boolSetting(name, help string, field func(*Settings) *bool) settingDef {
+	return settingDef{
+		name: name, help: help,
+		get: func(s Settings) any { return *field(&s) },
 		set: func(s *Settings, v json.RawMessage) error {
-			if err := json.Unmarshal(v, &s.IncludeRecipient); err != nil {
+			if err := json.Unmarshal(v, field(s)); err != nil {
 				return errors.New("must be true or false")
 			}
 			return nil
 		},
-		text: func(s Settings) string { return strconv.FormatBool(s.IncludeRecipient) },
+		text: func(s Settings) string { return strconv.FormatBool(*field(&s)) },
 		parse: func(t string) (json.RawMessage, error) {
 			b, err := strconv.ParseBool(t)
 			if err != nil {
@@ -82,29 +107,39 @@ var settingDefs = []settingDef{
 			}
 			return json.Marshal(b)
 		},
-	},
-	{
-		name: "maxChannels", help: fmt.Sprintf("outgoing channels the promiscuous strategy keeps open (1-%d)", config.MaxChannelsLimit),
-		get: func(s Settings) any { return s.MaxChannels },
+	}
+}
+
+// intSetting is a whole number from lo to hi.
+func intSetting(name, help string, lo, hi int, field func(*Settings) *int) settingDef {
+	bad := fmt.Errorf("must be a whole number from %d to %d", lo, hi)
+	return settingDef{
+		name: name, help: fmt.Sprintf("%s (%d-%d)", help, lo, hi),
+		get: func(s Settings) any { return *field(&s) },
 		set: func(s *Settings, v json.RawMessage) error {
 			var n int
-			if err := json.Unmarshal(v, &n); err != nil || n < 1 || n > config.MaxChannelsLimit {
-				return fmt.Errorf("must be a whole number from 1 to %d", config.MaxChannelsLimit)
+			if err := json.Unmarshal(v, &n); err != nil || n < lo || n > hi {
+				return bad
 			}
-			s.MaxChannels = n
+			*field(s) = n
 			return nil
 		},
-		text: func(s Settings) string { return strconv.Itoa(s.MaxChannels) },
+		text: func(s Settings) string { return strconv.Itoa(*field(&s)) },
 		parse: func(t string) (json.RawMessage, error) {
 			if _, err := strconv.Atoi(t); err != nil {
-				return nil, fmt.Errorf("must be a whole number from 1 to %d", config.MaxChannelsLimit)
+				return nil, bad
 			}
 			return json.RawMessage(t), nil
 		},
-	},
-	{
-		name: "channelFunding", help: "what each channel the strategy opens is funded with (REST: smallest unit; here: tokens)",
-		get: func(s Settings) any { return s.ChannelFunding.String() },
+	}
+}
+
+// amountSetting is a positive amount of tokens: a decimal string in the smallest unit as JSON,
+// whole or decimal tokens as command text.
+func amountSetting(name, help string, field func(*Settings) **big.Int) settingDef {
+	return settingDef{
+		name: name, help: help,
+		get: func(s Settings) any { return (*field(&s)).String() },
 		set: func(s *Settings, v json.RawMessage) error {
 			var str string
 			if err := json.Unmarshal(v, &str); err != nil {
@@ -114,10 +149,10 @@ var settingDefs = []settingDef{
 			if !ok || amount.Sign() <= 0 || len(str) > 40 {
 				return errors.New("must be a positive decimal string in the smallest unit")
 			}
-			s.ChannelFunding = amount
+			*field(s) = amount
 			return nil
 		},
-		text: func(s Settings) string { return formatTokens(s.ChannelFunding) + " tokens" },
+		text: func(s Settings) string { return formatTokens(*field(&s)) + " tokens" },
 		parse: func(t string) (json.RawMessage, error) {
 			amount, err := parseTokens(t)
 			if err != nil {
@@ -125,7 +160,7 @@ var settingDefs = []settingDef{
 			}
 			return json.Marshal(amount.String())
 		},
-	},
+	}
 }
 
 func settingByName(name string) (settingDef, bool) {
@@ -139,8 +174,9 @@ func settingByName(name string) (settingDef, bool) {
 
 // settings holds the node's Settings and keeps them in the store.
 type settings struct {
-	db   *store.DB
-	kick chan struct{} // a changed setting ticks the strategy at once
+	db         *store.DB
+	kick       chan struct{} // a changed setting ticks the strategy at once
+	redeemKick chan struct{} // and makes the auto-redeem strategy look at once
 
 	mu sync.RWMutex
 	v  Settings
@@ -148,7 +184,8 @@ type settings struct {
 
 // loadSettings reads the stored settings; what the store does not hold comes from cfg.
 func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
-	v := Settings{Strategy: strategy.Passive, MaxChannels: strategy.DefaultMaxChannels, ChannelFunding: defaultChannelFunding}
+	v := Settings{Strategy: strategy.Passive, MaxChannels: strategy.DefaultMaxChannels, ChannelFunding: defaultChannelFunding,
+		AutoRedeemCount: defaultAutoRedeemCount, AutoRedeemValue: defaultAutoRedeemValue}
 	if cfg.Strategy != "" {
 		n, err := strategy.Parse(cfg.Strategy)
 		if err != nil {
@@ -177,7 +214,7 @@ func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
 			}
 		}
 	}
-	return &settings{db: db, v: v, kick: make(chan struct{}, 1)}, nil
+	return &settings{db: db, v: v, kick: make(chan struct{}, 1), redeemKick: make(chan struct{}, 1)}, nil
 }
 
 // get returns the current settings.
@@ -208,9 +245,11 @@ func (s *settings) update(vals map[string]json.RawMessage) (Settings, error) {
 		return s.v, err
 	}
 	s.v = next
-	select {
-	case s.kick <- struct{}{}:
-	default:
+	for _, k := range []chan struct{}{s.kick, s.redeemKick} {
+		select {
+		case k <- struct{}{}:
+		default:
+		}
 	}
 	return next, nil
 }
@@ -240,6 +279,11 @@ func settingNames() []string {
 		names[i] = d.name
 	}
 	return names
+}
+
+// redeemPolicy is the auto-redeem policy the settings describe.
+func (s Settings) redeemPolicy() strategy.RedeemPolicy {
+	return strategy.RedeemPolicy{Enabled: s.AutoRedeem, Count: uint64(s.AutoRedeemCount), Value: s.AutoRedeemValue}
 }
 
 // firstTicket is what a message's first ticket is worth.

@@ -31,6 +31,10 @@ type settlement struct {
 	graph   *channels.Graph
 	indexer *chain.Indexer
 
+	// closing carries the source of every incoming channel that starts closing, for the
+	// auto-redeem strategy (runAutoRedeem).
+	closing chan common.Address
+
 	// Key conversions are pure but cost a point decompression each; path
 	// selection needs them for every announced peer on every message.
 	peerIDs   sync.Map // string(compressed key) → peer.ID
@@ -80,7 +84,7 @@ func (n *Node) buildSettlement(ctx context.Context) error {
 	if err != nil {
 		return &StartupError{"provider", err}
 	}
-	s := &settlement{n: n, client: client, graph: channels.NewGraph()}
+	s := &settlement{n: n, client: client, graph: channels.NewGraph(), closing: make(chan common.Address, 256)}
 	s.indexer, err = chain.NewIndexer(chain.IndexerConfig{
 		Source:   client,
 		Store:    n.db,
@@ -158,6 +162,13 @@ func (s *settlement) onEvent(ev chain.Event) {
 		}
 		s.n.log.Info("channel updated", "direction", dir, "counterparty", other,
 			"status", c.Status.String(), "balance", c.Balance.String(), "epoch", c.Epoch)
+		if dir == "incoming" && c.Status == channels.PendingToClose && (ev.Previous == nil || ev.Previous.Status != channels.PendingToClose) {
+			select {
+			case s.closing <- c.Source: // its tickets are void once it is closed
+			default:
+				s.n.log.Warn("auto-redeem: too many channels closing at once; this one's tickets wait for the next check", "counterparty", other)
+			}
+		}
 	}
 }
 

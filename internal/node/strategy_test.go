@@ -1,6 +1,7 @@
 package node
 
 import (
+	"fmt"
 	"math/big"
 	"net/http"
 	"strings"
@@ -20,8 +21,8 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 	cfg := testConfig(t)
 	n, stop := runNode(t, cfg)
 	a := dialAdmin(t, n)
-	last := func(s string) bool { return strings.HasPrefix(s, "channelFunding") }
-	if out := a.run("settings", last); len(out) != 4 || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
+	last := func(s string) bool { return strings.HasPrefix(s, "autoRedeemValue") }
+	if out := a.run("settings", last); len(out) != 7 || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
 		t.Fatalf("settings: %q", out)
 	}
 	first := func(string) bool { return true }
@@ -145,5 +146,48 @@ func TestPromiscuousStrategy(t *testing.T) {
 			}
 		}
 		return true
+	})
+}
+
+// TestAutoRedeem: with autoRedeem on, R1 redeems its tickets by itself once 3 wait; R2, whose
+// thresholds are not reached, redeems the tickets of its incoming channel from R1 as soon as R1
+// starts closing that channel. Off (A), nothing is redeemed.
+func TestAutoRedeem(t *testing.T) {
+	defer func(d time.Duration) { autoRedeemInterval = d }(autoRedeemInterval)
+	autoRedeemInterval = 100 * time.Millisecond
+	net := newTestNet(t, 4)
+	a, r1, r2, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3]
+	net.open(a, r1, tokens(1))
+	net.open(r1, r2, tokens(1))
+	net.open(r2, b, tokens(1))
+	net.mustCall(r1, http.MethodPut, "/settings", `{"autoRedeem":true,"autoRedeemCount":3}`, http.StatusOK, nil)
+	net.mustCall(r2, http.MethodPut, "/settings", `{"autoRedeem":true,"autoRedeemCount":1000,"autoRedeemValue":"1000000000000000000000"}`, http.StatusOK, nil)
+	bFrames := watch(t, b)
+	type stats struct{ Unredeemed, Redeemed uint64 }
+	statsOf := func(n *Node) (s stats) {
+		net.mustCall(n, http.MethodGet, "/tickets/statistics", "", http.StatusOK, &s)
+		return s
+	}
+	for i := range 2 {
+		net.mustCall(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"m%d","recipient":%q}`, i, b.id.PeerID()), http.StatusAccepted, nil)
+		expectMessage(t, bFrames, fmt.Sprintf("m%d", i))
+	}
+	net.eventually("R1 holds two tickets", func() bool { return statsOf(r1).Unredeemed == 2 })
+	if s := statsOf(r1); s.Redeemed != 0 {
+		t.Fatalf("R1 redeemed below its threshold: %+v", s)
+	}
+	net.mustCall(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"m2","recipient":%q}`, b.id.PeerID()), http.StatusAccepted, nil)
+	expectMessage(t, bFrames, "m2")
+	net.eventually("R1 redeemed its three tickets by itself", func() bool {
+		s := statsOf(r1)
+		return s.Redeemed == 3 && s.Unredeemed == 0
+	})
+	if s := statsOf(r2); s.Redeemed != 0 || s.Unredeemed != 3 {
+		t.Fatalf("R2 before the closure: %+v, want 3 unredeemed", s)
+	}
+	net.mustCall(r1, http.MethodDelete, "/channels/"+r2.id.PeerID().String()+"/outgoing", "", http.StatusOK, nil)
+	net.eventually("R2 redeemed the closing channel's tickets", func() bool {
+		s := statsOf(r2)
+		return s.Redeemed == 3 && s.Unredeemed == 0
 	})
 }

@@ -162,3 +162,25 @@ func TestDecidePrefersUnpaidPeers(t *testing.T) {
 		t.Fatalf("the peer without incoming channels was drawn %d times of %d, want about 80 %%", hits, draws)
 	}
 }
+
+func TestShouldRedeem(t *testing.T) {
+	p := RedeemPolicy{Enabled: true, Count: 10, Value: tok(1)}
+	for _, c := range []struct {
+		policy RedeemPolicy
+		count  uint64
+		value  *big.Int
+		want   bool
+	}{
+		{p, 9, tok(0), false},
+		{p, 10, tok(0), true},
+		{p, 3, tok(1), true},
+		{p, 0, tok(5), false},
+		{RedeemPolicy{Count: 1}, 50, tok(50), false}, // off
+		{RedeemPolicy{Enabled: true, Value: tok(2)}, 1000, tok(1), false},
+		{RedeemPolicy{Enabled: true, Count: 5}, 4, tok(100), false},
+	} {
+		if got := c.policy.ShouldRedeem(c.count, c.value); got != c.want {
+			t.Errorf("%+v with %d tickets worth %v: %v, want %v", c.policy, c.count, c.value, got, c.want)
+		}
+	}
+}
