@@ -52,6 +52,7 @@ type benchOptions struct {
 	maxDuration time.Duration
 	json        bool
 	plot        string
+	churnLog    string
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
@@ -71,6 +72,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.DurationVar(&o.maxDuration, "maxDuration", 10*time.Minute, "longest time spent sending; the rest is reported as not sent")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.StringVar(&o.plot, "plot", "", "write latency over time to this SVG file")
+	fs.StringVar(&o.churnLog, "churnLog", "", "the churn log of a relayd cluster --churn run (<data>/churn.jsonl): split the delivered messages by whether a node was down while they travelled")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -128,6 +130,9 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
 		return 1
 	}
+	if o.churnLog != "" {
+		err = errors.Join(err, splitByChurn(rep, o.churnLog))
+	}
 	if o.json {
 		err2 := rep.WriteJSON(stdout)
 		err = errors.Join(err, err2)
@@ -142,6 +147,26 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 		return 1
 	}
 	return 0
+}
+
+// churnMargin is how long before and after a node's down time a message counts as possibly
+// meeting it: longer than all but the slowest deliveries.
+const churnMargin = 2 * time.Second
+
+// splitByChurn adds the split of rep's messages by the churn log at path to the report.
+func splitByChurn(rep *bench.Report, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("churn log: %w", err)
+	}
+	defer f.Close()
+	windows, err := bench.ReadChurnLog(f, time.Now())
+	if err != nil {
+		return err
+	}
+	split := bench.SplitByChurn(rep, windows, churnMargin)
+	rep.Churn = &split
+	return nil
 }
 
 func writePlot(path string, rep *bench.Report) error {

@@ -2,6 +2,7 @@ package cluster_test
 
 import (
 	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -59,4 +60,21 @@ func TestSparseNetworkUnderChurn(t *testing.T) {
 		t.Fatalf("churn: %s kills (want at least 3), tickets lost on %s restarts, not checked on %s:\n%s", m[1], m[3], m[4], c.output.String())
 	}
 	t.Logf("churn: %s kills, tickets kept on %s restarts", m[1], m[2])
+
+	// Messages that travelled while every node was up cannot have met a killed node: nearly all
+	// of them arrive.
+	f, err := os.Open(filepath.Join(c.dataDir, "churn.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	windows, err := bench.ReadChurnLog(f, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	split := bench.SplitByChurn(rep, windows, 2*time.Second)
+	t.Logf("churn split: %s", split)
+	if split.Clear < 100 || float64(split.ClearDelivered) < 0.99*float64(split.Clear) {
+		t.Fatalf("of the messages sent while every node was up, %d of %d arrived; want ≥ 99 %%", split.ClearDelivered, split.Clear)
+	}
 }

@@ -59,6 +59,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "sent/s\t%.1f\t(%d in %.2f s)\n", r.SentPerSecond, r.Sent, r.SendSeconds)
 	fmt.Fprintf(tw, "delivered/s\t%.1f\t(%d in %.2f s)\n", r.DeliveredPerSecond, r.Delivered, r.DeliverSeconds)
 	tw.Flush()
+	if r.Churn != nil {
+		fmt.Fprintf(&b, "churn: %s\n", r.Churn)
+	}
 
 	b.WriteString("\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -137,6 +137,10 @@ type Report struct {
 	HostBusyPercent float64 `json:"hostBusyPercent"`
 
 	Samples []Sample `json:"-"`
+
+	// Churn splits the messages by the churn of the network, when the tool was given its log
+	// (relayctl bench --churnLog).
+	Churn *ChurnSplit `json:"churn,omitempty"`
 }
 
 // RecipientCounts are the counts of the messages addressed to one
