@@ -62,18 +62,15 @@ func (n *Node) cmdSend(ctx context.Context, args string) ([]string, error) {
 	}
 	var ack string
 	var err error
+	relayers := len(hops) - 1
 	switch {
 	case a.Auto:
-		ack, err = n.msg.SendMessage(ctx, hops[0], a.Text)
+		ack, relayers, err = n.msg.sendAuto(ctx, hops[0], a.Text)
 	default:
 		ack, err = n.msg.send(ctx, hops, a.Text)
 	}
 	if err != nil {
 		return nil, describe(err)
-	}
-	relayers := len(hops) - 1
-	if a.Auto {
-		relayers = 2
 	}
 	return []string{fmt.Sprintf("Message sent to %s over %d relayers (ack challenge %s)", hops[len(hops)-1], relayers, ack)}, nil
 }

@@ -118,16 +118,23 @@ var (
 )
 
 // SendMessage implements api.Messenger: a paid message over a path of
-// path.DefaultRelayers relayers that the node picks.
+// relayers that the node picks (path.DefaultRelayers where such a path exists).
 func (m *messaging) SendMessage(ctx context.Context, recipient peer.ID, text string) (string, error) {
+	ack, _, err := m.sendAuto(ctx, recipient, text)
+	return ack, err
+}
+
+// sendAuto is SendMessage that also says over how many relayers the message went.
+func (m *messaging) sendAuto(ctx context.Context, recipient peer.ID, text string) (ack string, relayers int, err error) {
 	if len(text) > packet.MaxMessageSize {
-		return "", errTooLarge
+		return "", 0, errTooLarge
 	}
 	hops, err := m.pickPath(recipient)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return m.send(ctx, hops, text)
+	ack, err = m.send(ctx, hops, text)
+	return ack, len(hops) - 1, err
 }
 
 // send relays text over hops (relayers, then the recipient) and returns the

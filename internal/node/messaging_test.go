@@ -265,4 +265,9 @@ func TestThreeRelayersWhereTwoCannotReach(t *testing.T) {
 	if want := new(big.Int).Mul(centToken, big.NewInt(3)).String(); tks[0].Amount != want {
 		t.Fatalf("R1's ticket is worth %s, want %s (three relayers ahead)", tks[0].Amount, want)
 	}
+	out := dialAdmin(t, a).run("send "+b.id.PeerID().String()+" again the long way", func(string) bool { return true })
+	if !strings.HasPrefix(out[0], "Message sent to "+b.id.PeerID().String()+" over 3 relayers") {
+		t.Fatalf("admin send: %q", out)
+	}
+	expectMessage(t, bFrames, "again the long way")
 }
