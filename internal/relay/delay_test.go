@@ -1,0 +1,93 @@
+package relay
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+)
+
+// TestMixDelayExponential: with a mean, delays are MixDelayMin plus an exponential draw
+// (memoryless: as many packets wait more than a further mean at every age), capped at the
+// maximum; without one they are uniform between the bounds.
+func TestMixDelayExponential(t *testing.T) {
+	const n = 200_000
+	draw := func(cfg Config) []time.Duration {
+		r := &Relay{cfg: cfg, rand: rand.NewChaCha8([32]byte{7})}
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = r.mixDelay()
+		}
+		return out
+	}
+	mean := 10 * time.Millisecond
+	ds := draw(Config{MixDelayMin: 2 * time.Millisecond, MixDelayMax: 2*time.Millisecond + 10*mean, MixDelayMean: mean})
+	var sum time.Duration
+	over := map[time.Duration]int{} // packets still waiting at 1, 2, 3 means
+	capped := 0
+	for _, d := range ds {
+		if d < 2*time.Millisecond || d > 102*time.Millisecond {
+			t.Fatalf("delay %v outside [2 ms, 102 ms]", d)
+		}
+		if d == 102*time.Millisecond {
+			capped++
+		}
+		sum += d - 2*time.Millisecond
+		for k := time.Duration(1); k <= 3; k++ {
+			if d-2*time.Millisecond > k*mean {
+				over[k]++
+			}
+		}
+	}
+	if got := float64(sum) / n / float64(mean); math.Abs(got-1) > 0.02 {
+		t.Errorf("mean %.3f × the configured mean, want 1 (±2 %%)", got)
+	}
+	// Memoryless: P(wait > k·mean) = e^-k, so each further mean keeps the same share e^-1.
+	for k := time.Duration(1); k <= 3; k++ {
+		want := math.Exp(-float64(k))
+		if got := float64(over[k]) / n; math.Abs(got-want) > 0.01 {
+			t.Errorf("P(wait > %d means) = %.4f, want %.4f", k, got, want)
+		}
+	}
+	if want := math.Exp(-10) * n; float64(capped) > 5*want+10 {
+		t.Errorf("%d draws capped, want about %.0f", capped, want)
+	}
+
+	uni := draw(Config{MixDelayMin: 0, MixDelayMax: 20 * time.Millisecond})
+	sum = 0
+	for _, d := range uni {
+		if d < 0 || d > 20*time.Millisecond {
+			t.Fatalf("uniform delay %v outside [0, 20 ms]", d)
+		}
+		sum += d
+	}
+	if got := float64(sum) / n / float64(10*time.Millisecond); math.Abs(got-1) > 0.02 {
+		t.Errorf("uniform mean %.3f × 10 ms, want 1", got)
+	}
+}
+
+func TestMixDelayConfig(t *testing.T) {
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := func() Config {
+		return Config{Key: key, Transport: nopTransport{}, Replay: NewMemoryReplay(), Deliver: func(Received) {}}
+	}
+	c := base()
+	c.MixDelayMean = 5 * time.Millisecond
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.cfg.MixDelayMax != 50*time.Millisecond {
+		t.Fatalf("cap %v, want 10 × the mean", r.cfg.MixDelayMax)
+	}
+	c = base()
+	c.MixDelayMean = -time.Millisecond
+	if _, err := New(c); err == nil {
+		t.Fatal("a negative mean was accepted")
+	}
+}
