@@ -51,7 +51,8 @@ type Config struct {
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
 	HeartbeatInterval time.Duration // how often every known peer is pinged
 	MixDelayMin       time.Duration // per-hop random delay, lower bound
-	MixDelayMax       time.Duration // per-hop random delay, upper bound; default 20 ms
+	MixDelayMax       time.Duration // per-hop random delay, upper bound (the cap of an exponential draw); default 20 ms
+	MixDelayMean      time.Duration // mean of an exponential per-hop delay; 0: uniform between min and max
 	ShutdownTimeout   time.Duration
 	Strategy          string        // initial channel strategy setting: passive (default) or promiscuous
 	MaxChannels       int           // initial maxChannels setting; 0: the strategy's default
@@ -110,7 +111,8 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	})
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop random mixing delay, lower bound")
-	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 20*time.Millisecond, "per-hop random mixing delay, upper bound")
+	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 20*time.Millisecond, "per-hop random mixing delay, upper bound (with --mixDelayMean: the cap of each draw)")
+	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", 0, "mean of an exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax; 0: uniform between them")
 	fs.StringVar(&c.Strategy, "strategy", "passive", "channel strategy at first start (passive or promiscuous); afterwards the stored setting wins (PUT /api/v2/settings, admin settings)")
 	fs.IntVar(&c.MaxChannels, "maxChannels", 5, "outgoing channels the promiscuous strategy keeps open, at first start")
 	fs.StringVar(&c.ChannelFunding, "channelFunding", "10", "tokens each channel the strategy opens is funded with, at first start")
@@ -233,6 +235,12 @@ func (c Config) Validate() error {
 	}
 	if c.MixDelayMin < 0 || c.MixDelayMax < c.MixDelayMin {
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin, and both not negative"}
+	}
+	if c.MixDelayMean < 0 {
+		return &FieldError{"mixDelayMean", "must not be negative"}
+	}
+	if c.MixDelayMean > 0 && c.MixDelayMax < c.MixDelayMin+c.MixDelayMean {
+		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin plus --mixDelayMean: it caps each exponential draw (e.g. 10 × the mean)"}
 	}
 	if c.ShutdownTimeout <= 0 {
 		return &FieldError{"shutdownTimeout", "must be positive"}

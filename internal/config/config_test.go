@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -81,6 +82,8 @@ func TestValidate(t *testing.T) {
 		{"no password", func(c *Config) { c.Password = "" }, "password"},
 		{"negative mix delay", func(c *Config) { c.MixDelayMin = -1 }, "mixDelayMax"},
 		{"mix delay max below min", func(c *Config) { c.MixDelayMin = 5; c.MixDelayMax = 4 }, "mixDelayMax"},
+		{"negative mix delay mean", func(c *Config) { c.MixDelayMean = -1 }, "mixDelayMean"},
+		{"mix delay cap below the mean", func(c *Config) { c.MixDelayMean = 50 * time.Millisecond; c.MixDelayMax = 20 * time.Millisecond }, "mixDelayMax"},
 		{"provider needs contract", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, "channelsContract"},
 		{"provider with contract", func(c *Config) {
 			c.Provider = "ws://127.0.0.1:8545"

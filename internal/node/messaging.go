@@ -44,15 +44,16 @@ func (n *Node) buildMessaging() error {
 	n.replay = replay
 	m := &messaging{n: n, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
 	cfg := relay.Config{
-		Key:         n.id.PrivateKey(),
-		Transport:   n.host,
-		Replay:      replay,
-		Deliver:     n.deliver,
-		MixDelayMin: n.cfg.MixDelayMin,
-		MixDelayMax: n.cfg.MixDelayMax,
-		NoMixDelay:  n.cfg.MixDelayMax == 0,
-		Logger:      n.log.With("component", "relay"),
-		Registerer:  n.metrics,
+		Key:          n.id.PrivateKey(),
+		Transport:    n.host,
+		Replay:       replay,
+		Deliver:      n.deliver,
+		MixDelayMin:  n.cfg.MixDelayMin,
+		MixDelayMax:  n.cfg.MixDelayMax,
+		MixDelayMean: n.cfg.MixDelayMean,
+		NoMixDelay:   n.cfg.MixDelayMax == 0,
+		Logger:       n.log.With("component", "relay"),
+		Registerer:   n.metrics,
 	}
 	if s := n.chain; s != nil {
 		m.ledger, err = relay.NewLedger(relay.LedgerConfig{

@@ -10,6 +10,7 @@ import (
 	"hash/maphash"
 	"io"
 	"log/slog"
+	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -98,6 +99,11 @@ type Config struct {
 	// once (benchmarks, tests).
 	MixDelayMin, MixDelayMax time.Duration
 	NoMixDelay               bool
+	// MixDelayMean, when positive, draws the delay from an exponential distribution of this
+	// mean instead (Poisson mixing: memoryless, so how long a packet has waited says nothing
+	// about when it leaves), added to MixDelayMin and capped at MixDelayMax (at MixDelayMin +
+	// 10 × the mean when MixDelayMax is 0), so that one packet cannot stall for seconds.
+	MixDelayMean time.Duration
 
 	// AckTimeout is how long a forwarded packet waits for the next hop's acknowledgement
 	// before its ticket is neglected (default DefaultAckTimeout).
@@ -187,14 +193,17 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("%w: Replay is required", ErrInvalidConfig)
 	case cfg.Deliver == nil:
 		return nil, fmt.Errorf("%w: Deliver is required", ErrInvalidConfig)
-	case cfg.MixDelayMin < 0 || cfg.MixDelayMax < 0 || cfg.MixDelayMin > cfg.MixDelayMax:
-		return nil, fmt.Errorf("%w: MixDelayMin and MixDelayMax must satisfy 0 <= min <= max", ErrInvalidConfig)
+	case cfg.MixDelayMin < 0 || cfg.MixDelayMax < 0 || cfg.MixDelayMean < 0 || (cfg.MixDelayMax != 0 && cfg.MixDelayMin > cfg.MixDelayMax):
+		return nil, fmt.Errorf("%w: MixDelayMin, MixDelayMax and MixDelayMean must satisfy 0 <= min <= max and 0 <= mean", ErrInvalidConfig)
 	case cfg.AckTimeout < 0 || cfg.MaxPending < 0 || cfg.Workers < 0 || cfg.QueueSize < 0:
 		return nil, fmt.Errorf("%w: negative AckTimeout, MaxPending, Workers or QueueSize", ErrInvalidConfig)
 	}
-	if cfg.NoMixDelay {
-		cfg.MixDelayMin, cfg.MixDelayMax = 0, 0
-	} else if cfg.MixDelayMax == 0 {
+	switch {
+	case cfg.NoMixDelay:
+		cfg.MixDelayMin, cfg.MixDelayMax, cfg.MixDelayMean = 0, 0, 0
+	case cfg.MixDelayMean > 0 && cfg.MixDelayMax == 0:
+		cfg.MixDelayMax = cfg.MixDelayMin + 10*cfg.MixDelayMean
+	case cfg.MixDelayMax == 0:
 		cfg.MixDelayMax = DefaultMixDelayMax
 	}
 	if cfg.AckTimeout == 0 {
@@ -503,7 +512,8 @@ func (r *Relay) sendAck(ctx context.Context, to peer.ID, id packetID, ack por.Sc
 	r.m.acksSent.Inc()
 }
 
-// mixDelay draws a packet's mixing delay, uniform in [MixDelayMin, MixDelayMax].
+// mixDelay draws a packet's mixing delay: MixDelayMin plus an exponential draw of mean
+// MixDelayMean capped at MixDelayMax, or, without a mean, uniform in [MixDelayMin, MixDelayMax].
 func (r *Relay) mixDelay() time.Duration {
 	lo, hi := r.cfg.MixDelayMin, r.cfg.MixDelayMax
 	if hi <= lo {
@@ -513,7 +523,13 @@ func (r *Relay) mixDelay() time.Duration {
 	if _, err := io.ReadFull(r.rand, b[:]); err != nil {
 		return hi
 	}
-	return lo + time.Duration(binary.LittleEndian.Uint64(b[:])%uint64(hi-lo+1))
+	x := binary.LittleEndian.Uint64(b[:])
+	if mean := r.cfg.MixDelayMean; mean > 0 {
+		u := (float64(x>>11) + 1) / (1 << 53) // uniform in (0, 1]
+		d := lo + time.Duration(-math.Log(u)*float64(mean))
+		return min(d, hi)
+	}
+	return lo + time.Duration(x%uint64(hi-lo+1))
 }
 
 // dispatchForward hands a due packet to the worker of its next hop.
