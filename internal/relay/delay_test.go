@@ -91,3 +91,35 @@ func TestMixDelayConfig(t *testing.T) {
 		t.Fatal("a negative mean was accepted")
 	}
 }
+
+// TestSetMixing: a new mixing delay applies to the next draws; an inconsistent one is refused
+// and leaves the current one in place.
+func TestSetMixing(t *testing.T) {
+	r := &Relay{cfg: Config{MixDelayMin: 0, MixDelayMax: 0}, rand: rand.NewChaCha8([32]byte{9})}
+	if d := r.mixDelay(); d != 0 {
+		t.Fatalf("no mixing: delay %v, want 0", d)
+	}
+	m, err := MixingFor(0, 30*time.Millisecond, 0)
+	if err != nil || m.Max != 300*time.Millisecond {
+		t.Fatalf("MixingFor(0, 30ms, 0) = %+v, %v; want a cap of 300 ms", m, err)
+	}
+	if err := r.SetMixing(m); err != nil {
+		t.Fatal(err)
+	}
+	var sum time.Duration
+	const n = 20_000
+	for range n {
+		sum += r.mixDelay()
+	}
+	if mean := sum / n; mean < 27*time.Millisecond || mean > 33*time.Millisecond {
+		t.Errorf("mean delay %v after SetMixing(mean 30 ms)", mean)
+	}
+	for _, bad := range []Mixing{{Min: -1}, {Min: 10, Max: 5}, {Mean: 10 * time.Millisecond, Max: 5 * time.Millisecond}} {
+		if err := r.SetMixing(bad); err == nil {
+			t.Errorf("SetMixing(%+v) accepted", bad)
+		}
+	}
+	if got := r.Mixing(); got != m {
+		t.Errorf("after refused changes Mixing() = %+v, want %+v", got, m)
+	}
+}

@@ -151,6 +151,8 @@ type Relay struct {
 	bufs     sync.Pool // *[PaidMsgFrameLen]byte
 	running  atomic.Bool
 	ran      atomic.Bool
+	// mixing is the current mixing delay (SetMixing); nil: cfg's bounds.
+	mixing atomic.Pointer[Mixing]
 }
 
 type jobKind uint8
@@ -209,6 +211,7 @@ func New(cfg Config) (*Relay, error) {
 	if cfg.AckTimeout == 0 {
 		cfg.AckTimeout = DefaultAckTimeout
 	}
+	mixing := Mixing{Min: cfg.MixDelayMin, Mean: cfg.MixDelayMean, Max: cfg.MixDelayMax}
 	if cfg.MaxPending == 0 {
 		cfg.MaxPending = DefaultMaxPending
 	}
@@ -255,6 +258,7 @@ func New(cfg Config) (*Relay, error) {
 		r.queues[i] = make(chan job, cfg.QueueSize)
 	}
 	r.m = newMetrics(cfg.Registerer, func() float64 { return float64(r.pend.len()) })
+	r.mixing.Store(&mixing)
 	return r, nil
 }
 
@@ -512,10 +516,11 @@ func (r *Relay) sendAck(ctx context.Context, to peer.ID, id packetID, ack por.Sc
 	r.m.acksSent.Inc()
 }
 
-// mixDelay draws a packet's mixing delay: MixDelayMin plus an exponential draw of mean
-// MixDelayMean capped at MixDelayMax, or, without a mean, uniform in [MixDelayMin, MixDelayMax].
+// mixDelay draws a packet's mixing delay: Min plus an exponential draw of mean Mean capped at
+// Max, or, without a mean, uniform in [Min, Max] (Mixing).
 func (r *Relay) mixDelay() time.Duration {
-	lo, hi := r.cfg.MixDelayMin, r.cfg.MixDelayMax
+	m := r.currentMixing()
+	lo, hi := m.Min, m.Max
 	if hi <= lo {
 		return lo
 	}
@@ -524,7 +529,7 @@ func (r *Relay) mixDelay() time.Duration {
 		return hi
 	}
 	x := binary.LittleEndian.Uint64(b[:])
-	if mean := r.cfg.MixDelayMean; mean > 0 {
+	if mean := m.Mean; mean > 0 {
 		u := (float64(x>>11) + 1) / (1 << 53) // uniform in (0, 1]
 		d := lo + time.Duration(-math.Log(u)*float64(mean))
 		return min(d, hi)
