@@ -40,7 +40,8 @@ type Config struct {
 	AdminPort         int           // WebSocket admin server port, default 3000
 	Host              string        // p2p listen address host:port, default 127.0.0.1:9091
 	Identity          string        // keystore file; default <Data>/identity.json
-	Password          string        // keystore password; required
+	Password          string        // keystore password; required (set by LoadPasswordFile with PasswordFile)
+	PasswordFile      string        // file holding the keystore password instead of Password; see LoadPasswordFile
 	Init              bool          // create identity and data directory when missing
 	Data              string        // data directory, default ./relayd-data
 	Provider          string        // chain JSON-RPC URL; empty runs the node without a chain
@@ -59,6 +60,7 @@ type Config struct {
 	ChannelFunding    string        // initial channelFunding setting in tokens; empty: the default
 	StrategyInterval  time.Duration // time between channel strategy ticks; 0: the default
 	LogLevel          string        // debug, info, warn or error
+	LogFormat         string        // text (default) or json: one JSON object per line
 	ProfileAddress    string        // loopback host:port serving Go's pprof profiles; empty (default) = off
 	identitySetByUser bool
 }
@@ -93,7 +95,8 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.IntVar(&c.AdminPort, "adminPort", 3000, "WebSocket admin server listen port")
 	fs.StringVar(&c.Host, "host", "127.0.0.1:9091", "p2p listen address (host:port)")
 	fs.StringVar(&c.Identity, "identity", "", "identity keystore file (default <data>/identity.json)")
-	fs.StringVar(&c.Password, "password", "", "password of the identity keystore")
+	fs.StringVar(&c.Password, "password", "", "password of the identity keystore (visible in the process list: prefer --passwordFile)")
+	fs.StringVar(&c.PasswordFile, "passwordFile", "", "file holding the password of the identity keystore (one line; must not be readable by other users)")
 	fs.BoolVar(&c.Init, "init", false, "create the identity and the data directory if missing")
 	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
 	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL (http, https, ws or wss)")
@@ -119,6 +122,7 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.DurationVar(&c.StrategyInterval, "strategyInterval", 30*time.Second, "time between channel strategy ticks")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.LogFormat, "logFormat", LogText, "log format: text (key=value) or json (one object per line)")
 	fs.StringVar(&c.ProfileAddress, "profileAddress", "", "serve Go's pprof profiles (/debug/pprof/) on this loopback host:port, without a token; off when empty")
 
 	if err := fs.Parse(args); err != nil {
@@ -216,7 +220,7 @@ func (c Config) Validate() error {
 		return &FieldError{"identity", "must not be empty"}
 	}
 	if c.Password == "" {
-		return &FieldError{"password", "is required: it encrypts the identity keystore"}
+		return &FieldError{"password", "is required: it encrypts the identity keystore (or give --passwordFile)"}
 	}
 	if c.Provider != "" {
 		if u, err := url.Parse(c.Provider); err != nil || u.Host == "" ||
@@ -260,6 +264,9 @@ func (c Config) Validate() error {
 	case "debug", "info", "warn", "error":
 	default:
 		return &FieldError{"logLevel", "must be one of debug, info, warn, error"}
+	}
+	if err := c.validateOperator(); err != nil {
+		return err
 	}
 	if c.ProfileAddress != "" {
 		// Profiles show memory contents and have no token: never beyond this machine.
