@@ -71,6 +71,9 @@ type Report struct {
 	// flights by size (bytes → flights), the first 16 sizes by count.
 	MessageSize int
 	SizeClasses []SizeCount
+	// AcksPerPacket is acknowledgement-sized flights per message packet on the wire: 1 when
+	// every packet, real or cover, is acknowledged alike.
+	AcksPerPacket float64
 }
 
 // AttackResult is one attack over every scored message.
@@ -96,6 +99,3 @@ type MessageScore struct {
 type SizeCount struct {
 	Size, Count int
 }
-
-// Analyze runs the attacks on what the observer saw (tx, in any order) and scores them against
-// the ground truth msgs. Signature fixed; the implementation lands in analyze.go.
