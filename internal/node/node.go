@@ -79,10 +79,7 @@ func New(cfg config.Config, logOut *os.File) (*Node, error) {
 		return nil, &StartupError{"logLevel", err}
 	}
 	hub := ws.NewHub(time.Now)
-	log := slog.New(slog.NewMultiHandler(
-		slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: level}),
-		ws.NewLogHandler(hub, level),
-	))
+	log := newLogger(logOut, cfg.LogFormat, level, hub)
 
 	if err := prepareDataDir(cfg); err != nil {
 		return nil, err
