@@ -112,6 +112,9 @@ func (c *Commands) Run(ctx context.Context, raw string) []string {
 	}
 	cmd, ok := c.byName[line.Name]
 	if !ok {
+		if near := c.suggest(line.Name); near != "" {
+			return []string{"Unknown command: " + line.Name + ". Did you mean '" + near + "'? Type 'help'."}
+		}
 		return []string{"Unknown command: " + line.Name + ". Type 'help'."}
 	}
 	out, err := cmd.Run(ctx, line.Args)
@@ -123,4 +126,76 @@ func (c *Commands) Run(ctx context.Context, raw string) []string {
 		return append(out, "Error: "+err.Error())
 	}
 	return out
+}
+
+// Names returns the command names, sorted.
+func (c *Commands) Names() []string {
+	names := make([]string, 0, len(c.byName))
+	for n := range c.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// suggest returns the command the operator most likely meant by name, or ""
+// when none is close: the same name in other case, else the nearest within
+// an edit distance of 2 (1 for names of up to 4 letters), else the only
+// command name starts with (at least 3 letters).
+func (c *Commands) suggest(name string) string {
+	lower := strings.ToLower(name)
+	best, bestDist := "", 0
+	var prefixed []string
+	for _, n := range c.Names() {
+		ln := strings.ToLower(n)
+		if ln == lower {
+			return n
+		}
+		if len(lower) >= 3 && strings.HasPrefix(ln, lower) {
+			prefixed = append(prefixed, n)
+		}
+		d := editDistance(lower, ln)
+		limit := 2
+		if len([]rune(ln)) <= 4 {
+			limit = 1
+		}
+		if d <= limit && (best == "" || d < bestDist) {
+			best, bestDist = n, d
+		}
+	}
+	if best == "" && len(prefixed) == 1 {
+		return prefixed[0]
+	}
+	return best
+}
+
+// editDistance is the Damerau–Levenshtein distance (optimal string
+// alignment) between a and b in runes: insertions, deletions, substitutions
+// and swaps of adjacent runes each count 1.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) > MaxLineBytes || len(rb) > MaxLineBytes {
+		return max(len(ra), len(rb))
+	}
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
 }

@@ -1,8 +1,9 @@
 // Package ws serves the node's WebSocket admin server: JSON frames
-// {type, msg, ts}, a replay buffer of recent frames for new clients, bounded
-// per-client queues, token authentication by query parameter, and a
-// dispatcher for operator command lines whose echo and output reach only the
-// client that sent them, within a per-client rate limit. Log frames are
+// {type, msg, ts}, a replay buffer of recent frames for new clients (marked
+// as replayed), bounded per-client queues, token authentication by query
+// parameter or cookie, and a dispatcher for operator command lines whose
+// echo and output reach only the client that sent them, marked as its
+// reply, within a per-client rate limit. Log frames are
 // terminal text with every control character escaped (Escape). The commands
 // themselves are given by the node; this package must not import
 // internal/node.
@@ -28,11 +29,29 @@ const TimeFormat = "2006-01-02T15:04:05.000Z"
 // the server sends it through Escape, so it never carries a control
 // character; a message frame's Msg is a received message's exact text, which
 // clients must escape before they print it.
+//
+// Two optional fields let a client tell the frames apart without matching
+// text: Replay marks the frames a client receives when it connects, which
+// were published before it did; Reply marks the frames that answer the
+// client's own command (the echo, each output line, and the last one), so a
+// script knows when a command's output is complete.
 type Frame struct {
-	Type string `json:"type"`
-	Msg  string `json:"msg"`
-	TS   string `json:"ts"`
+	Type   string `json:"type"`
+	Msg    string `json:"msg"`
+	TS     string `json:"ts"`
+	Replay bool   `json:"replay,omitempty"`
+	Reply  string `json:"reply,omitempty"`
 }
+
+// Values of Frame.Reply. Every command line a client sends is answered by
+// frames ending with exactly one ReplyEnd frame: the echo (ReplyEcho), then
+// its output lines (ReplyOutput) of which the last is ReplyEnd. A binary
+// frame is answered by one ReplyEnd frame and no echo.
+const (
+	ReplyEcho   = "echo"
+	ReplyOutput = "output"
+	ReplyEnd    = "end"
+)
 
 // NewFrame builds a frame stamped with t.
 func NewFrame(typ, msg string, t time.Time) Frame {
@@ -46,6 +65,15 @@ func (f Frame) encode() []byte {
 	if f.Type == TypeLog {
 		f.Msg = Escape(f.Msg)
 	}
-	b, _ := json.Marshal(f) // three strings: cannot fail
+	b, _ := json.Marshal(f) // strings and a bool: cannot fail
 	return b
+}
+
+// markReplay returns a copy of an encoded frame with "replay":true added.
+// encode always yields a JSON object, so the field goes before its last
+// byte.
+func markReplay(b []byte) []byte {
+	out := make([]byte, 0, len(b)+len(`,"replay":true`))
+	out = append(out, b[:len(b)-1]...)
+	return append(out, `,"replay":true}`...)
 }

@@ -71,7 +71,8 @@ func (h *Hub) publishLocked(b []byte) {
 }
 
 // join publishes the connect line to everybody, then registers c and queues
-// the replay (which ends with that line) for it alone.
+// the replay (which ends with that line) for it alone, each frame marked as
+// replayed.
 func (h *Hub) join(c *client, connectLine string) {
 	b := NewFrame(TypeLog, connectLine, h.now()).encode()
 	h.mu.Lock()
@@ -79,7 +80,7 @@ func (h *Hub) join(c *client, connectLine string) {
 	h.publishLocked(b)
 	start := (h.next - h.count + ReplaySize) % ReplaySize
 	for i := 0; i < h.count; i++ {
-		if !c.offer(h.ring[(start+i)%ReplaySize]) {
+		if !c.offer(markReplay(h.ring[(start+i)%ReplaySize])) {
 			return
 		}
 	}

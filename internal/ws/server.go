@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/coder/websocket"
@@ -65,11 +66,33 @@ func New(cfg Config) (*Server, error) {
 	return &Server{cfg: cfg, log: cfg.Logger, digest: sha256.Sum256([]byte(cfg.Token))}, nil
 }
 
+// authorized reports whether r carries the token: in the apiToken query
+// parameter, or in an X-Auth-Token cookie (either spelling; the original web
+// admin logged in that way), taken as it is or URL-decoded.
 func (s *Server) authorized(r *http.Request) bool {
 	if s.cfg.DisableAuth {
 		return true
 	}
-	d := sha256.Sum256([]byte(r.URL.Query().Get("apiToken")))
+	if q := r.URL.Query(); q.Has("apiToken") && s.matches(q.Get("apiToken")) {
+		return true
+	}
+	for _, c := range r.Cookies() {
+		if c.Name != "X-Auth-Token" && c.Name != "x-auth-token" {
+			continue
+		}
+		if s.matches(c.Value) {
+			return true
+		}
+		if v, err := url.QueryUnescape(c.Value); err == nil && s.matches(v) {
+			return true
+		}
+	}
+	return false
+}
+
+// matches compares token with the configured one in constant time.
+func (s *Server) matches(token string) bool {
+	d := sha256.Sum256([]byte(token))
 	return subtle.ConstantTimeCompare(d[:], s.digest[:]) == 1
 }
 
@@ -158,8 +181,9 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 
 // readLoop runs each text frame as a command line, one at a time, within
 // the client's rate limit. The echo "admin > <line>" and the command's output
-// go to this client only; a command beyond the limit is echoed and answered
-// with one line saying it was not run.
+// go to this client only, marked as its reply (the last frame ReplyEnd); a
+// command beyond the limit is echoed and answered with one line saying it was
+// not run, a command without output with "Done.".
 func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) {
 	limit := newTokenBucket(s.cfg.CommandRate, s.cfg.CommandBurst, s.cfg.Hub.Now())
 	limited := fmt.Sprintf("Rate limited: at most %d commands at once and %g per second; this command was not run.",
@@ -174,30 +198,42 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 		case typ != websocket.MessageText:
 			out = []string{"Invalid command: binary frames are not commands. Type 'help'."}
 		case !limit.take(s.cfg.Hub.Now()):
-			out = []string{"admin > " + string(data), limited}
+			if !s.reply(ctx, c, ReplyEcho, "admin > "+string(data)) {
+				return
+			}
+			out = []string{limited}
 		default:
 			line := string(data)
-			if !s.reply(ctx, c, "admin > "+line) {
+			if !s.reply(ctx, c, ReplyEcho, "admin > "+line) {
 				return
 			}
 			cctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTime)
 			out = s.cfg.Commands.Run(cctx, line)
 			cancel()
 		}
-		for _, l := range out {
-			if !s.reply(ctx, c, l) {
+		if len(out) == 0 {
+			out = []string{"Done."}
+		}
+		for i, l := range out {
+			kind := ReplyOutput
+			if i == len(out)-1 {
+				kind = ReplyEnd
+			}
+			if !s.reply(ctx, c, kind, l) {
 				return
 			}
 		}
 	}
 }
 
-// reply queues one log frame for c alone, waiting while its reply queue is
-// full; it reports false when the connection ended first.
-func (s *Server) reply(ctx context.Context, c *client, msg string) bool {
-	b := NewFrame(TypeLog, msg, s.cfg.Hub.Now()).encode()
+// reply queues one log frame of the given Reply kind for c alone, waiting
+// while its reply queue is full; it reports false when the connection ended
+// first.
+func (s *Server) reply(ctx context.Context, c *client, kind, msg string) bool {
+	f := NewFrame(TypeLog, msg, s.cfg.Hub.Now())
+	f.Reply = kind
 	select {
-	case c.replies <- b:
+	case c.replies <- f.encode():
 		return true
 	case <-ctx.Done():
 		return false

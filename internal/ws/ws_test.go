@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
@@ -426,4 +427,151 @@ func TestCommandFloodSparesOtherClients(t *testing.T) {
 		t.Fatalf("%d clients connected after the flood, want 2", got)
 	}
 	expect(t, calm, TypeLog, "ws client connected [ authentication ENABLED ]", "after the flood")
+}
+
+// TestFramesMarkReplayAndReply: a client tells the replay, live frames and
+// its own command's reply apart by the frames' marks, not by their text,
+// even when a replayed frame reads exactly like its command's echo.
+func TestFramesMarkReplayAndReply(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.hub.Log("admin > echo hi") // a replayed line that looks like an echo
+	c := h.dial(t, testToken)
+	send(t, c, "echo hi")
+	type want struct {
+		msg    string
+		replay bool
+		reply  string
+	}
+	check := func(w want) {
+		t.Helper()
+		f := read(t, c)
+		if f.Msg != w.msg || f.Replay != w.replay || f.Reply != w.reply {
+			t.Fatalf("got %+v, want %+v", f, w)
+		}
+	}
+	check(want{"admin > echo hi", true, ""})
+	check(want{"ws client connected [ authentication ENABLED ]", true, ""})
+	check(want{"admin > echo hi", false, ReplyEcho})
+	check(want{"hi", false, ReplyEnd})
+	h.hub.Log("live")
+	check(want{"live", false, ""})
+
+	send(t, c, "help")
+	check(want{"admin > help", false, ReplyEcho})
+	check(want{"Available commands:", false, ReplyOutput})
+	check(want{"  echo <text>  Repeat the text.", false, ReplyOutput})
+	check(want{"  fail         Always fails.", false, ReplyOutput})
+	check(want{"  help         Show the available commands.", false, ReplyEnd})
+
+	if err := c.Write(t.Context(), websocket.MessageBinary, []byte("help")); err != nil {
+		t.Fatal(err)
+	}
+	check(want{"Invalid command: binary frames are not commands. Type 'help'.", false, ReplyEnd})
+}
+
+// TestCommandWithoutOutputEnds: a command that prints nothing still ends
+// its reply, so a script waiting for the end does not wait forever.
+func TestCommandWithoutOutputEnds(t *testing.T) {
+	cmds, err := NewCommands(Command{Name: "quiet", Usage: "quiet", Help: "Prints nothing.",
+		Run: func(context.Context, string) ([]string, error) { return nil, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, Config{Commands: cmds})
+	c := h.dial(t, testToken)
+	read(t, c)
+	send(t, c, "quiet")
+	if f := read(t, c); f.Reply != ReplyEcho {
+		t.Fatalf("echo %+v", f)
+	}
+	if f := read(t, c); f.Reply != ReplyEnd || f.Msg != "Done." {
+		t.Fatalf("end %+v", f)
+	}
+}
+
+func TestRateLimitedReplyEnds(t *testing.T) {
+	h := newHarness(t, Config{CommandRate: 0.001, CommandBurst: 1})
+	c := h.dial(t, testToken)
+	read(t, c)
+	send(t, c, "echo 1")
+	read(t, c)
+	read(t, c)
+	send(t, c, "echo 2")
+	if f := read(t, c); f.Reply != ReplyEcho || f.Msg != "admin > echo 2" {
+		t.Fatalf("echo %+v", f)
+	}
+	if f := read(t, c); f.Reply != ReplyEnd || !strings.HasPrefix(f.Msg, "Rate limited") {
+		t.Fatalf("end %+v", f)
+	}
+}
+
+func TestTypoSuggestion(t *testing.T) {
+	cmds, err := NewCommands(
+		Command{Name: "balance", Usage: "balance", Help: "b", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
+		Command{Name: "redeemTickets", Usage: "redeemTickets", Help: "r", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
+		Command{Name: "tickets", Usage: "tickets", Help: "t", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
+		Command{Name: "peers", Usage: "peers", Help: "p", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
+		Command{Name: "ping", Usage: "ping", Help: "p", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ in, want string }{
+		{"blance", "Unknown command: blance. Did you mean 'balance'? Type 'help'."},
+		{"balacne", "Unknown command: balacne. Did you mean 'balance'? Type 'help'."},
+		{"redeemtickets", "Unknown command: redeemtickets. Did you mean 'redeemTickets'? Type 'help'."},
+		{"redeem", "Unknown command: redeem. Did you mean 'redeemTickets'? Type 'help'."},
+		{"ticket", "Unknown command: ticket. Did you mean 'tickets'? Type 'help'."},
+		{"pign", "Unknown command: pign. Did you mean 'ping'? Type 'help'."},
+		{"hlep", "Unknown command: hlep. Did you mean 'help'? Type 'help'."},
+		{"frobnicate", "Unknown command: frobnicate. Type 'help'."},
+		{"pe", "Unknown command: pe. Type 'help'."},
+		{"xyz", "Unknown command: xyz. Type 'help'."},
+	} {
+		if got := cmds.Run(t.Context(), tt.in); len(got) != 1 || got[0] != tt.want {
+			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"abc", "", 3}, {"balance", "blance", 1}, {"balance", "balacne", 1}, {"kitten", "sitting", 3}, {"日本", "本日", 1}} {
+		if got := editDistance(tt.a, tt.b); got != tt.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
+		}
+	}
+}
+
+// TestCookieAuth: the token is also accepted in an X-Auth-Token cookie
+// (either spelling, raw or URL-encoded); a wrong cookie is refused.
+func TestCookieAuth(t *testing.T) {
+	h := newHarness(t, Config{})
+	u := "ws" + strings.TrimPrefix(h.srv.URL, "http") + "/"
+	for _, tt := range []struct {
+		cookie string
+		ok     bool
+	}{
+		{"X-Auth-Token=" + url.QueryEscape(testToken), true},
+		{"x-auth-token=" + url.QueryEscape(testToken), true},
+		{"X-Auth-Token=S3cret!token", true},
+		{"X-Auth-Token=wrong", false},
+		{"Other=" + url.QueryEscape(testToken), false},
+	} {
+		hdr := http.Header{}
+		hdr.Set("Cookie", tt.cookie)
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		c, _, err := websocket.Dial(ctx, u, &websocket.DialOptions{HTTPHeader: hdr})
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := read(t, c)
+		c.CloseNow()
+		if got := f.Type != TypeAuthFailed; got != tt.ok {
+			t.Errorf("cookie %q: first frame %+v", tt.cookie, f)
+		}
+	}
 }
