@@ -35,6 +35,9 @@ type PeerInfo struct {
 	// Down reports that sending to the peer failed (a stream could not be opened or written)
 	// after its last successful heartbeat: path selection should avoid it until the next one.
 	Down bool
+	// HeartbeatsSent and HeartbeatsSucceeded count the pings recorded for the
+	// peer (heartbeats and manual pings) and those it answered.
+	HeartbeatsSent, HeartbeatsSucceeded uint64
 }
 
 // peerState is what the host keeps per known peer besides the peerstore.
@@ -43,6 +46,8 @@ type peerState struct {
 	lastSeen time.Time
 	latency  time.Duration
 	down     bool
+	sent     uint64 // pings recorded
+	success  uint64 // pings answered
 }
 
 // AddPeer adds a peer (from an on-chain announcement or a static list) to the
@@ -105,7 +110,8 @@ func (h *Host) Peers() []PeerInfo {
 	h.peersMu.Lock()
 	out := make([]PeerInfo, 0, len(h.peers))
 	for id, st := range h.peers {
-		out = append(out, PeerInfo{ID: id, Quality: st.quality, LastSeen: st.lastSeen, Latency: st.latency, Down: st.down})
+		out = append(out, PeerInfo{ID: id, Quality: st.quality, LastSeen: st.lastSeen, Latency: st.latency, Down: st.down,
+			HeartbeatsSent: st.sent, HeartbeatsSucceeded: st.success})
 	}
 	h.peersMu.Unlock()
 	for i := range out {
@@ -158,11 +164,13 @@ func (h *Host) recordPing(id peer.ID, rtt time.Duration, err error, now time.Tim
 	if !ok {
 		return
 	}
+	st.sent++
 	if err != nil {
 		st.quality *= 1 - QualityWeight
 		return
 	}
 	st.down = false
+	st.success++
 	st.quality = st.quality*(1-QualityWeight) + QualityWeight
 	st.lastSeen = now
 	st.latency = rtt
