@@ -53,6 +53,8 @@ type benchOptions struct {
 	json        bool
 	plot        string
 	churnLog    string
+	observe     string
+	obs         observeOptions
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
@@ -73,6 +75,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	fs.StringVar(&o.plot, "plot", "", "write latency over time to this SVG file")
 	fs.StringVar(&o.churnLog, "churnLog", "", "the churn log of a relayd cluster --churn run (<data>/churn.jsonl): split the delivered messages by whether a node was down while they travelled")
+	fs.StringVar(&o.observe, "observe", "", "capture every link of a namespace network during the run (needs root), write DIR/capture.jsonl and DIR/truth.jsonl, and run the observer's attacks (relayctl observe)")
+	o.obs.flags(fs, "observe")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -124,9 +128,17 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 	if !tty {
 		cfg.ProgressInterval = 2 * time.Second
 	}
+	var obs *observer
+	if o.observe != "" {
+		if obs, err = startObserver(ctx, env, o.observe); err != nil {
+			fmt.Fprintf(stderr, "relayctl bench: observe: %v\n", err)
+			return 1
+		}
+	}
 	rep, err := bench.Run(ctx, cfg)
 	pr.finish()
 	if rep == nil {
+		obs.stop()
 		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)
 		return 1
 	}
@@ -141,6 +153,9 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 	}
 	if o.plot != "" {
 		err = errors.Join(err, writePlot(o.plot, rep))
+	}
+	if obs != nil {
+		err = errors.Join(err, obs.finish(rep, o.obs, stdout, o.json))
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "relayctl bench: %v\n", err)

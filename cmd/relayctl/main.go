@@ -22,6 +22,9 @@ func run(args []string) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(args[1:])
 	}
+	if len(args) > 0 && args[0] == "observe" {
+		return runObserve(args[1:])
+	}
 	fs := flag.NewFlagSet("relayctl", flag.ContinueOnError)
 	url := fs.String("url", envOr("RELAYCTL_URL", "ws://127.0.0.1:3000"), "admin WebSocket URL of the node (env RELAYCTL_URL)")
 	token := fs.String("apiToken", os.Getenv("RELAYD_API_TOKEN"), "the node's API token (env RELAYD_API_TOKEN)")

@@ -1,0 +1,394 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/relayd/relayd/internal/bench"
+	"github.com/relayd/relayd/internal/capture"
+	"github.com/relayd/relayd/internal/observe"
+)
+
+const observeUsage = `usage: relayctl observe capture --env cluster.env --dir DIR [--duration 60s] [--ifaces rlyd-v1,…]
+       relayctl observe analyze --dir DIR [--mixDelayMean 0] [--mixDelayMin 0] [--mixDelayMax 0] [--jitter 2ms] [--json]
+
+A global passive observer of a relayd network: it sees, for every packet on every link, the
+time, the two hosts and the size, and nothing else (it reads nothing from the nodes).
+
+capture records the links of a `+"`relayd cluster --netns`"+` network (every bridge port rlyd-vN; needs
+root) into DIR/capture.jsonl until --duration passes or it is interrupted.
+analyze runs the observer's attacks on DIR/capture.jsonl against the ground truth
+DIR/truth.jsonl that `+"`relayctl bench --observe DIR`"+` writes (bench --observe captures, writes both
+and analyzes at once), assuming the network's public mixing delay given by the flags, and
+reports per attack the mean entropy of the observer's guess over the senders and how often its
+first guess is right, against a random guess.
+`
+
+// runObserve is `relayctl observe`; args exclude the subcommand name.
+func runObserve(args []string) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return observeMain(ctx, args, os.Stdout, os.Stderr)
+}
+
+func observeMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || (args[0] != "capture" && args[0] != "analyze") {
+		fmt.Fprint(stderr, observeUsage)
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
+			return 0
+		}
+		return 2
+	}
+	fs := flag.NewFlagSet("relayctl observe "+args[0], flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, observeUsage); fs.PrintDefaults() }
+	dir := fs.String("dir", "", "directory of capture.jsonl and truth.jsonl")
+	var err error
+	if args[0] == "capture" {
+		env := fs.String("env", "cluster.env", "the network's env file (written by relayd cluster --netns)")
+		dur := fs.Duration("duration", time.Minute, "how long to capture")
+		ifaces := fs.String("ifaces", "", "comma-separated interfaces (default: every rlyd-v* bridge port)")
+		if err = fs.Parse(args[1:]); err != nil {
+			return flagExit(err)
+		}
+		err = captureCommand(ctx, *env, *dir, *ifaces, *dur, stderr)
+	} else {
+		var o observeOptions
+		o.flags(fs, "")
+		js := fs.Bool("json", false, "print the report as JSON")
+		if err = fs.Parse(args[1:]); err != nil {
+			return flagExit(err)
+		}
+		err = analyzeCommand(*dir, o, *js, stdout)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "relayctl observe: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func flagExit(err error) int {
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	return 2
+}
+
+// observeOptions are the observer's assumptions about the network (public configuration).
+type observeOptions struct {
+	mean, min, max, jitter time.Duration
+	threeRelayers          float64
+	maxScored              int
+}
+
+// flags registers the options, each name prefixed with prefix ("observe" in bench: --observeMixDelayMean).
+func (o *observeOptions) flags(fs *flag.FlagSet, prefix string) {
+	name := func(n string) string {
+		if prefix == "" {
+			return n
+		}
+		return prefix + strings.ToUpper(n[:1]) + n[1:]
+	}
+	fs.DurationVar(&o.mean, name("mixDelayMean"), 0, "the network's mean per-hop mixing delay (exponential)")
+	fs.DurationVar(&o.min, name("mixDelayMin"), 0, "the network's minimum per-hop mixing delay")
+	fs.DurationVar(&o.max, name("mixDelayMax"), 0, "the network's mixing delay cap (with a mean of 0: uniform up to it)")
+	fs.DurationVar(&o.jitter, name("jitter"), observe.DefaultJitter, "mean processing time per hop the observer assumes")
+	fs.Float64Var(&o.threeRelayers, name("threeRelayerShare"), 0.05, "the observer's prior that a path has three relayers")
+	fs.IntVar(&o.maxScored, name("maxScored"), 3000, "score at most this many messages, spread over the run (0: all)")
+}
+
+func (o observeOptions) options(senders []int) observe.Options {
+	return observe.Options{
+		Delay:             observe.Delay{Min: o.min, Mean: o.mean, Max: o.max, Jitter: o.jitter},
+		Senders:           senders,
+		FlightGap:         flightGap,
+		ThreeRelayerShare: o.threeRelayers,
+		MaxScored:         o.maxScored,
+	}
+}
+
+// flightGap joins the IP packets of one frame (a 1,520-byte frame is two TCP segments on a
+// 1,500-byte MTU) into one flight.
+const flightGap = 300 * time.Microsecond
+
+// hostsOf maps each node's address in env (its REST URL's host) to its 1-based index; every
+// node must have an address of its own (a namespace network).
+func hostsOf(env bench.Env) (map[netip.Addr]int, error) {
+	hosts := map[netip.Addr]int{}
+	for _, n := range env.Nodes {
+		u, err := url.Parse(n.APIURL)
+		if err != nil {
+			return nil, fmt.Errorf("node %d: %w", n.Index, err)
+		}
+		a, err := netip.ParseAddr(u.Hostname())
+		if err != nil {
+			return nil, fmt.Errorf("node %d: API host %q is not an IP address", n.Index, u.Hostname())
+		}
+		if a.IsLoopback() {
+			return nil, errors.New("the nodes share the loopback address: capture needs a namespace network (relayd cluster --netns), where each node is a host of its own")
+		}
+		if _, dup := hosts[a]; dup {
+			return nil, fmt.Errorf("node %d shares the address %s with another node", n.Index, a)
+		}
+		hosts[a.Unmap()] = n.Index
+	}
+	return hosts, nil
+}
+
+// bridgePorts lists the interfaces named rlyd-v* (relayd cluster --netns's bridge ports).
+func bridgePorts() ([]string, error) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, "rlyd-v") {
+			out = append(out, i.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no rlyd-v* interface: is a relayd cluster --netns network running?")
+	}
+	return out, nil
+}
+
+// startCapture opens a capture of env's network on ifaces (default: the bridge ports).
+func startCapture(env bench.Env, ifaces string) (*capture.Capture, error) {
+	hosts, err := hostsOf(env)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	if ifaces != "" {
+		names = strings.Split(ifaces, ",")
+	} else if names, err = bridgePorts(); err != nil {
+		return nil, err
+	}
+	return capture.Open(names, capture.HostsByAddr(hosts))
+}
+
+func captureCommand(ctx context.Context, envPath, dir, ifaces string, dur time.Duration, stderr io.Writer) error {
+	if dir == "" {
+		return errors.New("--dir is required")
+	}
+	env, err := bench.LoadEnv(envPath)
+	if err != nil {
+		return err
+	}
+	c, err := startCapture(env, ifaces)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, dur)
+	defer cancel()
+	fmt.Fprintf(stderr, "capturing for %v (interrupt to stop early)\n", dur)
+	c.Run(ctx)
+	tx := c.Transmissions()
+	fmt.Fprintf(stderr, "%d packets\n", len(tx))
+	return writeJSONL(filepath.Join(dir, captureFile), tx)
+}
+
+const (
+	captureFile = "capture.jsonl"
+	truthFile   = "truth.jsonl"
+)
+
+// truthRecord is one line of truth.jsonl.
+type truthRecord struct {
+	observe.Message
+	Seq int `json:"seq"`
+}
+
+// truthOf is the ground truth of a bench run: who sent which message to whom, when, and when
+// it was delivered.
+func truthOf(rep *bench.Report) []truthRecord {
+	out := make([]truthRecord, 0, len(rep.Samples))
+	for _, s := range rep.Samples {
+		if !s.Accepted {
+			continue
+		}
+		sent := rep.Start.Add(s.SentAt)
+		m := observe.Message{Sender: s.Sender, Recipient: s.Recipient, Sent: sent}
+		if s.Delivered {
+			m.Delivered = sent.Add(s.Latency)
+		}
+		out = append(out, truthRecord{Message: m, Seq: s.Seq})
+	}
+	return out
+}
+
+func writeJSONL[T any](path string, items []T) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// maxJSONLLine bounds one line of a capture or truth file.
+const maxJSONLLine = 1 << 16
+
+func readJSONL[T any](path string) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 4096), maxJSONLLine)
+	var out []T
+	for line := 1; sc.Scan(); line++ {
+		var it T
+		if err := json.Unmarshal(sc.Bytes(), &it); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, line, err)
+		}
+		out = append(out, it)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+func analyzeCommand(dir string, o observeOptions, js bool, stdout io.Writer) error {
+	if dir == "" {
+		return errors.New("--dir is required")
+	}
+	tx, err := readJSONL[observe.Transmission](filepath.Join(dir, captureFile))
+	if err != nil {
+		return err
+	}
+	truth, err := readJSONL[truthRecord](filepath.Join(dir, truthFile))
+	if err != nil {
+		return err
+	}
+	rep, err := analyzeTruth(tx, truth, o, nil)
+	if err != nil {
+		return err
+	}
+	return printPrivacy(stdout, rep, js)
+}
+
+func analyzeTruth(tx []observe.Transmission, truth []truthRecord, o observeOptions, senders []int) (observe.Report, error) {
+	msgs := make([]observe.Message, len(truth))
+	for i, t := range truth {
+		msgs[i] = t.Message
+	}
+	return observe.Analyze(tx, msgs, o.options(senders))
+}
+
+func printPrivacy(w io.Writer, rep observe.Report, js bool) error {
+	if js {
+		rep.Timing.PerMessage, rep.Size.PerMessage = nil, nil
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	fmt.Fprintf(w, "observer: %d messages scored, %d candidate senders (max entropy %.2f bits, random guess %.1f %%)\n",
+		rep.Messages, rep.Senders, rep.MaxEntropy, 100*rep.RandomGuess)
+	for _, a := range []struct {
+		name string
+		r    observe.AttackResult
+	}{{"timing", rep.Timing}, {"size", rep.Size}} {
+		fmt.Fprintf(w, "  %-6s entropy %.2f bits (%.0f %% of max)  top-1 %.1f %% (%.2f× random)\n",
+			a.name, a.r.MeanEntropy, 100*a.r.EntropyShare, 100*a.r.Top1, a.r.Top1OverRandom)
+	}
+	var sizes []string
+	for _, s := range rep.SizeClasses[:min(len(rep.SizeClasses), 6)] {
+		sizes = append(sizes, fmt.Sprintf("%d B×%d", s.Size, s.Count))
+	}
+	_, err := fmt.Fprintf(w, "  message flight %d bytes; %.2f acknowledgement flights per message packet; flights by size: %s\n",
+		rep.MessageSize, rep.AcksPerPacket, strings.Join(sizes, ", "))
+	return err
+}
+
+// observer is a capture running beside a bench run.
+type observer struct {
+	c      *capture.Capture
+	dir    string
+	cancel func()
+}
+
+// stop ends the capture; a nil observer does nothing.
+func (o *observer) stop() {
+	if o != nil && o.cancel != nil {
+		o.cancel()
+		o.cancel = nil
+	}
+}
+
+func startObserver(ctx context.Context, env bench.Env, dir string) (*observer, error) {
+	c, err := startCapture(env, "")
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	o := &observer{c: c, dir: dir}
+	o.cancel = func() {
+		cancel()
+		<-done
+		c.Close()
+	}
+	return o, nil
+}
+
+// finish stops the capture, writes the capture and the ground truth, and prints what the
+// observer learned (into the JSON report's stream as a second document with --json).
+func (o *observer) finish(rep *bench.Report, opts observeOptions, w io.Writer, js bool) error {
+	o.stop()
+	tx := o.c.Transmissions()
+	truth := truthOf(rep)
+	if err := writeJSONL(filepath.Join(o.dir, captureFile), tx); err != nil {
+		return err
+	}
+	if err := writeJSONL(filepath.Join(o.dir, truthFile), truth); err != nil {
+		return err
+	}
+	prep, err := analyzeTruth(tx, truth, opts, rep.Senders)
+	if err != nil {
+		return fmt.Errorf("observe: %w", err)
+	}
+	f, err := os.Create(filepath.Join(o.dir, "privacy.json"))
+	if err != nil {
+		return err
+	}
+	perr := printPrivacy(f, prep, true)
+	if err := errors.Join(perr, f.Close()); err != nil {
+		return err
+	}
+	return printPrivacy(w, prep, js)
+}
