@@ -29,10 +29,10 @@ const observeUsage = `usage: relayctl observe capture --env cluster.env --dir DI
 A global passive observer of a relayd network: it sees, for every packet on every link, the
 time, the two hosts and the size, and nothing else (it reads nothing from the nodes).
 
-capture records the links of a `+"`relayd cluster --netns`"+` network (every bridge port rlyd-vN; needs
+capture records the links of a ` + "`relayd cluster --netns`" + ` network (every bridge port rlyd-vN; needs
 root) into DIR/capture.jsonl until --duration passes or it is interrupted.
 analyze runs the observer's attacks on DIR/capture.jsonl against the ground truth
-DIR/truth.jsonl that `+"`relayctl bench --observe DIR`"+` writes (bench --observe captures, writes both
+DIR/truth.jsonl that ` + "`relayctl bench --observe DIR`" + ` writes (bench --observe captures, writes both
 and analyzes at once), assuming the network's public mixing delay given by the flags, and
 reports per attack the mean entropy of the observer's guess over the senders and how often its
 first guess is right, against a random guess.
