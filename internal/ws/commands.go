@@ -59,6 +59,9 @@ type Command struct {
 	Usage string // e.g. "send <peer> <message>"
 	Help  string // one sentence
 	Run   func(ctx context.Context, args string) ([]string, error)
+	// After, if set, runs once the reply of a successful Run has been
+	// queued for the client, e.g. to stop the node after saying so.
+	After func()
 }
 
 // UsageError is returned by a command whose arguments are wrong; the server
@@ -106,26 +109,33 @@ func (c *Commands) help(context.Context, string) ([]string, error) {
 
 // Run executes one command line and returns its output lines.
 func (c *Commands) Run(ctx context.Context, raw string) []string {
+	out, _ := c.run(ctx, raw)
+	return out
+}
+
+// run executes one command line and returns its output lines and, when it
+// succeeded, its After hook.
+func (c *Commands) run(ctx context.Context, raw string) ([]string, func()) {
 	line, err := ParseLine(raw)
 	if err != nil {
-		return []string{"Invalid command: " + err.Error() + ". Type 'help'."}
+		return []string{"Invalid command: " + err.Error() + ". Type 'help'."}, nil
 	}
 	cmd, ok := c.byName[line.Name]
 	if !ok {
 		if near := c.suggest(line.Name); near != "" {
-			return []string{"Unknown command: " + line.Name + ". Did you mean '" + near + "'? Type 'help'."}
+			return []string{"Unknown command: " + line.Name + ". Did you mean '" + near + "'? Type 'help'."}, nil
 		}
-		return []string{"Unknown command: " + line.Name + ". Type 'help'."}
+		return []string{"Unknown command: " + line.Name + ". Type 'help'."}, nil
 	}
 	out, err := cmd.Run(ctx, line.Args)
 	var ue *UsageError
 	switch {
 	case errors.As(err, &ue):
-		return []string{ue.Reason + ". Usage: " + cmd.Usage}
+		return []string{ue.Reason + ". Usage: " + cmd.Usage}, nil
 	case err != nil:
-		return append(out, "Error: "+err.Error())
+		return append(out, "Error: "+err.Error()), nil
 	}
-	return out
+	return out, cmd.After
 }
 
 // Names returns the command names, sorted.

@@ -126,18 +126,32 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.cfg.Hub.leave(c)
 
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go s.writeLoop(ctx, cancel, conn, c)
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		s.writeLoop(ctx, cancel, conn, c)
+	}()
 	s.readLoop(ctx, conn, c)
+	cancel()
+	<-wrote // the writer flushes the queued replies and closes
 }
 
 // writeLoop sends queued frames and keepalive pings until ctx ends, the
 // connection fails or the client falls behind. The hub's frames go first, so
 // a new client gets its whole replay before the reply to its first command.
+// When ctx ends, the replies already queued are still sent (the last words
+// of a command that stops the node reach its client) before the close.
 func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, c *client) {
 	defer cancel()
+	defer conn.CloseNow() // ends the reader's Read, whatever ended the writer
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
+	write := func(b []byte) error {
+		// Not bound to ctx, so that queued replies still go out at shutdown.
+		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer wcancel()
+		return conn.Write(wctx, websocket.MessageText, b)
+	}
 	for {
 		select {
 		case <-c.slow:
@@ -146,14 +160,28 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 			return
 		default:
 		}
+		if ctx.Err() != nil {
+			for flushed := false; !flushed; {
+				select {
+				case b := <-c.replies:
+					if write(b) != nil {
+						conn.CloseNow()
+						return
+					}
+				default:
+					flushed = true
+				}
+			}
+			conn.Close(websocket.StatusGoingAway, "server shutting down")
+			return
+		}
 		var b []byte
 		select {
 		case b = <-c.queue:
 		default:
 			select {
 			case <-ctx.Done():
-				conn.Close(websocket.StatusGoingAway, "server shutting down")
-				return
+				continue // replies flushed and closed at the top of the loop
 			case <-c.slow:
 				continue // dropped at the top of the loop
 			case b = <-c.queue:
@@ -170,10 +198,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				continue
 			}
 		}
-		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-		err := conn.Write(wctx, websocket.MessageText, b)
-		wcancel()
-		if err != nil {
+		if err := write(b); err != nil {
 			return
 		}
 	}
@@ -188,12 +213,16 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 	limit := newTokenBucket(s.cfg.CommandRate, s.cfg.CommandBurst, s.cfg.Hub.Now())
 	limited := fmt.Sprintf("Rate limited: at most %d commands at once and %g per second; this command was not run.",
 		s.cfg.CommandBurst, s.cfg.CommandRate)
+	// A read bound to ctx would close the connection when ctx ends, before
+	// the writer has flushed the queued replies; the writer closes it.
+	rctx := context.WithoutCancel(ctx)
 	for {
-		typ, data, err := conn.Read(ctx)
+		typ, data, err := conn.Read(rctx)
 		if err != nil {
 			return
 		}
 		var out []string
+		var after func()
 		switch {
 		case typ != websocket.MessageText:
 			out = []string{"Invalid command: binary frames are not commands. Type 'help'."}
@@ -208,7 +237,7 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 				return
 			}
 			cctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTime)
-			out = s.cfg.Commands.Run(cctx, line)
+			out, after = s.cfg.Commands.run(cctx, line)
 			cancel()
 		}
 		if len(out) == 0 {
@@ -223,6 +252,9 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 				return
 			}
 		}
+		if after != nil {
+			after()
+		}
 	}
 }
 
@@ -232,8 +264,14 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 func (s *Server) reply(ctx context.Context, c *client, kind, msg string) bool {
 	f := NewFrame(TypeLog, msg, s.cfg.Hub.Now())
 	f.Reply = kind
+	b := f.encode()
 	select {
-	case c.replies <- f.encode():
+	case c.replies <- b: // room in the queue: taken even while shutting down
+		return true
+	default:
+	}
+	select {
+	case c.replies <- b:
 		return true
 	case <-ctx.Done():
 		return false

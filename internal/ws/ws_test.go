@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -572,6 +573,50 @@ func TestCookieAuth(t *testing.T) {
 		c.CloseNow()
 		if got := f.Type != TypeAuthFailed; got != tt.ok {
 			t.Errorf("cookie %q: first frame %+v", tt.cookie, f)
+		}
+	}
+}
+
+// TestAfterRunsOnceTheReplyIsOut: a command whose After hook shuts the
+// server down (the node's quit) still gets its reply to its client, then
+// the client sees the server going away.
+func TestAfterRunsOnceTheReplyIsOut(t *testing.T) {
+	for range 10 { // the reply must win every time, not by luck
+		base, shutdown := context.WithCancel(context.Background())
+		defer shutdown()
+		cmds, err := NewCommands(Command{Name: "stop", Usage: "stop", Help: "Stops.",
+			Run: func(_ context.Context, args string) ([]string, error) {
+				if args != "" {
+					return nil, &UsageError{"stop takes no arguments"}
+				}
+				return []string{"Stopping."}, nil
+			},
+			After: shutdown})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(Config{Token: testToken, Hub: NewHub(nil), Commands: cmds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewUnstartedServer(s)
+		srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+		srv.Start()
+		defer srv.Close()
+		c := (&harness{srv: srv}).dial(t, testToken)
+		read(t, c)
+		send(t, c, "stop now") // a usage error does not run After
+		expect(t, c, TypeLog, "admin > stop now", "stop takes no arguments. Usage: stop")
+		if base.Err() != nil {
+			t.Fatal("After ran after a failed command")
+		}
+		send(t, c, "stop")
+		expect(t, c, TypeLog, "admin > stop", "Stopping.")
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		_, _, err = c.Read(ctx)
+		cancel()
+		if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+			t.Fatalf("after stop: %v, want going-away close", err)
 		}
 	}
 }
