@@ -80,7 +80,9 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.StringVar(&cfg.APIToken, "apiToken", cfg.APIToken, "API token of every node (the default is published: nodes accept it only on 127.0.0.1)")
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory, kept on exit (default: a fresh temporary directory, removed on exit)")
 	fs.DurationVar(&cfg.ClosurePeriod, "closurePeriod", cfg.ClosurePeriod, "channel closure period of the contract (whole seconds)")
-	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "per-hop random mixing delay, upper bound")
+	fs.DurationVar(&cfg.MixDelayMean, "mixDelayMean", cfg.MixDelayMean, "every node's mean exponential per-hop mixing delay (Poisson mixing); 0 with --mixDelayMax 0: no mixing")
+	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "every node's cap of each per-hop mixing delay (0: 10 × --mixDelayMean; with --mixDelayMean 0: uniform up to this)")
+	fs.Float64Var(&cfg.CoverRate, "coverRate", cfg.CoverRate, "loop cover packets per second every node sends over random paths back to itself (0: none)")
 	fs.Func("channelFunding", "tokens each channel of the mesh is funded with, whole or decimal (default 100)", func(v string) error {
 		amount, err := parseTokens(v)
 		if err != nil {

@@ -5,6 +5,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/relayd/relayd/internal/config"
 )
 
 func TestParseTokens(t *testing.T) {
@@ -36,6 +39,13 @@ func TestClusterFlags(t *testing.T) {
 	if err != nil || cfg.Nodes != 7 || cfg.ChannelFunding.String() != "2500000000000000000" || cfg.DataDir != "/x" {
 		t.Fatalf("overrides %+v, %v", cfg, err)
 	}
+	if cfg.MixDelayMean != config.DefaultMixDelayMean || cfg.MixDelayMax != 0 || cfg.CoverRate != config.DefaultCoverRate {
+		t.Fatalf("mixing defaults: mean %v max %v cover %v", cfg.MixDelayMean, cfg.MixDelayMax, cfg.CoverRate)
+	}
+	cfg, err = parseClusterFlags([]string{"--mixDelayMean", "5ms", "--mixDelayMax", "100ms", "--coverRate", "1.5"}, &bytes.Buffer{})
+	if err != nil || cfg.MixDelayMean != 5*time.Millisecond || cfg.MixDelayMax != 100*time.Millisecond || cfg.CoverRate != 1.5 {
+		t.Fatalf("mixing flags: %+v, %v", cfg, err)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -45,6 +55,8 @@ func TestClusterFlags(t *testing.T) {
 		{[]string{"--adminPortBase", "13302"}, "--adminPortBase "},
 		{[]string{"--channelFunding", "x"}, "channelFunding"},
 		{[]string{"extra"}, "unexpected argument"},
+		{[]string{"--coverRate", "-1"}, "--coverRate "},
+		{[]string{"--mixDelayMean", "50ms", "--mixDelayMax", "20ms"}, "--mixDelayMax "},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := clusterMain(context.Background(), "/nonexistent/relayd", tc.args, &stdout, &stderr); code != 2 {

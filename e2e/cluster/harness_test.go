@@ -171,7 +171,7 @@ func startCluster(t *testing.T, extra ...string) *testCluster {
 		"--apiPortBase", strconv.Itoa(base+1),
 		"--adminPortBase", strconv.Itoa(base+1+nodeCount),
 		"--p2pPortBase", strconv.Itoa(base+1+2*nodeCount),
-		"--mixDelayMax", "5ms",
+		"--mixDelayMean", "0", "--mixDelayMax", "5ms", // uniform 0-5 ms: quick tests
 	)
 	c.cmd.Args = append(c.cmd.Args, extra...)
 	c.netns = slices.Contains(extra, "--netns")

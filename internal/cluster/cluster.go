@@ -318,7 +318,9 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--host", net.JoinHostPort(c.nodeHost(m.Index), strconv.Itoa(c.cfg.P2PPortBase+m.Index-1)),
 		"--provider", c.chain.RPCURL(),
 		"--channelsContract", c.chain.ChannelsAddress().Hex(),
+		"--mixDelayMean", c.cfg.MixDelayMean.String(),
 		"--mixDelayMax", c.cfg.MixDelayMax.String(),
+		"--coverRate", strconv.FormatFloat(c.cfg.CoverRate, 'f', -1, 64),
 	}
 	if c.cfg.ProfilePortBase != 0 {
 		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))

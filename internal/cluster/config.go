@@ -22,7 +22,6 @@ const (
 	DefaultP2PPortBase   = 19091
 	DefaultChainPort     = 8545
 	DefaultClosurePeriod = 60 * time.Second
-	DefaultMixDelayMax   = 20 * time.Millisecond
 	DefaultEnvFile       = "cluster.env"
 	DefaultStageTimeout  = 90 * time.Second
 	DefaultStopTimeout   = 15 * time.Second
@@ -88,8 +87,13 @@ type Config struct {
 	DataDir string
 	// ClosurePeriod is the channels contract's closure period (whole seconds).
 	ClosurePeriod time.Duration
-	// MixDelayMax is every node's per-hop random delay upper bound.
+	// MixDelayMean is every node's --mixDelayMean: the mean of the exponential per-hop mixing
+	// delay (config.DefaultMixDelayMean); 0 with MixDelayMax 0 mixes nothing.
+	MixDelayMean time.Duration
+	// MixDelayMax is every node's --mixDelayMax, the cap of each per-hop delay; 0: 10 × the mean.
 	MixDelayMax time.Duration
+	// CoverRate is every node's --coverRate: loop cover packets per second (0: none).
+	CoverRate float64
 	// ChannelFunding is the balance every channel of the mesh is opened with
 	// (smallest unit).
 	ChannelFunding *big.Int
@@ -140,7 +144,8 @@ func DefaultConfig() Config {
 		ChainPort:      DefaultChainPort,
 		APIToken:       config.ClusterDefaultToken,
 		ClosurePeriod:  DefaultClosurePeriod,
-		MixDelayMax:    DefaultMixDelayMax,
+		MixDelayMean:   config.DefaultMixDelayMean,
+		CoverRate:      config.DefaultCoverRate,
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,
 		Topology:       Mesh,
@@ -220,6 +225,12 @@ func (c Config) Validate() error {
 		return &FieldError{"closurePeriod", "must be a positive whole number of seconds"}
 	case c.MixDelayMax < 0:
 		return &FieldError{"mixDelayMax", "must not be negative"}
+	case c.MixDelayMean < 0 || c.MixDelayMean > config.MaxMixDelayMean:
+		return &FieldError{"mixDelayMean", fmt.Sprintf("must be between 0 and %v", config.MaxMixDelayMean)}
+	case c.MixDelayMean > 0 && c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMean:
+		return &FieldError{"mixDelayMax", "must be at least --mixDelayMean (it caps each exponential draw; 0: 10 × the mean)"}
+	case !(c.CoverRate >= 0 && c.CoverRate <= config.MaxCoverRate):
+		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", config.MaxCoverRate)}
 	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0:
 		return &FieldError{"channelFunding", "must be a positive amount"}
 	case c.EnvFile == "":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relayd/relayd/internal/config"
 )
 
 // fakeRelayd writes a shell script that stands in for the relayd binary.
@@ -151,5 +154,33 @@ func TestRunStopsOnCancel(t *testing.T) {
 	dir := m[1]
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("temporary data directory %q kept: %v", dir, err)
+	}
+}
+
+// TestRunPassesMixingFlags: --mixDelayMean, --mixDelayMax and --coverRate reach every node's
+// command line in a form relayd parses back to the same values.
+func TestRunPassesMixingFlags(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the dev chain")
+	}
+	cfg := runConfig(t, fakeRelayd(t, `echo "args $*"; exit 3`))
+	cfg.MixDelayMean, cfg.MixDelayMax, cfg.CoverRate = 50*time.Millisecond, 0, 2.5
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var ne *NodeError
+	if err := Run(ctx, cfg, &out); !errors.As(err, &ne) {
+		t.Fatalf("Run returned %v, want the fake node's NodeError\n%s", err, out.String())
+	}
+	m := regexp.MustCompile(`args (.*)`).FindStringSubmatch(ne.Tail)
+	if m == nil {
+		t.Fatalf("no command line in the node's log %q", ne.Tail)
+	}
+	nc, err := config.Parse(strings.Fields(m[1]), func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatalf("relayd does not parse the cluster's command line %q: %v", m[1], err)
+	}
+	if nc.MixDelayMean != 50*time.Millisecond || nc.MixDelayMax != 0 || nc.CoverRate != 2.5 {
+		t.Fatalf("node got mean %v max %v cover %v from %q", nc.MixDelayMean, nc.MixDelayMax, nc.CoverRate, m[1])
 	}
 }

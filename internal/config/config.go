@@ -5,12 +5,15 @@
 package config
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/url"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -51,9 +54,10 @@ type Config struct {
 	Network           string        // relay network name, part of every protocol ID; default "local"
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
 	HeartbeatInterval time.Duration // how often every known peer is pinged
-	MixDelayMin       time.Duration // per-hop random delay, lower bound
-	MixDelayMax       time.Duration // per-hop random delay, upper bound (the cap of an exponential draw); default 20 ms
-	MixDelayMean      time.Duration // mean of an exponential per-hop delay; 0: uniform between min and max
+	MixDelayMin       time.Duration // per-hop mixing delay, lower bound
+	MixDelayMean      time.Duration // initial mixDelayMean setting: mean of the exponential per-hop delay (DefaultMixDelayMean); 0: uniform up to MixDelayMax
+	MixDelayMax       time.Duration // cap of each per-hop delay; 0: min + 10 × the mean (relay.MixingFor)
+	CoverRate         float64       // initial coverRate setting: loop cover packets per second (0 to MaxCoverRate; 0: off)
 	ShutdownTimeout   time.Duration
 	Strategy          string        // initial channel strategy setting: passive (default) or promiscuous
 	MaxChannels       int           // initial maxChannels setting; 0: the strategy's default
@@ -67,6 +71,20 @@ type Config struct {
 
 // MaxChannelsLimit bounds the maxChannels setting.
 const MaxChannelsLimit = 100
+
+// DefaultMixDelayMean is the mean of a relayed packet's exponential mixing delay per hop
+// (Poisson mixing) when neither --mixDelayMean nor the stored mixDelayMean setting says.
+const DefaultMixDelayMean = 20 * time.Millisecond
+
+// MaxMixDelayMean bounds --mixDelayMean and the mixDelayMean setting.
+const MaxMixDelayMean = 10 * time.Second
+
+// DefaultCoverRate is the loop cover packets a node sends per second when neither --coverRate
+// nor the stored coverRate setting says; MaxCoverRate bounds both.
+const (
+	DefaultCoverRate = 0
+	MaxCoverRate     = 100
+)
 
 // FieldError is a configuration error about one flag. Its text names the
 // flag so a user can fix it from a single line.
@@ -113,9 +131,18 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 		return nil
 	})
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
-	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop random mixing delay, lower bound")
-	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 20*time.Millisecond, "per-hop random mixing delay, upper bound (with --mixDelayMean: the cap of each draw)")
-	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", 0, "mean of an exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax; 0: uniform between them")
+	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop mixing delay, lower bound")
+	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", DefaultMixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax, at first start (afterwards the stored mixDelayMean setting wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
+	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 0, "cap of each per-hop mixing delay; 0: --mixDelayMin + 10 × --mixDelayMean")
+	c.CoverRate = DefaultCoverRate
+	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v), at first start (afterwards the stored coverRate setting wins)", MaxCoverRate, DefaultCoverRate), func(v string) error {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
+			return errors.New("must be a number of packets per second")
+		}
+		c.CoverRate = r
+		return nil
+	})
 	fs.StringVar(&c.Strategy, "strategy", "passive", "channel strategy at first start (passive or promiscuous); afterwards the stored setting wins (PUT /api/v2/settings, admin settings)")
 	fs.IntVar(&c.MaxChannels, "maxChannels", 5, "outgoing channels the promiscuous strategy keeps open, at first start")
 	fs.StringVar(&c.ChannelFunding, "channelFunding", "10", "tokens each channel the strategy opens is funded with, at first start")
@@ -237,14 +264,17 @@ func (c Config) Validate() error {
 	if c.HeartbeatInterval <= 0 {
 		return &FieldError{"heartbeatInterval", "must be positive"}
 	}
-	if c.MixDelayMin < 0 || c.MixDelayMax < c.MixDelayMin {
-		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin, and both not negative"}
+	if c.MixDelayMin < 0 || c.MixDelayMax < 0 || (c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMin) {
+		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin (or 0: 10 × the mean), and both not negative"}
 	}
-	if c.MixDelayMean < 0 {
-		return &FieldError{"mixDelayMean", "must not be negative"}
+	if c.MixDelayMean < 0 || c.MixDelayMean > MaxMixDelayMean {
+		return &FieldError{"mixDelayMean", fmt.Sprintf("must be between 0 and %v", MaxMixDelayMean)}
 	}
-	if c.MixDelayMean > 0 && c.MixDelayMax < c.MixDelayMin+c.MixDelayMean {
-		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin plus --mixDelayMean: it caps each exponential draw (e.g. 10 × the mean)"}
+	if c.MixDelayMean > 0 && c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMin+c.MixDelayMean {
+		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin plus --mixDelayMean: it caps each exponential draw (0: 10 × the mean)"}
+	}
+	if !(c.CoverRate >= 0 && c.CoverRate <= MaxCoverRate) { // also refuses NaN
+		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", MaxCoverRate)}
 	}
 	if c.ShutdownTimeout <= 0 {
 		return &FieldError{"shutdownTimeout", "must be positive"}

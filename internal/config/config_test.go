@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"io"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -47,6 +48,29 @@ func TestParseFlagsEnvAndDefaults(t *testing.T) {
 	}
 }
 
+// TestParseMixingDefaults: without flags a node mixes with an exponential delay of mean
+// DefaultMixDelayMean, capped at 10 × the mean (max 0), and sends no cover traffic; the flags
+// and their environment variables set both.
+func TestParseMixingDefaults(t *testing.T) {
+	c, err := Parse(nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MixDelayMean != DefaultMixDelayMean || c.MixDelayMax != 0 || c.MixDelayMin != 0 || c.CoverRate != DefaultCoverRate {
+		t.Fatalf("mixing defaults: min %v mean %v max %v cover %v", c.MixDelayMin, c.MixDelayMean, c.MixDelayMax, c.CoverRate)
+	}
+	if DefaultMixDelayMean <= 0 {
+		t.Fatal("the default mixing is not exponential")
+	}
+	c, err = Parse([]string{"--mixDelayMean", "50ms", "--coverRate", "2.5"}, env(map[string]string{"RELAYD_MIX_DELAY_MAX": "1s"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MixDelayMean != 50*time.Millisecond || c.MixDelayMax != time.Second || c.CoverRate != 2.5 {
+		t.Fatalf("mixing flags: mean %v max %v cover %v", c.MixDelayMean, c.MixDelayMax, c.CoverRate)
+	}
+}
+
 func TestParseBadEnvValue(t *testing.T) {
 	_, err := Parse(nil, env(map[string]string{"RELAYD_API_PORT": "abc"}), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "RELAYD_API_PORT") {
@@ -81,9 +105,17 @@ func TestValidate(t *testing.T) {
 		{"bad host", func(c *Config) { c.Host = "nope" }, "host"},
 		{"no password", func(c *Config) { c.Password = "" }, "password"},
 		{"negative mix delay", func(c *Config) { c.MixDelayMin = -1 }, "mixDelayMax"},
+		{"negative mix delay cap", func(c *Config) { c.MixDelayMax = -1 }, "mixDelayMax"},
 		{"mix delay max below min", func(c *Config) { c.MixDelayMin = 5; c.MixDelayMax = 4 }, "mixDelayMax"},
 		{"negative mix delay mean", func(c *Config) { c.MixDelayMean = -1 }, "mixDelayMean"},
+		{"mix delay mean above 10s", func(c *Config) { c.MixDelayMean = MaxMixDelayMean + 1 }, "mixDelayMean"},
 		{"mix delay cap below the mean", func(c *Config) { c.MixDelayMean = 50 * time.Millisecond; c.MixDelayMax = 20 * time.Millisecond }, "mixDelayMax"},
+		{"mix delay mean without a cap", func(c *Config) { c.MixDelayMin = 5; c.MixDelayMean = 50 * time.Millisecond; c.MixDelayMax = 0 }, ""},
+		{"no mixing", func(c *Config) { c.MixDelayMean = 0; c.MixDelayMax = 0 }, ""},
+		{"cover rate", func(c *Config) { c.CoverRate = 2.5 }, ""},
+		{"negative cover rate", func(c *Config) { c.CoverRate = -1 }, "coverRate"},
+		{"cover rate above the bound", func(c *Config) { c.CoverRate = MaxCoverRate + 0.5 }, "coverRate"},
+		{"cover rate not a number", func(c *Config) { c.CoverRate = math.NaN() }, "coverRate"},
 		{"provider needs contract", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, "channelsContract"},
 		{"provider with contract", func(c *Config) {
 			c.Provider = "ws://127.0.0.1:8545"
@@ -115,5 +147,13 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("error is not one line naming the flag: %q", err)
 			}
 		})
+	}
+}
+
+func TestParseCoverRateNotANumber(t *testing.T) {
+	for _, v := range []string{"NaN", "Inf", "-Inf", "fast"} {
+		if _, err := Parse([]string{"--coverRate", v}, env(nil), io.Discard); err == nil {
+			t.Errorf("--coverRate %s accepted", v)
+		}
 	}
 }

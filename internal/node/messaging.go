@@ -43,15 +43,19 @@ func (n *Node) buildMessaging() error {
 	}
 	n.replay = replay
 	m := &messaging{n: n, rng: rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))}
+	mix, err := n.settings.mixing(n.settings.get()) // the stored mixDelayMean, the flags' bounds
+	if err != nil {
+		return &StartupError{"mixDelayMax", err}
+	}
 	cfg := relay.Config{
 		Key:          n.id.PrivateKey(),
 		Transport:    n.host,
 		Replay:       replay,
 		Deliver:      n.deliver,
-		MixDelayMin:  n.cfg.MixDelayMin,
-		MixDelayMax:  n.cfg.MixDelayMax,
-		MixDelayMean: n.cfg.MixDelayMean,
-		NoMixDelay:   n.cfg.MixDelayMax == 0,
+		MixDelayMin:  mix.Min,
+		MixDelayMax:  mix.Max,
+		MixDelayMean: mix.Mean,
+		NoMixDelay:   mix.Max == 0,
 		Logger:       n.log.With("component", "relay"),
 		Registerer:   n.metrics,
 	}

@@ -219,6 +219,7 @@ func (n *Node) build() error {
 	if err := n.buildMessaging(); err != nil {
 		return err
 	}
+	n.settings.onChange = n.applySettings
 	if n.chain != nil {
 		if n.strategy, err = n.buildStrategy(); err != nil {
 			return err

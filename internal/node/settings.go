@@ -8,9 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/path"
+	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/tickets"
@@ -37,6 +39,8 @@ type Settings struct {
 	AutoRedeem       bool
 	AutoRedeemCount  int
 	AutoRedeemValue  *big.Int // smallest unit
+	MixDelayMean     time.Duration
+	CoverRate        float64 // loop cover packets per second
 }
 
 // Errors of settings.update.
@@ -86,6 +90,81 @@ var settingDefs = []settingDef{
 		func(s *Settings) *int { return &s.AutoRedeemCount }),
 	amountSetting("autoRedeemValue", "worth of unredeemed tickets that makes autoRedeem redeem (REST: smallest unit; here: tokens)",
 		func(s *Settings) **big.Int { return &s.AutoRedeemValue }),
+	{
+		name: "mixDelayMean", help: fmt.Sprintf("mean of the exponential mixing delay of each relayed packet, on top of --mixDelayMin and capped at --mixDelayMax (a duration such as 20ms, 0 to %v; 0: uniform up to --mixDelayMax)", config.MaxMixDelayMean),
+		get: func(s Settings) any { return s.MixDelayMean.String() },
+		set: func(s *Settings, v json.RawMessage) error {
+			var str string
+			if err := json.Unmarshal(v, &str); err != nil {
+				return errBadMixDelayMean
+			}
+			d, err := parseMixDelayMean(str)
+			if err != nil {
+				return err
+			}
+			s.MixDelayMean = d
+			return nil
+		},
+		text: func(s Settings) string { return s.MixDelayMean.String() },
+		parse: func(t string) (json.RawMessage, error) {
+			if _, err := parseMixDelayMean(t); err != nil {
+				return nil, err
+			}
+			return json.Marshal(t)
+		},
+	},
+	{
+		name: "coverRate", help: fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself, paid like messages (0 to %d; 0: off)", config.MaxCoverRate),
+		get: func(s Settings) any { return s.CoverRate },
+		set: func(s *Settings, v json.RawMessage) error {
+			var r float64
+			if err := json.Unmarshal(v, &r); err != nil {
+				var str string
+				if json.Unmarshal(v, &str) != nil {
+					return errBadCoverRate
+				}
+				if r, err = parseCoverRate(str); err != nil {
+					return err
+				}
+			}
+			if !(r >= 0 && r <= config.MaxCoverRate) {
+				return errBadCoverRate
+			}
+			s.CoverRate = r
+			return nil
+		},
+		text: func(s Settings) string { return strconv.FormatFloat(s.CoverRate, 'f', -1, 64) },
+		parse: func(t string) (json.RawMessage, error) {
+			r, err := parseCoverRate(t)
+			if err != nil {
+				return nil, err
+			}
+			return json.Marshal(r)
+		},
+	},
+}
+
+var (
+	errBadMixDelayMean = fmt.Errorf("must be a duration such as 20ms from 0 to %v", config.MaxMixDelayMean)
+	errBadCoverRate    = fmt.Errorf("must be a number of packets per second from 0 to %d", config.MaxCoverRate)
+)
+
+// parseMixDelayMean reads a mixDelayMean value: a Go duration from 0 to config.MaxMixDelayMean.
+func parseMixDelayMean(t string) (time.Duration, error) {
+	d, err := time.ParseDuration(t)
+	if err != nil || d < 0 || d > config.MaxMixDelayMean {
+		return 0, errBadMixDelayMean
+	}
+	return d, nil
+}
+
+// parseCoverRate reads a coverRate value: a decimal number from 0 to config.MaxCoverRate.
+func parseCoverRate(t string) (float64, error) {
+	r, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(r >= 0 && r <= config.MaxCoverRate) {
+		return 0, errBadCoverRate
+	}
+	return r, nil
 }
 
 // boolSetting is a true|false setting.
@@ -177,6 +256,12 @@ type settings struct {
 	db         *store.DB
 	kick       chan struct{} // a changed setting ticks the strategy at once
 	redeemKick chan struct{} // and makes the auto-redeem strategy look at once
+	coverKick  chan struct{} // and the cover traffic take a changed rate at once
+	// mixMin and mixMax are --mixDelayMin and --mixDelayMax, which a mixDelayMean must fit.
+	mixMin, mixMax time.Duration
+	// onChange, when set, applies changed settings that act at once (the mixing delay); it
+	// runs after they are stored, under the settings' lock.
+	onChange func(Settings)
 
 	mu sync.RWMutex
 	v  Settings
@@ -185,7 +270,8 @@ type settings struct {
 // loadSettings reads the stored settings; what the store does not hold comes from cfg.
 func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
 	v := Settings{Strategy: strategy.Passive, MaxChannels: strategy.DefaultMaxChannels, ChannelFunding: defaultChannelFunding,
-		AutoRedeemCount: defaultAutoRedeemCount, AutoRedeemValue: defaultAutoRedeemValue}
+		AutoRedeemCount: defaultAutoRedeemCount, AutoRedeemValue: defaultAutoRedeemValue,
+		MixDelayMean: cfg.MixDelayMean, CoverRate: cfg.CoverRate}
 	if cfg.Strategy != "" {
 		n, err := strategy.Parse(cfg.Strategy)
 		if err != nil {
@@ -214,7 +300,12 @@ func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
 			}
 		}
 	}
-	return &settings{db: db, v: v, kick: make(chan struct{}, 1), redeemKick: make(chan struct{}, 1)}, nil
+	if _, err := relay.MixingFor(cfg.MixDelayMin, v.MixDelayMean, cfg.MixDelayMax); err != nil {
+		// A mean stored earlier that the flags of this start cannot cap.
+		return nil, &StartupError{"mixDelayMax", fmt.Errorf("the stored mixDelayMean setting %v does not fit: %w", v.MixDelayMean, err)}
+	}
+	return &settings{db: db, v: v, mixMin: cfg.MixDelayMin, mixMax: cfg.MixDelayMax,
+		kick: make(chan struct{}, 1), redeemKick: make(chan struct{}, 1), coverKick: make(chan struct{}, 1)}, nil
 }
 
 // get returns the current settings.
@@ -241,17 +332,32 @@ func (s *settings) update(vals map[string]json.RawMessage) (Settings, error) {
 		b, _ := json.Marshal(d.get(next))
 		enc[name] = b
 	}
+	if _, err := s.mixing(next); err != nil {
+		return s.v, settingError{errBadSettingValue, fmt.Sprintf("mixDelayMean %v", err)}
+	}
 	if err := s.db.PutSettings(enc); err != nil {
 		return s.v, err
 	}
 	s.v = next
-	for _, k := range []chan struct{}{s.kick, s.redeemKick} {
+	if s.onChange != nil {
+		s.onChange(next)
+	}
+	for _, k := range []chan struct{}{s.kick, s.redeemKick, s.coverKick} {
 		select {
 		case k <- struct{}{}:
 		default:
 		}
 	}
 	return next, nil
+}
+
+// mixing is the relay's mixing delay under v: its mean between the flags' minimum and cap.
+func (s *settings) mixing(v Settings) (relay.Mixing, error) {
+	m, err := relay.MixingFor(s.mixMin, v.MixDelayMean, s.mixMax)
+	if err != nil {
+		return m, fmt.Errorf("does not fit --mixDelayMin %v and --mixDelayMax %v: the cap must be at least the minimum plus the mean", s.mixMin, s.mixMax)
+	}
+	return m, nil
 }
 
 // settingError is a refused setting: kind is errUnknownSetting or errBadSettingValue, msg says
@@ -295,5 +401,17 @@ func (s Settings) policy() strategy.Policy {
 		Strategy: s.Strategy, MaxChannels: s.MaxChannels, ChannelFunding: s.ChannelFunding,
 		// A channel that cannot pay a message's first ticket is depleted.
 		DepletedBelow: firstTicket.ToBig(),
+	}
+}
+
+// applySettings makes the settings that act at once take effect: the relay's mixing delay.
+// (The cover traffic reads its rate itself, woken by coverKick.)
+func (n *Node) applySettings(v Settings) {
+	m, err := n.settings.mixing(v)
+	if err == nil {
+		err = n.msg.relay.SetMixing(m)
+	}
+	if err != nil { // update checked the mixing before storing it
+		n.log.Error("mixing delay setting not applied", "err", err)
 	}
 }

@@ -21,8 +21,8 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 	cfg := testConfig(t)
 	n, stop := runNode(t, cfg)
 	a := dialAdmin(t, n)
-	last := func(s string) bool { return strings.HasPrefix(s, "autoRedeemValue") }
-	if out := a.run("settings", last); len(out) != 7 || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
+	last := func(s string) bool { return strings.HasPrefix(s, settingDefs[len(settingDefs)-1].name) }
+	if out := a.run("settings", last); len(out) != len(settingDefs) || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
 		t.Fatalf("settings: %q", out)
 	}
 	first := func(string) bool { return true }
