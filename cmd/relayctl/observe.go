@@ -329,8 +329,8 @@ func printPrivacy(w io.Writer, rep observe.Report, js bool) error {
 	for _, s := range rep.SizeClasses[:min(len(rep.SizeClasses), 6)] {
 		sizes = append(sizes, fmt.Sprintf("%d B×%d", s.Size, s.Count))
 	}
-	_, err := fmt.Fprintf(w, "  message flight %d bytes; %.2f acknowledgement flights per message packet; flights by size: %s\n",
-		rep.MessageSize, rep.AcksPerPacket, strings.Join(sizes, ", "))
+	_, err := fmt.Fprintf(w, "  message flight %d bytes; message size classes %v; flights by size: %s\n",
+		rep.MessageSize, rep.MessageClasses, strings.Join(sizes, ", "))
 	return err
 }
 

@@ -52,7 +52,8 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 	if size == 0 {
 		return Report{}, fmt.Errorf("%w: no flight of a message's size (%d bytes or more)", ErrNoInput, MinMessageSize)
 	}
-	events, acks := messageEvents(flights, size)
+	classes := learnClasses(flights, size)
+	events := messageEvents(flights, size, classes)
 	if len(events) == 0 {
 		return Report{}, fmt.Errorf("%w: no message packets on the wire", ErrNoInput)
 	}
@@ -60,14 +61,7 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 	k := newKernel(opts.Delay)
 	p3 := opts.ThreeRelayerShare
 
-	rep := Report{Senders: len(senders), MessageSize: size, SizeClasses: sizeClasses(flights)}
-	var packets float64
-	for _, e := range events {
-		packets += e.n
-	}
-	if packets > 0 {
-		rep.AcksPerPacket = acks / packets
-	}
+	rep := Report{Senders: len(senders), MessageSize: size, MessageClasses: classes, SizeClasses: sizeClasses(flights)}
 	targets := ix.targets(msgs)
 	scored := sample(targets, opts.MaxScored)
 	isSender := make(map[int]bool, len(senders))
@@ -170,25 +164,85 @@ func learnMessageSize(fs []flight) int {
 	return best
 }
 
+// classGap is how far apart two message sizes must be to count as two size classes (a frame
+// that also opens a stream is a few dozen bytes longer, and says nothing about the message).
+const classGap = 64
+
+// classShare is the least share of the single-packet message flights a size class must have.
+const classShare = 0.05
+
+// learnClasses returns the message sizes that are size classes: sizes of at least a
+// classShare of the single-packet message flights, sizes closer than classGap to a more
+// common one merged into it. One class means every message packet looks alike.
+func learnClasses(fs []flight, size int) []int {
+	counts := map[int]int{}
+	total := 0
+	for _, f := range fs {
+		if (f.bytes+size/3)/size == 1 {
+			counts[f.bytes]++
+			total++
+		}
+	}
+	type sc struct{ size, n int }
+	var all []sc
+	for s, n := range counts {
+		all = append(all, sc{s, n})
+	}
+	slices.SortFunc(all, func(a, b sc) int {
+		if c := cmp.Compare(b.n, a.n); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.size, b.size)
+	})
+	var classes []int
+	for _, c := range all {
+		if float64(c.n) < classShare*float64(total) {
+			break
+		}
+		near := false
+		for _, k := range classes {
+			if abs(c.size-k) < classGap {
+				near = true
+				break
+			}
+		}
+		if !near {
+			classes = append(classes, c.size)
+		}
+	}
+	slices.Sort(classes)
+	return classes
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
 // messageEvents turns the flights that carry message packets into events (a flight of about
-// n × size bytes carries n packets; acknowledgements that share it do not add one) and
-// counts the acknowledgement-sized flights.
-func messageEvents(fs []flight, size int) ([]event, float64) {
+// n × size bytes carries n packets; acknowledgements and stream headers that share it do not
+// add one). A single-packet flight within classGap/2 of a size class has that class; any
+// other flight matches every class.
+func messageEvents(fs []flight, size int, classes []int) []event {
 	var out []event
-	var acks float64
 	for _, f := range fs {
 		n := (f.bytes + size/3) / size
 		if n == 0 {
-			acks++
 			continue
 		}
 		class := -1
-		if n == 1 {
-			class = (f.bytes + 32) / 64
+		if n == 1 && len(classes) > 1 {
+			for i, k := range classes {
+				if abs(f.bytes-k) <= classGap/2 {
+					class = i
+				}
+			}
 		}
 		out = append(out, event{t: f.t.UnixNano(), from: f.from, to: f.to, n: float64(n), class: class})
 	}
-	return out, acks
+	return out
 }
 
 // sizeClasses counts flights by size, the 16 most common first.

@@ -79,8 +79,8 @@ func TestNoMixingOneAtATimeIsLinked(t *testing.T) {
 	if rep.Timing.MeanEntropy > 0.3 {
 		t.Errorf("mean entropy %.2f bits with nothing to hide behind", rep.Timing.MeanEntropy)
 	}
-	if rep.MessageSize != 1520 || math.Abs(rep.AcksPerPacket-1) > 1e-9 {
-		t.Errorf("message size %d, acks per packet %.3f; want 1520 and 1", rep.MessageSize, rep.AcksPerPacket)
+	if rep.MessageSize != 1520 || len(rep.MessageClasses) != 1 {
+		t.Errorf("message size %d, classes %v; want 1520 and one class", rep.MessageSize, rep.MessageClasses)
 	}
 }
 
@@ -120,8 +120,8 @@ func TestSizeLeakIsFound(t *testing.T) {
 	if rep.Size.Top1 < rep.Timing.Top1+0.1 || rep.Size.MeanEntropy > rep.Timing.MeanEntropy-0.5 {
 		t.Errorf("size leak: size attack top-1 %.3f entropy %.2f vs timing %.3f %.2f", rep.Size.Top1, rep.Size.MeanEntropy, rep.Timing.Top1, rep.Timing.MeanEntropy)
 	}
-	if len(rep.SizeClasses) < 9 {
-		t.Errorf("size classes %v: want the 8 message sizes and the ack", rep.SizeClasses)
+	if len(rep.SizeClasses) < 9 || len(rep.MessageClasses) != 8 {
+		t.Errorf("flight sizes %v, message classes %v: want the 8 message sizes and the ack", rep.SizeClasses, rep.MessageClasses)
 	}
 	one := toyNet{nodes: 30, senders: 20, mean: mean, proc: time.Millisecond}
 	tx, truth = one.run(3, 2000, 5*time.Millisecond)
@@ -129,7 +129,7 @@ func TestSizeLeakIsFound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.Size.Top1 != rep.Timing.Top1 || rep.Size.MeanEntropy != rep.Timing.MeanEntropy {
+	if math.Abs(rep.Size.Top1-rep.Timing.Top1) > 1e-9 || math.Abs(rep.Size.MeanEntropy-rep.Timing.MeanEntropy) > 1e-9 {
 		t.Errorf("one size: size attack %.3f/%.2f differs from timing %.3f/%.2f", rep.Size.Top1, rep.Size.MeanEntropy, rep.Timing.Top1, rep.Timing.MeanEntropy)
 	}
 }

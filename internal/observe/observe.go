@@ -71,9 +71,9 @@ type Report struct {
 	// flights by size (bytes → flights), the first 16 sizes by count.
 	MessageSize int
 	SizeClasses []SizeCount
-	// AcksPerPacket is acknowledgement-sized flights per message packet on the wire: 1 when
-	// every packet, real or cover, is acknowledged alike.
-	AcksPerPacket float64
+	// MessageClasses are the message sizes the size attack tells apart (one: every message
+	// packet looks alike on the wire, and the size attack is the timing attack).
+	MessageClasses []int
 }
 
 // AttackResult is one attack over every scored message.
