@@ -65,7 +65,10 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	r := s.Run()
+	r, err := s.Run()
+	if err != nil {
+		return err
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -13,7 +13,7 @@ var OneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
 // says which one is out of range.
 type Config struct {
 	// Nodes is the network's size; Senders and Recipients are its first nodes (senders first).
-	// Senders and recipients never fail, like `relayd cluster --churnExclude`.
+	// Senders and recipients never fail, like `relayd cluster --churnExclude`; they relay too.
 	Nodes, Senders, Recipients int
 	// Rate is the total of messages per second the senders send, round robin over every
 	// (sender, recipient) pair, at exponentially distributed intervals (a Poisson process).
@@ -42,9 +42,26 @@ type Config struct {
 	// LatencyMin and LatencyMax bound the one-way latency of every node pair, drawn once,
 	// uniformly.
 	LatencyMin, LatencyMax time.Duration
-	// MixDelayMax bounds each relayer's processing and mixing delay, drawn uniformly in
-	// [0, MixDelayMax] per packet.
-	MixDelayMax time.Duration
+	// MixDelayMin, MixDelayMean and MixDelayMax are each relayer's mixing delay, drawn per
+	// packet as internal/relay draws it: with a Mean, Min plus an exponential draw of mean Mean
+	// (Poisson mixing) capped at Max (at Min + 10 × Mean when Max is 0); without, uniform in
+	// [Min, Max] (Min when Max is 0).
+	MixDelayMin, MixDelayMean, MixDelayMax time.Duration
+	// ProcessingMin and ProcessingMax bound the time a hop takes to process a packet (peel,
+	// check the ticket) before it acknowledges it and the mixing delay starts, uniform per
+	// packet at every relayer and at the recipient.
+	ProcessingMin, ProcessingMax time.Duration
+	// CoverRate is the loop cover traffic: each node that is up sends dummy packets over a
+	// path back to itself at this rate (packets per second, a Poisson process) while the
+	// traffic runs, paid with tickets like messages; 0 is none.
+	CoverRate float64
+	// Observe records what an observer of every link sees (each packet and acknowledgement:
+	// time, ends, size) and the messages' ground truth, and runs internal/observe's attacks
+	// on them at the end of the run (Report.Privacy). It costs memory: a few transmissions per
+	// packet.
+	Observe bool
+	// MaxScored, when positive, bounds the messages the observer scores (observe.Options).
+	MaxScored int
 	// Churn is the share of the nodes that are up and neither senders nor recipients that go down
 	// every ChurnInterval (at least one when Churn > 0), each for ChurnDowntime; 0 is no churn.
 	Churn                        float64
@@ -54,7 +71,8 @@ type Config struct {
 }
 
 // DefaultConfig is 30 nodes as `relayd cluster --nodes 30 --topology sparse` starts them, 5
-// senders to 5 recipients at 100 messages per second for 60 s, without churn.
+// senders to 5 recipients at 100 messages per second for 60 s, without churn, uniform mixing
+// in [0, 20 ms] (the relay's default), no cover traffic and no observer.
 func DefaultConfig() Config {
 	return Config{
 		Nodes: 30, Senders: 5, Recipients: 5, Rate: 100,
@@ -67,13 +85,30 @@ func DefaultConfig() Config {
 		ClosurePeriod:  60 * time.Second,
 		LatencyMin:     20 * time.Millisecond, LatencyMax: 150 * time.Millisecond,
 		MixDelayMax:   20 * time.Millisecond,
+		ProcessingMin: 200 * time.Microsecond, ProcessingMax: 2 * time.Millisecond,
 		ChurnInterval: 20 * time.Second, ChurnDowntime: 5 * time.Second,
 		Seed: 1,
 	}
 }
 
+// minNodes is the fewest nodes with a path: a sender, two relayers and a recipient.
+const minNodes = 4
+
 // maxNodes bounds Nodes: every node keeps a heartbeat quality per peer (N² floats).
 const maxNodes = 5000
+
+// mixing is the mixing delay's range and mean as internal/relay resolves them: a mean without
+// a maximum is capped at Min + 10 × Mean, no mean and no maximum is a constant Min.
+func (c Config) mixing() (lo, mean, hi time.Duration) {
+	lo, mean, hi = c.MixDelayMin, c.MixDelayMean, c.MixDelayMax
+	switch {
+	case hi == 0 && mean > 0:
+		hi = lo + 10*mean
+	case hi == 0:
+		hi = lo
+	}
+	return lo, mean, hi
+}
 
 // Validate reports the first field out of range, wrapping ErrBadConfig.
 func (c Config) Validate() error {
@@ -81,8 +116,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Senders < 1 || c.Recipients < 1:
 		return bad("senders/recipients", "must be at least 1")
-	case c.Nodes < c.Senders+c.Recipients+2 || c.Nodes > maxNodes:
-		return bad("nodes", fmt.Sprintf("must be between senders+recipients+2 (%d) and %d", c.Senders+c.Recipients+2, maxNodes))
+	case c.Nodes < max(c.Senders+c.Recipients, minNodes) || c.Nodes > maxNodes:
+		return bad("nodes", fmt.Sprintf("must be between senders+recipients and %d, and at least %d", maxNodes, minNodes))
 	case !(c.Rate > 0) || c.Rate > 1e6:
 		return bad("rate", "must be above 0 and at most 1e6 messages per second")
 	case c.Warmup < 0 || c.Duration <= 0 || c.Drain < 0 || c.JoinWindow < 0 || c.ChainDelay < 0:
@@ -97,8 +132,14 @@ func (c Config) Validate() error {
 		return bad("closurePeriod", "must not be negative")
 	case c.LatencyMin < 0 || c.LatencyMax < c.LatencyMin:
 		return bad("latency", "must be a range min-max with 0 <= min <= max")
-	case c.MixDelayMax < 0:
-		return bad("mixDelayMax", "must not be negative")
+	case c.MixDelayMin < 0 || c.MixDelayMean < 0 || c.MixDelayMax < 0 || (c.MixDelayMax != 0 && c.MixDelayMin > c.MixDelayMax):
+		return bad("mixDelayMin/mixDelayMean/mixDelayMax", "must satisfy 0 <= min <= max (or max 0) and 0 <= mean")
+	case c.ProcessingMin < 0 || c.ProcessingMax < c.ProcessingMin:
+		return bad("processing", "must be a range min-max with 0 <= min <= max")
+	case !(c.CoverRate >= 0) || c.CoverRate > 1000:
+		return bad("coverRate", "must be between 0 and 1000 packets per second per node")
+	case c.MaxScored < 0:
+		return bad("maxScored", "must not be negative")
 	case !(c.Churn >= 0 && c.Churn <= 1):
 		return bad("churn", "must be between 0 and 1")
 	case c.Churn > 0 && (c.ChurnInterval <= 0 || c.ChurnDowntime < 0):

@@ -5,6 +5,9 @@ import (
 	"io"
 	"slices"
 	"time"
+
+	"github.com/relayd/relayd/internal/observe"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
 // Spread is the least, median and greatest of a count over the nodes.
@@ -32,6 +35,9 @@ type Report struct {
 	Rate       float64 `json:"rate"`
 	Churn      float64 `json:"churn"`
 	Seed       uint64  `json:"seed"`
+	// MixDelayMean and CoverRate are the mixing and cover traffic the run had (Config).
+	MixDelayMean time.Duration `json:"mixDelayMeanNs"`
+	CoverRate    float64       `json:"coverRate"`
 	// Messages is the messages the senders tried to send.
 	Messages int `json:"messages"`
 	// PathFound is the share of Messages for which a path of 2 or 3 relayers was found;
@@ -60,6 +66,20 @@ type Report struct {
 	ZeroIncoming float64 `json:"zeroIncoming"`
 	// Kills counts the nodes churn took down.
 	Kills int `json:"kills"`
+	// CoverSent counts the cover loops sent (a path found and its first hop up), CoverReturned
+	// those back at their node, CoverNoPath the draws that found no loop; CoverTokens is what
+	// their nodes paid for them (first tickets), in tokens.
+	CoverSent     int     `json:"coverSent"`
+	CoverReturned int     `json:"coverReturned"`
+	CoverNoPath   int     `json:"coverNoPath"`
+	CoverTokens   float64 `json:"coverTokens"`
+	// BytesPerNode is what a node sends on its links per second of traffic, on average:
+	// packet frames (FrameSize) and acknowledgements (AckSize), messages and cover;
+	// CoverShare is the share of those bytes that is cover.
+	BytesPerNode float64 `json:"bytesPerNode"`
+	CoverShare   float64 `json:"coverShare"`
+	// Privacy is what the global passive observer achieved (with Config.Observe).
+	Privacy *observe.Report `json:"privacy,omitempty"`
 }
 
 func share(a, b int) float64 {
@@ -80,8 +100,15 @@ func (s *Sim) report() Report {
 		RefusedFirstHop: st.refusedFirstHop,
 		Accepted:        st.accepted, Delivered: st.delivered, Lost: st.lost, Delivery: share(st.delivered, st.accepted),
 		LatencyP50: percentile(lat, 0.50), LatencyP90: percentile(lat, 0.90), LatencyP99: percentile(lat, 0.99),
-		Kills: st.kills,
+		Kills:        st.kills,
+		MixDelayMean: s.cfg.MixDelayMean, CoverRate: s.cfg.CoverRate,
+		CoverSent: st.coverSent, CoverReturned: st.coverReturned, CoverNoPath: st.coverNoPath,
 	}
+	price := tickets.AmountFor(1)
+	r.CoverTokens = float64(st.coverPaid) * price.Float64() / oneToken
+	bytes := st.messageBytes + st.coverBytes
+	r.BytesPerNode = float64(bytes) / float64(s.cfg.Nodes) / s.cfg.Duration.Seconds()
+	r.CoverShare = float64(st.coverBytes) / float64(max(bytes, 1))
 	if st.accepted > 0 {
 		r.MeanHops = float64(st.relayers+st.accepted) / float64(st.accepted)
 	}
@@ -103,6 +130,9 @@ func (s *Sim) report() Report {
 	return r
 }
 
+// oneToken is OneToken as a float, for reports.
+const oneToken = 1e18
+
 // Write prints r as a few lines of text.
 func (r Report) Write(w io.Writer) error {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
@@ -111,11 +141,23 @@ messages %d: path found %.2f%% (3 relayers %.2f%%), refused at a down first hop 
 accepted %d: delivered %d (%.2f%%), lost %d; %d kills
 latency p50 %s, p90 %s, p99 %s; mean hops %.2f
 channels out min/median/max %d/%d/%d, in %d/%d/%d; nodes with no incoming channel %.1f%%
+mixing mean %s, cover %.2g/s per node: %d loops sent, %d returned, %.4g tokens; %.0f B/s per node, %.1f%% cover
 `, r.Nodes, r.Senders, r.Recipients, r.Rate, 100*r.Churn, r.Seed,
 		r.Messages, 100*r.PathFound, 100*r.ThreeRelayers, r.RefusedFirstHop,
 		r.Accepted, r.Delivered, 100*r.Delivery, r.Lost, r.Kills,
 		ms(r.LatencyP50), ms(r.LatencyP90), ms(r.LatencyP99), r.MeanHops,
 		r.ChannelsOut.Min, r.ChannelsOut.Median, r.ChannelsOut.Max, r.ChannelsIn.Min, r.ChannelsIn.Median, r.ChannelsIn.Max,
-		100*r.ZeroIncoming)
+		100*r.ZeroIncoming,
+		r.MixDelayMean, r.CoverRate, r.CoverSent, r.CoverReturned, r.CoverTokens, r.BytesPerNode, 100*r.CoverShare)
+	if err != nil || r.Privacy == nil {
+		return err
+	}
+	p := r.Privacy
+	_, err = fmt.Fprintf(w, `observer: %d messages scored over %d senders (max entropy %.2f bits, random guess %.3f)
+  timing: entropy %.2f bits (%.1f%% of max), top-1 %.3f (%.1f× random)
+  size:   entropy %.2f bits (%.1f%% of max), top-1 %.3f (%.1f× random)
+`, p.Messages, p.Senders, p.MaxEntropy, p.RandomGuess,
+		p.Timing.MeanEntropy, 100*p.Timing.EntropyShare, p.Timing.Top1, p.Timing.Top1OverRandom,
+		p.Size.MeanEntropy, 100*p.Size.EntropyShare, p.Size.Top1, p.Size.Top1OverRandom)
 	return err
 }

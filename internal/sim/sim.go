@@ -15,9 +15,17 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/observe"
 	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/tickets"
+)
+
+// What an observer sees on a link, in bytes: every packet travels in one frame of FrameSize
+// (messages and cover alike), every acknowledgement in one of AckSize.
+const (
+	FrameSize = 1520
+	AckSize   = 49
 )
 
 // Heartbeat quality as internal/p2p computes it.
@@ -96,15 +104,28 @@ type Sim struct {
 	policy    strategy.Policy
 	rng       *rand.Rand // traffic, mixing delays, churn
 	pathRng   *rand.Rand
+	procRng   *rand.Rand // processing times
+	coverRng  *rand.Rand // cover traffic's times and nodes
 	logger    *slog.Logger
+	mixLo     time.Duration
+	mixMean   time.Duration
+	mixHi     time.Duration
 
 	peersBuf []strategy.Peer
 	nodesBuf []path.Node
 	edgesBuf []path.Edge
+	// graph's marks: a node is in the graph, or its channels are, when its mark is stamp.
+	stamp           uint64
+	added, expanded []uint64
 
 	st        stats
 	sent      int // messages offered so far
 	trafficTo time.Duration
+
+	// With Config.Observe: what the observer saw, and the ground truth of the accepted
+	// messages in the order they were sent.
+	tx    []observe.Transmission
+	truth []observe.Message
 }
 
 type stats struct {
@@ -112,6 +133,11 @@ type stats struct {
 	relayers                                                                   int
 	latencies                                                                  []time.Duration
 	kills                                                                      int
+	// Cover: loops sent (a path found, the first hop up), returned and lost, and the ones
+	// without a path; coverPaid is what their senders paid, in tickets of one relayer.
+	coverSent, coverReturned, coverLost, coverNoPath, coverPaid int
+	// Bytes on the links: message packets and their acks; cover packets and theirs.
+	messageBytes, coverBytes int64
 }
 
 // New builds the network of cfg; nothing happens before Run.
@@ -126,9 +152,12 @@ func New(cfg Config) (*Sim, error) {
 		policy: strategy.Policy{Strategy: strategy.Promiscuous, MaxChannels: cfg.MaxChannels,
 			ChannelFunding: new(big.Int).Set(cfg.ChannelFunding), DepletedBelow: depleted.ToBig()},
 		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
-		pathRng: rand.New(rand.NewPCG(cfg.Seed, 0x9a7)),
-		logger:  slog.New(slog.DiscardHandler),
+		pathRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9a7)),
+		procRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9c0)),
+		coverRng: rand.New(rand.NewPCG(cfg.Seed, 0xc0fe)),
+		logger:   slog.New(slog.DiscardHandler),
 	}
+	s.mixLo, s.mixMean, s.mixHi = cfg.mixing()
 	for i := range cfg.Nodes {
 		var a common.Address
 		a[0] = 0x5e
@@ -182,11 +211,49 @@ func (s *Sim) uniform(r *rand.Rand, d time.Duration) time.Duration {
 	return time.Duration(r.Int64N(int64(d)))
 }
 
-// Run simulates cfg from the start to the end of its Drain and reports. Call it once.
-func (s *Sim) Run() Report {
+// Run simulates cfg from the start to the end of its Drain and reports. With Config.Observe it
+// then runs the observer's attacks (Report.Privacy); their error is the only one, and the rest
+// of the Report is filled even then. Call it once.
+func (s *Sim) Run() (Report, error) {
 	s.start()
 	s.runUntil(s.cfg.Warmup + s.cfg.Duration + s.cfg.Drain)
-	return s.report()
+	r := s.report()
+	if !s.cfg.Observe {
+		return r, nil
+	}
+	pr, err := observe.Analyze(s.tx, s.truth, s.ObserverOptions())
+	if err != nil {
+		return r, fmt.Errorf("observer: %w", err)
+	}
+	r.Privacy = &pr
+	return r, nil
+}
+
+// Observed returns what the observer of every link saw (in the order the simulation produced
+// it, not by time) and the ground truth of the messages sent, in sending order; both are empty
+// without Config.Observe. The slices are the Sim's own: do not modify them.
+func (s *Sim) Observed() ([]observe.Transmission, []observe.Message) { return s.tx, s.truth }
+
+// ObserverOptions is what the observer knows of the network (its configuration is public): the
+// delay between a packet leaving for a relayer and the relayer sending it on, which is a link's
+// latency, the processing and the mixing delay (the least latency and processing are added to
+// the mixing delay's Min and Max, their ranges are the Jitter), the senders, the frame size and
+// how often paths take three relayers.
+func (s *Sim) ObserverOptions() observe.Options {
+	c := s.cfg
+	senders := make([]int, c.Senders)
+	for i := range senders {
+		senders[i] = i
+	}
+	least := c.LatencyMin + c.ProcessingMin
+	return observe.Options{
+		Delay: observe.Delay{Min: least + s.mixLo, Mean: s.mixMean, Max: least + s.mixHi,
+			Jitter: c.ProcessingMax - c.ProcessingMin + c.LatencyMax - c.LatencyMin},
+		Senders:           senders,
+		MessageSize:       FrameSize,
+		ThreeRelayerShare: share(s.st.three, s.st.found),
+		MaxScored:         c.MaxScored,
+	}
 }
 
 // start schedules the nodes' joins and ticks, the churn and the traffic.
@@ -211,6 +278,9 @@ func (s *Sim) start() {
 		s.every(cfg.Warmup+cfg.ChurnInterval, cfg.ChurnInterval, s.trafficTo, s.churn)
 	}
 	s.at(cfg.Warmup+s.interval(), s.message)
+	if cfg.CoverRate > 0 {
+		s.at(cfg.Warmup+s.coverInterval(), s.cover)
+	}
 }
 
 // runUntil runs the events up to time end.
@@ -278,6 +348,47 @@ func (s *Sim) message() {
 	s.after(s.interval(), s.message)
 }
 
+// coverInterval draws the time to the next cover packet of any node: the nodes' Poisson
+// processes merged into one of N times the rate, each packet's node drawn uniformly.
+func (s *Sim) coverInterval() time.Duration {
+	return time.Duration(s.coverRng.ExpFloat64() / (s.cfg.CoverRate * float64(s.cfg.Nodes)) * float64(time.Second))
+}
+
+// cover sends the next cover packet, from a node drawn uniformly (nothing if it is down or not
+// announced yet), over a path back to itself, and schedules the one after.
+func (s *Sim) cover() {
+	if s.now >= s.trafficTo {
+		return
+	}
+	i := s.coverRng.IntN(len(s.nodes))
+	if n := s.nodes[i]; n.up && n.announced {
+		s.sendCover(i)
+	}
+	s.after(s.coverInterval(), s.cover)
+}
+
+// sendCover sends a loop from i over relayers back to i, chosen and paid as a message's.
+func (s *Sim) sendCover(i int) {
+	hops, err := s.pickPath(i, i)
+	if err != nil {
+		s.st.coverNoPath++
+		return
+	}
+	first := hops[0]
+	if !s.nodes[first].up {
+		s.nodes[i].down[first] = true
+		return
+	}
+	s.st.coverSent++
+	relayers := len(hops) - 1
+	if !s.pay(i, first, relayers) {
+		s.st.coverLost++
+		return
+	}
+	s.st.coverPaid += relayers
+	s.forward(hops, 0, i, s.now, flight{cover: true, truth: -1})
+}
+
 // amount is the ticket a channel carries with n relayers ahead of its receiver.
 func amount(n int) uint256.Int { return tickets.AmountFor(n) }
 
@@ -303,11 +414,67 @@ func (s *Sim) send(from, to int) {
 	}
 	s.st.accepted++
 	s.st.relayers += relayers
+	f := flight{truth: -1}
+	if s.cfg.Observe {
+		f.truth = len(s.truth)
+		s.truth = append(s.truth, observe.Message{Sender: from, Recipient: to, Sent: simTime(s.now)})
+	}
 	if !s.pay(from, first, relayers) {
 		s.st.lost++
 		return
 	}
-	s.forward(hops, 0, from, s.now)
+	s.forward(hops, 0, from, s.now, f)
+}
+
+// flight says what a packet is: a cover loop, or a message with its index in the ground truth
+// (-1: not recorded).
+type flight struct {
+	cover bool
+	truth int
+}
+
+// simTime is a simulated time as the observer's clock reads it.
+func simTime(d time.Duration) time.Time { return time.Unix(0, int64(d)) }
+
+// transmit puts size bytes on the link from → to at time at.
+func (s *Sim) transmit(at time.Duration, from, to, size int, f flight) {
+	if f.cover {
+		s.st.coverBytes += int64(size)
+	} else {
+		s.st.messageBytes += int64(size)
+	}
+	if s.cfg.Observe {
+		s.tx = append(s.tx, observe.Transmission{Time: simTime(at), From: from, To: to, Size: size})
+	}
+}
+
+func (s *Sim) lose(f flight) {
+	if f.cover {
+		s.st.coverLost++
+	} else {
+		s.st.lost++
+	}
+}
+
+// mixDelay draws a relayer's mixing delay as internal/relay does (Config.MixDelayMean).
+func (s *Sim) mixDelay() time.Duration {
+	lo, hi := s.mixLo, s.mixHi
+	if hi <= lo {
+		return lo
+	}
+	if s.mixMean > 0 {
+		return min(lo+time.Duration(s.rng.ExpFloat64()*float64(s.mixMean)), hi)
+	}
+	return lo + time.Duration(s.rng.Int64N(int64(hi-lo)+1))
+}
+
+// processing draws the time a hop takes to process a packet.
+func (s *Sim) processing() time.Duration {
+	lo, hi := s.cfg.ProcessingMin, s.cfg.ProcessingMax
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(s.procRng.Int64N(int64(hi-lo)+1))
 }
 
 // pay takes the ticket of a channel with ahead relayers ahead from the channel src→dst; it
@@ -334,29 +501,42 @@ func (s *Sim) outChannel(src, dst int) *channel {
 	return nil
 }
 
-// forward sends the packet from prev to hops[k]; it arrives after their link's latency.
-func (s *Sim) forward(hops []int, k, prev int, start time.Duration) {
+// forward sends the packet from prev to hops[k]; it arrives after their link's latency. The
+// hop processes it, acknowledges it to prev, and, unless it is the last, forwards it after its
+// mixing delay.
+func (s *Sim) forward(hops []int, k, prev int, start time.Duration, f flight) {
 	cur := hops[k]
+	s.transmit(s.now, prev, cur, FrameSize, f)
 	s.after(s.latency(prev, cur), func() {
 		n := s.nodes[cur]
 		if !n.up {
-			s.st.lost++
+			s.lose(f)
 			return
 		}
+		p := s.processing()
+		s.transmit(s.now+p, cur, prev, AckSize, f)
 		if k == len(hops)-1 {
-			s.st.delivered++
-			s.st.latencies = append(s.st.latencies, s.now-start)
+			switch {
+			case f.cover:
+				s.st.coverReturned++
+			default:
+				s.st.delivered++
+				s.st.latencies = append(s.st.latencies, s.now+p-start)
+				if f.truth >= 0 {
+					s.truth[f.truth].Delivered = simTime(s.now + p)
+				}
+			}
 			return
 		}
 		inc := n.incarnation
-		s.after(s.uniform(s.rng, s.cfg.MixDelayMax+1), func() {
+		s.after(p+s.mixDelay(), func() {
 			next := hops[k+1]
 			ahead := len(hops) - 2 - k // relayers after next
 			if !n.up || n.incarnation != inc || !s.pay(cur, next, ahead) {
-				s.st.lost++
+				s.lose(f)
 				return
 			}
-			s.forward(hops, k+1, cur, start)
+			s.forward(hops, k+1, cur, start, f)
 		})
 	})
 }
@@ -376,33 +556,21 @@ func splitmix(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
+// loopAddr stands for the sender as the recipient of its own cover loop: path.Select refuses a
+// path from a node to itself, so the graph gets a copy of the sender under this address, with
+// a copy of every channel into the sender.
+var loopAddr = common.Address{0x10, 0x0b}
+
 // pickPath is internal/node's pickPath over the sender's view: 2 relayers where a path of 2
-// exists, else 3. It returns the relayers, then the recipient.
+// exists, else 3. It returns the relayers, then the recipient. A path from a node to itself
+// (to == from) is a cover loop.
 func (s *Sim) pickPath(from, to int) ([]int, error) {
+	g, dst := s.graph(from, to)
 	self := s.nodes[from]
-	g := &path.Graph{Nodes: s.nodesBuf[:0], Edges: s.edgesBuf[:0]}
-	for _, j := range s.announced {
-		q := self.quality[j]
-		if self.down[j] {
-			q = 0
-		}
-		if j == from {
-			q = 1
-		}
-		g.Nodes = append(g.Nodes, path.Node{Address: s.nodes[j].addr, Quality: q})
-	}
-	for _, c := range s.chans {
-		if c.state == opening || c.state == gone {
-			continue
-		}
-		g.Edges = append(g.Edges, path.Edge{Source: s.nodes[c.src].addr, Destination: s.nodes[c.dst].addr,
-			Balance: c.balance, Open: c.state == open || c.state == closingTx})
-	}
-	s.nodesBuf, s.edgesBuf = g.Nodes, g.Edges
 	price := amount(1)
-	nodes, err := path.Select(s.pathRng, g, self.addr, s.nodes[to].addr, path.DefaultRelayers, price)
+	nodes, err := path.Select(s.pathRng, g, self.addr, dst, path.DefaultRelayers, price)
 	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		if longer, lerr := path.Select(s.pathRng, g, self.addr, s.nodes[to].addr, path.MaxRelayers, price); lerr == nil {
+		if longer, lerr := path.Select(s.pathRng, g, self.addr, dst, path.MaxRelayers, price); lerr == nil {
 			nodes, err = longer, nil
 		}
 	}
@@ -413,7 +581,79 @@ func (s *Sim) pickPath(from, to int) ([]int, error) {
 	for i, nd := range nodes {
 		hops[i] = s.byAddr[nd.Address]
 	}
+	hops[len(hops)-1] = to // loopAddr for a loop
 	return hops, nil
+}
+
+// graph is the part of from's view of the channel graph that path.Select can look at on a path
+// to to: the open channels out of every node within two channels of from (the relayers whose
+// next hops it enumerates), and the open channels into to (the last relayer's check), with the
+// announced nodes at their ends. On it Select makes exactly the draws and the choice it makes
+// on the whole graph (each node's channels are in the same order), at a fraction of the cost on
+// a large network. It returns the address to ask a path to: loopAddr for a loop.
+func (s *Sim) graph(from, to int) (*path.Graph, common.Address) {
+	self := s.nodes[from]
+	g := &path.Graph{Nodes: s.nodesBuf[:0], Edges: s.edgesBuf[:0]}
+	if len(s.added) != len(s.nodes) {
+		s.added, s.expanded = make([]uint64, len(s.nodes)), make([]uint64, len(s.nodes))
+	}
+	s.stamp++
+	stamp := s.stamp
+	addNode := func(j int) {
+		if s.added[j] == stamp {
+			return
+		}
+		s.added[j] = stamp
+		q := self.quality[j]
+		if self.down[j] {
+			q = 0
+		}
+		if j == from {
+			q = 1
+		}
+		g.Nodes = append(g.Nodes, path.Node{Address: s.nodes[j].addr, Quality: q})
+	}
+	carries := func(c *channel) bool {
+		return (c.state == open || c.state == closingTx) && s.nodes[c.src].announced && s.nodes[c.dst].announced
+	}
+	edge := func(c *channel, dst common.Address) path.Edge {
+		return path.Edge{Source: s.nodes[c.src].addr, Destination: dst, Balance: c.balance, Open: true}
+	}
+	level := []int{from}
+	for depth := 0; depth <= 2; depth++ {
+		var next []int
+		for _, x := range level {
+			if s.expanded[x] == stamp || !s.nodes[x].announced {
+				continue
+			}
+			s.expanded[x] = stamp
+			addNode(x)
+			for _, c := range s.nodes[x].out {
+				if carries(c) {
+					g.Edges = append(g.Edges, edge(c, s.nodes[c.dst].addr))
+					addNode(c.dst)
+					next = append(next, c.dst)
+				}
+			}
+		}
+		level = next
+	}
+	dst := s.nodes[to].addr
+	if to == from {
+		dst = loopAddr
+		g.Nodes = append(g.Nodes, path.Node{Address: loopAddr, Quality: 1})
+	}
+	if s.nodes[to].announced {
+		addNode(to)
+		for _, c := range s.chans {
+			if c.dst == to && carries(c) && (to == from || s.expanded[c.src] != stamp) {
+				g.Edges = append(g.Edges, edge(c, dst))
+				addNode(c.src)
+			}
+		}
+	}
+	s.nodesBuf, s.edgesBuf = g.Nodes, g.Edges
+	return g, dst
 }
 
 // world is node i's view of the simulated chain and peers, for its strategy runner.

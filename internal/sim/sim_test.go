@@ -2,11 +2,18 @@ package sim
 
 import (
 	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"math/big"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/relayd/relayd/internal/path"
 )
 
 // small is a 30-node network with a short run: fast enough for every test.
@@ -26,7 +33,11 @@ func run(t *testing.T, cfg Config) Report {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return s.Run()
+	r, err := s.Run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 func TestSameSeedSameReport(t *testing.T) {
@@ -208,7 +219,8 @@ func TestLatencyIsPerPairAndSymmetric(t *testing.T) {
 
 func TestBadConfig(t *testing.T) {
 	for name, mutate := range map[string]func(*Config){
-		"too few nodes":   func(c *Config) { c.Nodes = 11 },
+		"too few nodes":   func(c *Config) { c.Nodes = 9 },
+		"fewer than four": func(c *Config) { c.Nodes, c.Senders, c.Recipients = 3, 1, 1 },
 		"no senders":      func(c *Config) { c.Senders = 0 },
 		"zero rate":       func(c *Config) { c.Rate = 0 },
 		"no duration":     func(c *Config) { c.Duration = 0 },
@@ -217,6 +229,12 @@ func TestBadConfig(t *testing.T) {
 		"churn interval":  func(c *Config) { c.Churn, c.ChurnInterval = 0.1, 0 },
 		"no funding":      func(c *Config) { c.ChannelFunding = big.NewInt(0) },
 		"negative mixing": func(c *Config) { c.MixDelayMax = -1 },
+		"negative mean":   func(c *Config) { c.MixDelayMean = -1 },
+		"min above max":   func(c *Config) { c.MixDelayMin, c.MixDelayMax = 30 * time.Millisecond, 20 * time.Millisecond },
+		"processing":      func(c *Config) { c.ProcessingMin, c.ProcessingMax = 2 * time.Millisecond, time.Millisecond },
+		"negative cover":  func(c *Config) { c.CoverRate = -1 },
+		"cover NaN":       func(c *Config) { c.CoverRate = math.NaN() },
+		"maxScored":       func(c *Config) { c.MaxScored = -1 },
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()
@@ -225,5 +243,84 @@ func TestBadConfig(t *testing.T) {
 				t.Fatalf("New: %v, want ErrBadConfig", err)
 			}
 		})
+	}
+}
+
+// wholeGraph is from's view of the whole channel graph, as pickPath built it before it looked
+// only at the part Select can reach (graph), with the loop's copy of the sender.
+func wholeGraph(s *Sim, from, to int) (*path.Graph, common.Address) {
+	self := s.nodes[from]
+	g := &path.Graph{}
+	for _, j := range s.announced {
+		q := self.quality[j]
+		if self.down[j] {
+			q = 0
+		}
+		if j == from {
+			q = 1
+		}
+		g.Nodes = append(g.Nodes, path.Node{Address: s.nodes[j].addr, Quality: q})
+	}
+	for _, c := range s.chans {
+		if c.state == opening || c.state == gone {
+			continue
+		}
+		g.Edges = append(g.Edges, path.Edge{Source: s.nodes[c.src].addr, Destination: s.nodes[c.dst].addr,
+			Balance: c.balance, Open: c.state == open || c.state == closingTx})
+	}
+	dst := s.nodes[to].addr
+	if to == from {
+		dst = loopAddr
+		g.Nodes = append(g.Nodes, path.Node{Address: loopAddr, Quality: 1})
+		for _, e := range g.Edges {
+			if e.Destination == self.addr {
+				e.Destination = loopAddr
+				g.Edges = append(g.Edges, e)
+			}
+		}
+	}
+	return g, dst
+}
+
+// TestPathsOnThePartSelectReachesAreTheSame: on a network mid-run (channels closing and
+// reopening, nodes marked down, loops too), Select makes the same choice, with the same
+// draws, on graph's part as on the whole graph.
+func TestPathsOnThePartSelectReachesAreTheSame(t *testing.T) {
+	cfg := small(t, func(c *Config) {
+		c.Nodes, c.MaxChannels = 120, 3
+		c.Churn, c.ChurnInterval = 0.1, 5*time.Second
+		c.ChannelFunding = new(big.Int).Div(OneToken, big.NewInt(2)) // depleted and replaced as they go
+	})
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	errs, found, compared := 0, 0, 0
+	for step := range 6 {
+		s.runUntil(cfg.Warmup + time.Duration(step)*5*time.Second)
+		for from := range 40 {
+			for _, to := range []int{from, (from + 7) % cfg.Nodes, (from*13 + 5) % cfg.Nodes, 119 - from} {
+				for relayers := path.MinRelayers; relayers <= path.MaxRelayers; relayers++ {
+					seed := uint64(step*1000 + from*10 + relayers)
+					part, dst := s.graph(from, to)
+					whole, wdst := wholeGraph(s, from, to)
+					a, errA := path.Select(rand.New(rand.NewPCG(seed, 1)), part, s.nodes[from].addr, dst, relayers, amount(1))
+					b, errB := path.Select(rand.New(rand.NewPCG(seed, 1)), whole, s.nodes[from].addr, wdst, relayers, amount(1))
+					if dst != wdst || !reflect.DeepEqual(a, b) || fmt.Sprint(errA) != fmt.Sprint(errB) {
+						t.Fatalf("step %d, %d → %d over %d: part %v %v, whole %v %v", step, from, to, relayers, a, errA, b, errB)
+					}
+					compared++
+					if errA != nil {
+						errs++
+					} else {
+						found++
+					}
+				}
+			}
+		}
+	}
+	if found == 0 || errs == 0 || s.st.kills == 0 {
+		t.Fatalf("%d of %d compared found a path, %d kills: want both outcomes, under churn", found, compared, s.st.kills)
 	}
 }
