@@ -151,7 +151,7 @@ func New(cfg Config) (*Sim, error) {
 		byAddr: make(map[common.Address]int, cfg.Nodes),
 		policy: strategy.Policy{Strategy: strategy.Promiscuous, MaxChannels: cfg.MaxChannels,
 			ChannelFunding: new(big.Int).Set(cfg.ChannelFunding), DepletedBelow: depleted.ToBig()},
-		rng:     rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		pathRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9a7)),
 		procRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9c0)),
 		coverRng: rand.New(rand.NewPCG(cfg.Seed, 0xc0fe)),

@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"math/big"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -230,8 +230,8 @@ func TestBadConfig(t *testing.T) {
 		"no funding":      func(c *Config) { c.ChannelFunding = big.NewInt(0) },
 		"negative mixing": func(c *Config) { c.MixDelayMax = -1 },
 		"negative mean":   func(c *Config) { c.MixDelayMean = -1 },
-		"min above max":   func(c *Config) { c.MixDelayMin, c.MixDelayMax = 30 * time.Millisecond, 20 * time.Millisecond },
-		"processing":      func(c *Config) { c.ProcessingMin, c.ProcessingMax = 2 * time.Millisecond, time.Millisecond },
+		"min above max":   func(c *Config) { c.MixDelayMin, c.MixDelayMax = 30*time.Millisecond, 20*time.Millisecond },
+		"processing":      func(c *Config) { c.ProcessingMin, c.ProcessingMax = 2*time.Millisecond, time.Millisecond },
 		"negative cover":  func(c *Config) { c.CoverRate = -1 },
 		"cover NaN":       func(c *Config) { c.CoverRate = math.NaN() },
 		"maxScored":       func(c *Config) { c.MaxScored = -1 },
