@@ -14,15 +14,20 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/devchain"
 )
 
 const devchainUsage = `usage: relayd devchain [--port 8545] [--closurePeriod 60s] [--blockInterval 1s] [--env devchain.env]
+       relayd devchain fund [flags] <address> <tokens> <native>
 
 Runs the embedded development chain (go-ethereum's simulated backend, chain id 1337) with the
 RelayToken and RelayChannels contracts deployed, serving JSON-RPC over HTTP and WebSocket on
 127.0.0.1. Prints the RPC URLs, chain id, contract addresses and the DEV-ONLY deployer key, and
-writes them as export lines to the env file. Ctrl-C stops it.
+writes them as export lines to the env file: sourcing it sets RELAYD_PROVIDER and
+RELAYD_CHANNELS_CONTRACT, so a relayd started in that shell uses the chain. Ctrl-C stops it.
+"relayd devchain fund" sends a node's address tokens and native currency from the deployer
+(relayd devchain fund -h).
 `
 
 // runDevchain is `relayd devchain`; args exclude the subcommand name.
@@ -31,6 +36,11 @@ func runDevchain(args []string) int {
 }
 
 func devchainMain(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "fund" {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return fundMain(ctx, args[1:], os.Getenv, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("relayd devchain", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, devchainUsage); fs.PrintDefaults() }
@@ -83,9 +93,13 @@ func devchainMain(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// devchainEnv lists the variables relayd devchain prints and writes, in order.
+// devchainEnv lists the variables relayd devchain prints and writes, in order: first the
+// RELAYD_* names a node reads (config.EnvName of --provider and --channelsContract), then the
+// chain's details for scripts.
 func devchainEnv(c *devchain.Chain) [][2]string {
 	return [][2]string{
+		{config.EnvName("provider"), c.RPCURL()},
+		{config.EnvName("channelsContract"), c.ChannelsAddress().Hex()},
 		{"RELAY_CHAIN_RPC", c.RPCURL()},
 		{"RELAY_CHAIN_WS", c.WSURL()},
 		{"RELAY_CHAIN_ID", fmt.Sprint(c.ChainID())},
