@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/big"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -109,6 +110,12 @@ func TestDialChecks(t *testing.T) {
 	_, err := chain.Dial(t.Context(), chain.Config{ProviderURL: e.chain.RPCURL(), Key: key, Channels: common.Address{0x42}})
 	if !errors.Is(err, chain.ErrNoContract) {
 		t.Fatalf("no contract: %v", err)
+	}
+	// Another contract (the token's address given as the channels contract) is no channels
+	// contract either.
+	_, err = chain.Dial(t.Context(), chain.Config{ProviderURL: e.chain.RPCURL(), Key: key, Channels: e.chain.TokenAddress()})
+	if !errors.Is(err, chain.ErrNoContract) || !strings.Contains(err.Error(), "is not a RelayChannels contract") {
+		t.Fatalf("token address as channels contract: %v", err)
 	}
 	for name, cfg := range map[string]chain.Config{
 		"no url":      {Key: key, Channels: common.Address{1}},

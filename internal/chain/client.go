@@ -144,18 +144,27 @@ func (c *Client) init(ctx context.Context) error {
 	}
 	if c.token == (common.Address{}) {
 		if c.token, err = callView(ctx, c, c.channels, channelsABI.PackToken(), channelsABI.UnpackToken); err != nil {
-			return fmt.Errorf("read token address: %w", err)
+			return fmt.Errorf("read token address: %w", c.notChannels(err))
 		}
 	}
 	period, err := callView(ctx, c, c.channels, channelsABI.PackClosurePeriod(), channelsABI.UnpackClosurePeriod)
 	if err != nil {
-		return fmt.Errorf("read closure period: %w", err)
+		return fmt.Errorf("read closure period: %w", c.notChannels(err))
 	}
 	c.closurePeriod = time.Duration(period) * time.Second
 	if c.symbol, err = callView(ctx, c, c.token, tokenABI.PackSymbol(), tokenABI.UnpackSymbol); err != nil {
 		return fmt.Errorf("read token symbol: %w", err)
 	}
 	return nil
+}
+
+// notChannels marks a failed view of the channels contract as ErrNoContract unless the provider
+// failed: code that reverts or answers something else is not a RelayChannels contract.
+func (c *Client) notChannels(err error) error {
+	if errors.Is(err, ErrProviderUnavailable) || errors.Is(err, ErrNoContract) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("%w: %s on chain %s is not a RelayChannels contract (%w)", ErrNoContract, c.channels.Hex(), c.chainID, err)
 }
 
 // Close closes the connection to the provider.

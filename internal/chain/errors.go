@@ -31,8 +31,9 @@ var (
 	ErrReverted = errors.New("transaction reverted")
 	// ErrNotAnnounced means the account has no announcement on chain (yet).
 	ErrNotAnnounced = errors.New("account not announced")
-	// ErrNoContract means there is no contract code at the configured channels address: wrong
-	// address, or a chain other than the one it was deployed on.
+	// ErrNoContract means there is no RelayChannels contract at the configured channels address:
+	// no code (a wrong address, or a chain other than the one it was deployed on), or code that
+	// does not answer the contract's views (another contract, e.g. the token's address).
 	ErrNoContract = errors.New("no contract at address")
 	// ErrBadConfig means a required Config field is missing or invalid.
 	ErrBadConfig = errors.New("bad chain config")
