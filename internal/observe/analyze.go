@@ -177,8 +177,9 @@ const classShare = 0.05
 func learnClasses(fs []flight, size int) []int {
 	counts := map[int]int{}
 	total := 0
-	for _, f := range fs {
-		if (f.bytes+size/3)/size == 1 {
+	first := firstOnLink(fs, size)
+	for i, f := range fs {
+		if (f.bytes+size/3)/size == 1 && !first[i] {
 			counts[f.bytes]++
 			total++
 		}
@@ -214,6 +215,25 @@ func learnClasses(fs []flight, size int) []int {
 	return classes
 }
 
+// firstOnLink marks the first message flight of each link direction: it also carries the
+// transport's stream negotiation, a size of its own that says nothing about the message.
+func firstOnLink(fs []flight, size int) map[int]bool {
+	type link struct{ from, to int }
+	seen := map[link]bool{}
+	out := map[int]bool{}
+	for i, f := range fs {
+		if (f.bytes+size/3)/size == 0 {
+			continue
+		}
+		l := link{f.from, f.to}
+		if !seen[l] {
+			seen[l] = true
+			out[i] = true
+		}
+	}
+	return out
+}
+
 func abs(x int) int {
 	if x < 0 {
 		return -x
@@ -227,13 +247,14 @@ func abs(x int) int {
 // other flight matches every class.
 func messageEvents(fs []flight, size int, classes []int) []event {
 	var out []event
-	for _, f := range fs {
+	first := firstOnLink(fs, size)
+	for i, f := range fs {
 		n := (f.bytes + size/3) / size
 		if n == 0 {
 			continue
 		}
 		class := -1
-		if n == 1 && len(classes) > 1 {
+		if n == 1 && len(classes) > 1 && !first[i] {
 			for i, k := range classes {
 				if abs(f.bytes-k) <= classGap/2 {
 					class = i
