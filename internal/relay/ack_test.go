@@ -34,7 +34,7 @@ func TestRelayerChecksEveryAck(t *testing.T) {
 			t.Fatal(err)
 		}
 		r.relay.handleMsg(t.Context(), a.id, append([]byte(nil), a.tr.last...))
-		next := r.tr.last[1:MsgFrameLen]
+		next := r.tr.last[1:ticketOffset]
 		pn, err := packet.Peel(n.key, next, time.Now(), dryN)
 		if err != nil {
 			t.Fatal(err)
@@ -120,7 +120,7 @@ func TestSenderChecksAck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pkt := a.tr.last[1:MsgFrameLen]
+	pkt := a.tr.last[1:ticketOffset]
 	pr, err := packet.Peel(r.key, pkt, time.Now(), NewMemoryReplay())
 	if err != nil {
 		t.Fatal(err)

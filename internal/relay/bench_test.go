@@ -123,7 +123,7 @@ func newHopBench(b *testing.B, paid bool, lanes, perLane int) *hopBench {
 				b.Fatal(err)
 			}
 			l.frames[i] = append([]byte(nil), l.a.tr.last...)
-			pr, err := packet.Peel(h.r.key, l.frames[i][1:MsgFrameLen], time.Now(), dryR)
+			pr, err := packet.Peel(h.r.key, l.frames[i][1:ticketOffset], time.Now(), dryR)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -23,8 +23,9 @@ func (nopTransport) Handle(p2p.Protocol, p2p.Handler) error                    {
 func FuzzDecodeFrame(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{FrameVersion})
+	f.Add(append([]byte{FrameVersion}, make([]byte, ticketOffset-1)...)) // the short frame of old: refused
 	f.Add(append([]byte{FrameVersion}, make([]byte, MsgFrameLen-1)...))
-	f.Add(append([]byte{FrameVersion}, make([]byte, PaidMsgFrameLen-1)...))
+	f.Add(append(append([]byte{FrameVersion}, make([]byte, MsgFrameLen-2)...), 1)) // a ticket slot not all zero
 	f.Add(append([]byte{FrameVersion}, make([]byte, AckFrameLen-1)...))
 	f.Add(append([]byte{2}, make([]byte, AckFrameLen-1)...))
 
@@ -47,8 +48,11 @@ func FuzzDecodeFrame(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if pkt, tk, err := decodeMsgFrame(b); err == nil {
 			re := append([]byte{FrameVersion}, pkt...)
+			if tk == nil {
+				tk = noTicket[:]
+			}
 			re = append(re, tk...)
-			if !bytes.Equal(re, b) {
+			if !bytes.Equal(re, b) || len(b) != MsgFrameLen {
 				t.Fatalf("msg frame does not re-encode")
 			}
 		}
