@@ -5,8 +5,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,9 +18,33 @@ import (
 	"github.com/relayd/relayd/internal/console"
 )
 
-func main() { os.Exit(run(os.Args[1:])) }
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
-func run(args []string) int {
+// defaultURL is the admin server of a node started with the defaults.
+const defaultURL = "ws://127.0.0.1:3000"
+
+const usage = `usage: relayctl [--url ws://127.0.0.1:3000] [--apiToken TOKEN] [-c 'command']
+       relayctl bench [flags]
+       relayctl observe capture|analyze [flags]
+
+Without -c, relayctl is an interactive console of the node's admin server:
+Tab completes commands and their peer, alias and setting arguments; type
+'help' for the node's commands, 'exit' or Ctrl-D to leave.
+With -c, it runs one command, prints its output and exits: 0 once the
+command's output is complete, 1 if the node cannot be reached or the
+connection ends first. The node's log lines meanwhile go to stderr.
+
+Subcommands:
+  bench   load generator: sends messages through a network over REST and
+          measures delivery and latency on the admin WebSockets
+          (relayctl bench -h)
+  observe capture every link of a namespace network and run the observer's
+          attacks on what it saw (relayctl observe -h)
+
+Flags:
+`
+
+func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "bench" {
 		return runBench(args[1:])
 	}
@@ -26,17 +52,40 @@ func run(args []string) int {
 		return runObserve(args[1:])
 	}
 	fs := flag.NewFlagSet("relayctl", flag.ContinueOnError)
-	url := fs.String("url", envOr("RELAYCTL_URL", "ws://127.0.0.1:3000"), "admin WebSocket URL of the node (env RELAYCTL_URL)")
-	token := fs.String("apiToken", os.Getenv("RELAYD_API_TOKEN"), "the node's API token (env RELAYD_API_TOKEN)")
+	fs.SetOutput(stderr)
+	// No flag defaults from the environment: -h prints defaults, and the
+	// token (which a URL may also carry) must not be printed.
+	url := fs.String("url", "", "admin WebSocket URL of the node (env RELAYCTL_URL; default "+defaultURL+")")
+	token := fs.String("apiToken", "", "the node's API token (env RELAYD_API_TOKEN)")
 	cmd := fs.String("c", "", "run one command, print its output and exit")
-	idle := fs.Duration("wait", 2*time.Second, "with -c: how long the node may stay quiet before the output is taken as complete")
+	timeout := fs.Duration("timeout", 0, "with -c: give up after this long (0: wait as long as the command runs)")
+	fs.Duration("wait", 0, "ignored: -c waits for the end of the command's output (kept for old scripts)")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: relayctl [--url ws://127.0.0.1:3000] [--apiToken TOKEN] [-c 'command']")
+		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		return 2
 	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "relayctl: unexpected argument %q (a command goes in -c '...'; subcommands: bench, observe)\n",
+			console.Redact(fs.Arg(0), *token))
+		return 2
+	}
+	if *url == "" {
+		*url = envOr("RELAYCTL_URL", defaultURL)
+	}
+	if *token == "" {
+		*token = os.Getenv("RELAYD_API_TOKEN")
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "relayctl: %s\n", console.Redact(err.Error(), *token))
+		return 1
+	}
+
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -44,15 +93,24 @@ func run(args []string) int {
 	conn, err := console.Dial(dctx, *url, *token)
 	cancel()
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "relayctl: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	defer conn.Close()
 
 	if *cmd != "" {
-		if err := console.RunOnce(ctx, conn, *cmd, os.Stdout, *idle); err != nil {
-			fmt.Fprintf(os.Stderr, "relayctl: %v\n", err)
-			return 1
+		if *timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, *timeout)
+			defer cancel()
+		}
+		err := console.RunOnce(ctx, conn, *cmd, stdout, stderr)
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			return fail(fmt.Errorf("no complete reply within %v", *timeout))
+		case errors.Is(err, context.Canceled):
+			return fail(errors.New("interrupted"))
+		case err != nil:
+			return fail(err)
 		}
 		return 0
 	}
@@ -61,8 +119,7 @@ func run(args []string) int {
 		history = filepath.Join(home, ".relayctl_history")
 	}
 	if err := console.Interactive(ctx, conn, history); err != nil {
-		fmt.Fprintf(os.Stderr, "relayctl: %v\n", err)
-		return 1
+		return fail(err)
 	}
 	return 0
 }

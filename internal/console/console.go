@@ -1,8 +1,11 @@
 // Package console is relayctl's client of a node's WebSocket admin server:
 // it connects with the API token, prints every frame the node pushes, and
-// sends the operator's command lines, either interactively (with history and
-// line editing) or one command at a time for scripts. It must not import
-// other relayd packages except ws for the frame format.
+// sends the operator's command lines, either interactively (with history,
+// line editing and completion) or one command at a time for scripts. It
+// tells the replay, the node's live frames and the reply to its own
+// commands apart by the frames' marks (ws.Frame's Replay and Reply), never
+// by their text. The token never appears in what it prints. It must not
+// import other relayd packages except ws for the frame format.
 package console
 
 import (
@@ -20,33 +23,32 @@ import (
 	"github.com/relayd/relayd/internal/ws"
 )
 
-// ErrAuth means the node refused the token.
-var ErrAuth = errors.New("the node refused the API token")
-
 // Conn is a connection to a node's admin server.
 type Conn struct {
 	c      *websocket.Conn
 	frames chan ws.Frame
-	err    error // set before frames is closed
+	done   chan struct{} // closed once err is set, before frames is closed
+	err    error
 }
 
 // Dial connects to the admin server at rawURL (ws://host:port, http and
-// https are turned into ws and wss) with token.
+// https are turned into ws and wss) with token. Its errors never carry the
+// token.
 func Dial(ctx context.Context, rawURL, token string) (*Conn, error) {
 	u, err := AdminURL(rawURL, token)
 	if err != nil {
-		return nil, err
+		return nil, RedactError(err, token)
 	}
 	c, _, err := websocket.Dial(ctx, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s://%s: %w", u.Scheme, u.Host, err)
+		return nil, RedactError(fmt.Errorf("connect to %s://%s: %w", u.Scheme, u.Host, err), token)
 	}
 	c.SetReadLimit(1 << 20)
-	conn := &Conn{c: c, frames: make(chan ws.Frame, 256)}
+	conn := &Conn{c: c, frames: make(chan ws.Frame, 256), done: make(chan struct{})}
 	first, err := conn.readFrame(ctx)
 	if err != nil {
 		c.CloseNow()
-		return nil, err
+		return nil, RedactError(fmt.Errorf("connect to %s://%s: %w", u.Scheme, u.Host, err), token)
 	}
 	if first.Type == ws.TypeAuthFailed {
 		c.CloseNow()
@@ -75,6 +77,7 @@ func (c *Conn) readLoop(first ws.Frame) {
 		f, err := c.readFrame(context.Background())
 		if err != nil {
 			c.err = err
+			close(c.done)
 			return
 		}
 		c.frames <- f
@@ -82,11 +85,12 @@ func (c *Conn) readLoop(first ws.Frame) {
 }
 
 // AdminURL turns an admin server address (ws://host:port; http and https
-// become ws and wss) into the URL to dial with token.
+// become ws and wss) into the URL to dial with token. Its errors show the
+// address with any apiToken parameter redacted.
 func AdminURL(rawURL, token string) (*url.URL, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("invalid admin URL %q: want ws://host:port", rawURL)
+		return nil, fmt.Errorf("invalid admin URL %q: want ws://host:port", Redact(rawURL, token))
 	}
 	switch u.Scheme {
 	case "ws", "wss":
@@ -95,7 +99,7 @@ func AdminURL(rawURL, token string) (*url.URL, error) {
 	case "https":
 		u.Scheme = "wss"
 	default:
-		return nil, fmt.Errorf("invalid admin URL %q: scheme must be ws", rawURL)
+		return nil, fmt.Errorf("invalid admin URL %q: scheme must be ws", Redact(rawURL, token))
 	}
 	q := u.Query()
 	q.Set("apiToken", token)
@@ -107,12 +111,25 @@ func AdminURL(rawURL, token string) (*url.URL, error) {
 // recent frames; it is closed when the connection ends (see Err).
 func (c *Conn) Frames() <-chan ws.Frame { return c.frames }
 
-// Err is why the connection ended, once Frames is closed.
+// Err says why the connection ended, once Frames is closed: ErrClosed
+// wrapped with the reason (the node shutting down, dropping this client, or
+// the network). Before that it is nil.
 func (c *Conn) Err() error {
-	if websocket.CloseStatus(c.err) == websocket.StatusNormalClosure {
+	select {
+	case <-c.done:
+	default:
 		return nil
 	}
-	return c.err
+	var ce websocket.CloseError
+	switch {
+	case errors.As(c.err, &ce) && ce.Code == websocket.StatusGoingAway:
+		return fmt.Errorf("%w: the node is shutting down", ErrClosed)
+	case errors.As(c.err, &ce) && ce.Code == websocket.StatusNormalClosure:
+		return fmt.Errorf("%w: the node closed it", ErrClosed)
+	case errors.As(c.err, &ce):
+		return fmt.Errorf("%w: the node closed it (%s)", ErrClosed, ws.Escape(ce.Reason))
+	}
+	return fmt.Errorf("%w: %s", ErrClosed, ws.Escape(c.err.Error()))
 }
 
 // Send sends one command line.
@@ -138,42 +155,37 @@ func Format(f ws.Frame) string {
 	return ts + " " + ws.Escape(f.Msg)
 }
 
-// RunOnce sends line and writes the command's output (the frames after its
-// echo, escaped with ws.Escape) to out until the node has been quiet for
-// idle, then returns.
-func RunOnce(ctx context.Context, c *Conn, line string, out io.Writer, idle time.Duration) error {
+// RunOnce sends line as a command and writes its reply, each line escaped
+// with ws.Escape, to out. The replay is skipped; frames the node publishes
+// meanwhile (its log lines, received messages) are written to logs with
+// Format as they arrive, so a long command shows its progress; logs may be
+// nil. RunOnce returns when the reply has ended, or with an error wrapping
+// ErrClosed when the connection ends first.
+func RunOnce(ctx context.Context, c *Conn, line string, out, logs io.Writer) error {
 	line = strings.TrimRight(line, "\r\n")
 	if err := c.Send(ctx, line); err != nil {
-		return err
+		return fmt.Errorf("%w: sending the command: %s", ErrClosed, ws.Escape(err.Error()))
 	}
-	// Skip the replay: wait for the echo of our own line, which the node
-	// escapes like every log line.
-	echo := ws.Escape("admin > " + line)
-	echoed := false
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-timer.C:
-			return nil
 		case f, ok := <-c.Frames():
 			if !ok {
-				return c.Err()
+				return fmt.Errorf("before the command's reply ended: %w", c.Err())
 			}
-			if !echoed {
-				echoed = f.Msg == echo
-				if echoed {
-					timer.Reset(idle)
+			switch f.Reply {
+			case ws.ReplyEcho:
+			case ws.ReplyOutput, ws.ReplyEnd:
+				fmt.Fprintln(out, ws.Escape(f.Msg))
+				if f.Reply == ws.ReplyEnd {
+					return nil
 				}
-				continue
+			default:
+				if !f.Replay && logs != nil {
+					fmt.Fprintln(logs, Format(f))
+				}
 			}
-			if f.Type == ws.TypeLog && strings.HasPrefix(f.Msg, "level=") {
-				continue // the node's own log lines
-			}
-			fmt.Fprintln(out, ws.Escape(f.Msg))
-			timer.Reset(idle)
 		}
 	}
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -37,18 +40,132 @@ func adminServer(t *testing.T) (*httptest.Server, *ws.Hub) {
 func TestRunOnce(t *testing.T) {
 	srv, hub := adminServer(t)
 	hub.Log("old line from before")
+	hub.Log("admin > echo hello") // reads like the echo of the command to come
+	hub.Log("hello")
 	// http:// is accepted and turned into ws://
 	c, err := Dial(t.Context(), srv.URL, token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	var out strings.Builder
-	if err := RunOnce(t.Context(), c, "echo hello", &out, 300*time.Millisecond); err != nil {
+	var out, logs strings.Builder
+	if err := RunOnce(t.Context(), c, "echo hello", &out, &logs); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "hello\ndone\n" {
 		t.Fatalf("output %q", out.String())
+	}
+	if logs.String() != "" {
+		t.Fatalf("the replay reached the logs: %q", logs.String())
+	}
+}
+
+// TestRunOnceWaitsForTheReply: a command that runs long (redeeming
+// tickets) is waited for, however quiet; the node's log lines meanwhile go
+// to logs, its reply to out.
+func TestRunOnceWaitsForTheReply(t *testing.T) {
+	hub := ws.NewHub(nil)
+	release := make(chan struct{})
+	cmds, err := ws.NewCommands(ws.Command{Name: "redeemTickets", Usage: "redeemTickets", Help: "Redeem.",
+		Run: func(ctx context.Context, _ string) ([]string, error) {
+			hub.Log("level=INFO msg=\"redeeming tickets\" done=1 of=151")
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return []string{"Redeemed all tickets."}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ws.New(ws.Config{Token: token, Hub: hub, Commands: cmds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	c, err := Dial(t.Context(), srv.URL, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var out strings.Builder
+	logs := newLineWriter()
+	done := make(chan error, 1)
+	go func() { done <- RunOnce(t.Context(), c, "redeemTickets", &out, logs) }()
+	if l := logs.next(t); !strings.HasSuffix(l, ` level=INFO msg="redeeming tickets" done=1 of=151`) {
+		t.Fatalf("progress line %q", l)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("RunOnce returned %v before the reply", err)
+	default:
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "Redeemed all tickets.\n" {
+		t.Fatalf("output %q", out.String())
+	}
+}
+
+// lineWriter hands the lines written to it to a test.
+type lineWriter struct{ lines chan string }
+
+func newLineWriter() *lineWriter { return &lineWriter{lines: make(chan string, 100)} }
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimSuffix(string(p), "\n"), "\n") {
+		w.lines <- l
+	}
+	return len(p), nil
+}
+
+func (w *lineWriter) next(t *testing.T) string {
+	t.Helper()
+	select {
+	case l := <-w.lines:
+		return l
+	case <-time.After(10 * time.Second):
+		t.Fatal("no line written")
+		return ""
+	}
+}
+
+// TestRunOnceNodeStops: when the node stops during a command, RunOnce
+// fails and says so.
+func TestRunOnceNodeStops(t *testing.T) {
+	base, stop := context.WithCancel(context.Background())
+	defer stop()
+	running := make(chan struct{})
+	cmds, err := ws.NewCommands(ws.Command{Name: "hang", Usage: "hang", Help: "Hang.",
+		Run: func(ctx context.Context, _ string) ([]string, error) {
+			close(running)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ws.New(ws.Config{Token: token, Hub: ws.NewHub(nil), Commands: cmds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewUnstartedServer(s)
+	srv.Config.BaseContext = func(net.Listener) context.Context { return base }
+	srv.Start()
+	t.Cleanup(srv.Close)
+	c, err := Dial(t.Context(), srv.URL, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	go func() { <-running; stop() }()
+	var out strings.Builder
+	err = RunOnce(t.Context(), c, "hang", &out, nil)
+	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "the node is shutting down") {
+		t.Fatalf("RunOnce = %v", err)
 	}
 }
 
@@ -66,6 +183,42 @@ func TestDialErrors(t *testing.T) {
 	defer cancel()
 	if _, err := Dial(ctx, "ws://127.0.0.1:1", token); err == nil {
 		t.Fatal("dial to a closed port succeeded")
+	}
+}
+
+// TestErrorsNeverShowTheToken: whatever fails, the token is not in the
+// error, in any spelling.
+func TestErrorsNeverShowTheToken(t *testing.T) {
+	const secret = "Sup3r s3cret/&token"
+	hidden := func(err error) bool {
+		s := err.Error()
+		return !strings.Contains(s, secret) && !strings.Contains(s, url.QueryEscape(secret)) &&
+			!strings.Contains(s, url.PathEscape(secret)) && !strings.Contains(s, "Sup3r")
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for _, u := range []string{
+		"ws://127.0.0.1:1",                     // nothing listens
+		"ws://127.0.0.1:1/?apiToken=Sup3r",     // a token in the URL too
+		"ftp://host/?apiToken=Sup3r%20s3cret",  // bad scheme
+		"ws://[::1/?apiToken=Sup3r",            // unparsable
+		"http://no-such-host.invalid:80/x?a=b", // DNS failure
+	} {
+		_, err := Dial(ctx, u, secret)
+		if err == nil {
+			t.Fatalf("%q: dial succeeded", u)
+		}
+		if !hidden(err) {
+			t.Errorf("%q: error shows the token: %v", u, err)
+		}
+		if !strings.Contains(err.Error(), redactedText) && !strings.Contains(err.Error(), "invalid admin URL") {
+			t.Errorf("%q: error does not say where the token was: %v", u, err)
+		}
+	}
+	// The redacted error still matches what it wraps.
+	err := RedactError(fmt.Errorf("x %s: %w", secret, context.DeadlineExceeded), secret)
+	if !errors.Is(err, context.DeadlineExceeded) || !hidden(err) {
+		t.Fatalf("RedactError: %v", err)
 	}
 }
 
@@ -118,18 +271,22 @@ func rawNode(t *testing.T) *httptest.Server {
 			return
 		}
 		defer c.CloseNow()
-		write := func(typ, msg string) {
-			b, _ := json.Marshal(ws.Frame{Type: typ, Msg: msg, TS: "2026-01-02T03:04:05.006Z"})
+		write := func(typ, msg, reply string) {
+			b, _ := json.Marshal(ws.Frame{Type: typ, Msg: msg, TS: "2026-01-02T03:04:05.006Z", Reply: reply})
 			c.Write(r.Context(), websocket.MessageText, b)
 		}
-		write(ws.TypeLog, "ws client connected [ authentication ENABLED ]")
+		write(ws.TypeLog, "ws client connected [ authentication ENABLED ]", "")
 		_, line, err := c.Read(r.Context())
 		if err != nil {
 			return
 		}
-		write(ws.TypeLog, "admin > "+string(line))
+		write(ws.TypeLog, "admin > "+string(line), ws.ReplyEcho)
 		for _, typ := range []string{ws.TypeLog, ws.TypeMessage, "error"} {
-			write(typ, typ+": "+evil)
+			reply := ws.ReplyOutput
+			if typ == "error" {
+				reply = ws.ReplyEnd
+			}
+			write(typ, typ+": "+evil, reply)
 		}
 		c.Read(r.Context()) // until the client leaves
 	}))
@@ -144,7 +301,7 @@ func TestRunOnceEscapesOutput(t *testing.T) {
 	}
 	defer c.Close()
 	var out strings.Builder
-	if err := RunOnce(t.Context(), c, "info\n", &out, 300*time.Millisecond); err != nil {
+	if err := RunOnce(t.Context(), c, "info\n", &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
@@ -171,7 +328,7 @@ func TestRunOnceWithTab(t *testing.T) {
 	}
 	defer c.Close()
 	var out strings.Builder
-	if err := RunOnce(t.Context(), c, "echo a\tb", &out, 300*time.Millisecond); err != nil {
+	if err := RunOnce(t.Context(), c, "echo a\tb", &out, nil); err != nil {
 		t.Fatal(err)
 	}
 	if out.String() != "a\\tb\ndone\n" {
