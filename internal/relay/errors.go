@@ -32,8 +32,8 @@ var (
 	ErrTicketSigner = errors.New("relay: ticket not signed by channel source")
 	// ErrTicketIndex reports a ticket index not above the last one accepted (or redeemed).
 	ErrTicketIndex = errors.New("relay: ticket index not increasing")
-	// ErrTicketAmount reports a relayer's ticket below the price per hop, or a recipient's
-	// ticket that is not worth 0.
+	// ErrTicketAmount reports a relayer's ticket below the price per hop or above
+	// MaxTicketAmount, or a ticket this node was asked to sign above MaxTicketAmount.
 	ErrTicketAmount = errors.New("relay: wrong ticket amount")
 	// ErrTicketBalance reports a ticket worth more than the channel's balance minus what its
 	// source already owes this node.

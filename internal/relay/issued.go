@@ -6,10 +6,13 @@ import (
 	"github.com/relayd/relayd/internal/store"
 )
 
-// maxIssuedRuns bounds the runs an outgoing channel keeps: past it, a ticket whose amount
-// differs from the last run's joins that run at the larger amount, which overstates what is
-// owed (refusing a little early) but never understates it.
-const maxIssuedRuns = 64
+// maxIssuedRuns bounds the runs an outgoing channel keeps (48 bytes each, in memory and in its
+// stored record): past it, a ticket whose amount differs from the last run's joins that run at
+// the larger amount, which overstates what is owed (refusing early) but never understates it.
+// The sender's padding (tickets.PadMax) makes consecutive amounts differ most of the time, so
+// a run is about one ticket: 1,024 keep the count exact for every ticket outstanding on a
+// channel of up to about 50 tokens.
+const maxIssuedRuns = 1024
 
 // issued is what this node owes on one outgoing channel epoch: the tickets it signed that the
 // chain has not passed yet, as runs of indexes, and their sum. Guarded by the outChannel's mu.
@@ -18,17 +21,27 @@ type issued struct {
 	sum  uint256.Int
 }
 
-// restore sets the state from a stored record. Up to slack tickets may have been signed after
-// the record was written, before a crash, with indexes above rec.Through and below next (the
-// channel's next unreserved index): they count at worst, at the top of that range, so that the
-// chain's index passes them last.
-func (s *issued) restore(rec store.IssuedTickets, next uint64, slack uint64, worst *uint256.Int) {
+// restore sets the state from a stored record. Tickets may have been signed after the record
+// was written, before a crash, with indexes above rec.Through and below next (the channel's next
+// unreserved index), worth at most slack together and at most worst each: they count as the
+// fewest tickets at worst that reach slack (all the indexes of that range when there are fewer),
+// at the top of the range, so that the chain's index passes them last and, when it passes some,
+// the ones left still cover the unknown tickets above it.
+func (s *issued) restore(rec store.IssuedTickets, next uint64, slack, worst *uint256.Int) {
 	s.runs, s.sum = nil, uint256.Int{}
 	for _, r := range rec.Runs {
 		s.add(r)
 	}
-	if rec.Through != store.IssuedComplete && next > rec.Through+1 {
-		unknown := min(slack, next-1-rec.Through)
+	if rec.Through != store.IssuedComplete && next > rec.Through+1 && !worst.IsZero() {
+		var q, r uint256.Int
+		q.DivMod(slack, worst, &r)
+		if !r.IsZero() {
+			q.AddUint64(&q, 1)
+		}
+		unknown := next - 1 - rec.Through
+		if q.IsUint64() {
+			unknown = min(unknown, q.Uint64())
+		}
 		s.add(store.IssuedRun{First: next - unknown, Last: next - 1, Amount: *worst})
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
 
-	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
@@ -106,23 +105,28 @@ type outChannel struct {
 	fetching   bool
 	fetched    *sync.Cond // on mu: a background reservation ended
 	// owed is what the tickets signed in epoch and not yet passed by the chain are worth;
-	// loaded says it was read from the store for this epoch. unconfirmed counts the tickets
-	// signed since the last stored record of owed (at most IssuedSlack: past it, signing waits
-	// for a record); saving is true while one is written in the background, saved is
-	// broadcast when it ends, saveErr holds its failure.
+	// loaded says it was read from the store for this epoch. unconfirmed is what the tickets
+	// signed since the last stored record of owed are worth (at most IssuedSlack: past it,
+	// signing waits for a record); saving is true while one is written in the background,
+	// saved is broadcast when it ends, saveErr holds its failure.
 	owed        issued
 	loaded      bool
-	unconfirmed int
+	unconfirmed uint256.Int
 	saving      bool
 	saved       *sync.Cond // on mu
 	saveErr     error
 }
 
-// IssuedSlack is how many tickets an outgoing channel may sign beyond its last stored record of
-// what it owes. A record is written in the background every IssuedSlack/2 tickets; after a
-// crash, IssuedSlack tickets count as signed at the largest amount a ticket can have, until
-// the chain's ticket index passes them (PROTOCOL.md §4.5).
-const IssuedSlack = 256
+// IssuedSlack is the value of the tickets an outgoing channel may sign beyond its last stored
+// record of what it owes: 7.68 tokens. A record is written in the background whenever half of
+// it is unrecorded; after a crash, the tickets signed after the record count as IssuedSlack, or
+// as MaxTicketAmount each when fewer indexes were reserved, until the chain's ticket index
+// passes them (PROTOCOL.md §4.5). It is a bound in value, not in tickets, so that padded
+// tickets (tickets.PadMax) do not hold back more of a channel after a crash.
+var IssuedSlack = tickets.AmountFor(768)
+
+// halfSlack is IssuedSlack / 2: past it, a record is started in the background.
+var halfSlack = func() uint256.Int { var h uint256.Int; h.Rsh(&IssuedSlack, 1); return h }()
 
 // NewLedger checks cfg and returns a Ledger. It starts nothing; Run persists counters.
 func NewLedger(cfg LedgerConfig) (*Ledger, error) {
@@ -218,11 +222,9 @@ func (l *Ledger) AcceptTicket(from common.Address, t *tickets.Ticket, final bool
 	if t.Epoch != ch.Epoch {
 		return reject(fmt.Errorf("%w: ticket %d, channel %d", ErrTicketEpoch, t.Epoch, ch.Epoch))
 	}
-	if final {
-		if !t.Amount.IsZero() {
-			return reject(ErrTicketAmount)
-		}
-	} else if t.Amount.Lt(&PricePerHop) {
+	// The recipient takes any amount the channel covers: the sender's padding (PROTOCOL.md
+	// §4.5). A relayer's ticket pays at least its price and at most what a sender pays.
+	if !final && (t.Amount.Lt(&PricePerHop) || t.Amount.Gt(&MaxTicketAmount)) {
 		return reject(ErrTicketAmount)
 	}
 	// Cheap checks against the current state first, the signature (an ecrecover) last.
@@ -242,7 +244,7 @@ func (l *Ledger) AcceptTicket(from common.Address, t *tickets.Ticket, final bool
 	if err := st.admit(ch, t); err != nil { // again: another worker may have raced us
 		return err
 	}
-	if !final {
+	if !final || !t.Amount.IsZero() { // pending until Acknowledge stores it
 		l.pending++
 	}
 	return nil
@@ -341,6 +343,9 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if ch.Status != StatusOpen {
 		return tickets.Ticket{}, ErrChannelNotOpen
 	}
+	if amount.Gt(&MaxTicketAmount) { // the crash accounting assumes none is worth more
+		return tickets.Ticket{}, fmt.Errorf("issue a ticket worth %s: %w", amount.Dec(), ErrTicketAmount)
+	}
 	if err := ctx.Err(); err != nil {
 		return tickets.Ticket{}, err
 	}
@@ -356,7 +361,7 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	if avail := st.owed.available(&ch.Balance); avail.Lt(amount) {
 		return tickets.Ticket{}, ErrNotEnoughBalance
 	}
-	for st.unconfirmed >= IssuedSlack { // rare: the background record is late
+	for st.unconfirmedWith(amount).Gt(&IssuedSlack) { // rare: the background record is late
 		if st.saveErr != nil {
 			err := st.saveErr
 			st.saveErr = nil
@@ -405,10 +410,17 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, amount *uin
 	}
 	st.owed.record(t.Index, amount)
 	st.next++
-	if st.unconfirmed++; st.unconfirmed >= IssuedSlack/2 && !st.saving {
+	if st.unconfirmed.Add(&st.unconfirmed, amount); !st.unconfirmed.Lt(&halfSlack) && !st.saving {
 		l.startSave(st, ch.ID)
 	}
 	return t, nil
+}
+
+// unconfirmedWith is what the tickets signed since the last record are worth with one more
+// worth amount. st.mu is held.
+func (st *outChannel) unconfirmedWith(amount *uint256.Int) *uint256.Int {
+	var v uint256.Int
+	return v.Add(&st.unconfirmed, amount)
 }
 
 // startSave writes the record of what st owes in the background. Every ticket signed later has
@@ -427,7 +439,9 @@ func (l *Ledger) startSave(st *outChannel, id [32]byte) {
 			st.saveErr = fmt.Errorf("store issued tickets: %w", err)
 			l.log.Warn("ledger: storing what a channel owes failed", slog.Any("err", err))
 		} else if st.epoch == epoch {
-			st.unconfirmed = max(0, st.unconfirmed-covered)
+			if _, under := st.unconfirmed.SubOverflow(&st.unconfirmed, &covered); under {
+				st.unconfirmed.Clear()
+			}
 		}
 		st.saved.Broadcast()
 	}()
@@ -474,14 +488,14 @@ func (l *Ledger) load(st *outChannel, ch ChannelState) error {
 	}
 	var owed issued
 	if found {
-		worst := tickets.AmountFor(packet.MaxHops - 1)
-		owed.restore(rec, next, IssuedSlack, &worst)
+		owed.restore(rec, next, &IssuedSlack, &MaxTicketAmount)
 	}
 	if err := l.cfg.Store.SaveIssuedTickets(ch.ID, ch.Epoch, owed.snapshot(next-min(next, 1))); err != nil {
 		return fmt.Errorf("store issued tickets: %w", err)
 	}
 	st.epoch, st.next, st.limit, st.loaded = ch.Epoch, 0, 0, true
-	st.owed, st.unconfirmed, st.saveErr = owed, 0, nil
+	st.owed, st.saveErr = owed, nil
+	st.unconfirmed.Clear()
 	return nil
 }
 
@@ -603,7 +617,7 @@ func fromRows(rows []store.AckedTicket) []AckedTicket {
 // token's smallest unit.
 type Statistics struct {
 	// Pending counts tickets received for relayed packets that await the next hop's
-	// acknowledgement.
+	// acknowledgement, and padded tickets received as the recipient until they are stored.
 	Pending uint64
 	// Unredeemed and UnredeemedValue count acknowledged tickets not yet redeemed.
 	Unredeemed      uint64

@@ -402,13 +402,17 @@ func TestIssuedRunsStayBoundedAndConservative(t *testing.T) {
 	var s issued
 	one, two := tickets.AmountFor(1), tickets.AmountFor(2)
 	var exact uint256.Int
-	for i := uint64(1); i <= 1000; i++ {
+	const n = 3 * maxIssuedRuns
+	for i := uint64(1); i <= n; i++ {
 		a := &one
 		if i%2 == 0 {
 			a = &two
 		}
 		s.record(i, a)
 		exact.Add(&exact, a)
+		if i == maxIssuedRuns && s.sum != exact {
+			t.Fatalf("owed %s after %d tickets of alternating amounts, want exactly %s", s.sum.Dec(), i, exact.Dec())
+		}
 	}
 	if len(s.runs) > maxIssuedRuns {
 		t.Fatalf("%d runs, at most %d", len(s.runs), maxIssuedRuns)
@@ -416,64 +420,111 @@ func TestIssuedRunsStayBoundedAndConservative(t *testing.T) {
 	if s.sum.Lt(&exact) {
 		t.Fatalf("owed %s, less than the %s signed", s.sum.Dec(), exact.Dec())
 	}
-	s.prune(1000)
+	s.prune(n)
 	if !s.sum.IsZero() || len(s.runs) != 0 {
 		t.Fatalf("after the chain passed everything: %s in %d runs", s.sum.Dec(), len(s.runs))
 	}
 	// Exact while amounts repeat: runs of one amount, pruned in the middle of a run.
-	for i := uint64(1001); i <= 1100; i++ {
+	for i := uint64(n + 1); i <= n+100; i++ {
 		s.record(i, &one)
 	}
-	s.prune(1050)
-	if want := tickets.AmountFor(50); s.sum != want || len(s.runs) != 1 || s.runs[0].First != 1051 {
-		t.Fatalf("owed %s in %+v, want %s from 1051", s.sum.Dec(), s.runs, want.Dec())
+	s.prune(n + 50)
+	if want := tickets.AmountFor(50); s.sum != want || len(s.runs) != 1 || s.runs[0].First != n+51 {
+		t.Fatalf("owed %s in %+v, want %s from %d", s.sum.Dec(), s.runs, want.Dec(), n+51)
 	}
 }
 
 // TestLedgerCrashNeverUnderstatesWhatIsOwed: after a crash the ledger counts at least what was
-// really signed (the last stored record plus IssuedSlack tickets at the largest amount), and
-// not much more.
+// really signed (the last stored record plus IssuedSlack's worth of tickets at MaxTicketAmount),
+// and not much more: padded tickets, up to MaxTicketAmount each, hold back no more than
+// IssuedSlack (7.68 tokens) of the channel, so a default 10-token channel still pays.
 func TestLedgerCrashNeverUnderstatesWhatIsOwed(t *testing.T) {
-	e := newLedgerEnv(t)
-	dst := common.Address{0xd8}
-	balance := tickets.AmountFor(100_000)
-	e.chans.open(e.selfAddr, dst, balance)
-	worst := tickets.AmountFor(packet.MaxHops - 1)
-	const signed = IssuedSlack + 300
-	for i := range signed {
-		if _, err := e.l.IssueTicket(t.Context(), dst, &worst, por.Challenge{1}); err != nil {
-			t.Fatalf("ticket %d: %v", i, err)
-		}
-	}
-	e.open(t) // SIGKILL: no clean stop, background records as far as they got
-	got, ok := e.l.Available(dst)
-	if !ok {
-		t.Fatal("channel unknown after restart")
-	}
-	var owed, lo, hi uint256.Int
-	owed.Sub(&balance, &got)
-	lo.Mul(&worst, uint256.NewInt(signed))
-	hi.Mul(&worst, uint256.NewInt(signed+IssuedSlack))
-	if owed.Lt(&lo) || hi.Lt(&owed) {
-		t.Fatalf("after a crash %s counted as owed, want between %s (signed) and %s", owed.Dec(), lo.Dec(), hi.Dec())
+	for _, tc := range []struct {
+		name   string
+		amount func(i int) uint256.Int
+	}{
+		{"largest amount", func(int) uint256.Int { return MaxTicketAmount }},
+		{"padded amounts", func(i int) uint256.Int { return tickets.PaddedAmount(1+i%3, (i*5)%(tickets.PadMax+1)) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newLedgerEnv(t)
+			dst := common.Address{0xd8}
+			balance := tickets.AmountFor(100_000)
+			e.chans.open(e.selfAddr, dst, balance)
+			var signed uint256.Int
+			for i := range 600 {
+				a := tc.amount(i)
+				if _, err := e.l.IssueTicket(t.Context(), dst, &a, por.Challenge{1}); err != nil {
+					t.Fatalf("ticket %d: %v", i, err)
+				}
+				signed.Add(&signed, &a)
+			}
+			e.open(t) // SIGKILL: no clean stop, background records as far as they got
+			got, ok := e.l.Available(dst)
+			if !ok {
+				t.Fatal("channel unknown after restart")
+			}
+			var owed, hi uint256.Int
+			owed.Sub(&balance, &got)
+			hi.Add(&signed, &IssuedSlack)
+			hi.Add(&hi, &MaxTicketAmount)
+			if owed.Lt(&signed) || hi.Lt(&owed) {
+				t.Fatalf("after a crash %s counted as owed, want between %s (signed) and %s", owed.Dec(), signed.Dec(), hi.Dec())
+			}
+		})
 	}
 }
 
 func TestIssuedRestoreCountsTheSlackAtTheTop(t *testing.T) {
-	one, worst := tickets.AmountFor(1), tickets.AmountFor(3)
+	one, worst := tickets.AmountFor(1), MaxTicketAmount
 	rec := store.IssuedTickets{Through: 10, Runs: []store.IssuedRun{{First: 1, Last: 10, Amount: one}}}
-	var s issued
-	s.restore(rec, 2049, 256, &worst)
-	var want uint256.Int
-	want.Mul(&worst, uint256.NewInt(256))
 	ten := tickets.AmountFor(10)
+	var s issued
+	// IssuedSlack is 76.8 tickets at the largest amount: 77 of them, at the top of 11..2048.
+	s.restore(rec, 2049, &IssuedSlack, &worst)
+	var want uint256.Int
+	want.Mul(&worst, uint256.NewInt(77))
 	want.Add(&want, &ten)
-	if s.sum != want || len(s.runs) != 2 || s.runs[1].First != 2049-256 || s.runs[1].Last != 2048 {
-		t.Fatalf("restored %s in %+v, want %s with the slack at 1793..2048", s.sum.Dec(), s.runs, want.Dec())
+	if s.sum != want || len(s.runs) != 2 || s.runs[1].First != 2049-77 || s.runs[1].Last != 2048 {
+		t.Fatalf("restored %s in %+v, want %s with the slack at 1972..2048", s.sum.Dec(), s.runs, want.Dec())
+	}
+	// Fewer indexes than that were reserved: each counts at the largest amount.
+	s.restore(rec, 14, &IssuedSlack, &worst)
+	want.Mul(&worst, uint256.NewInt(3))
+	want.Add(&want, &ten)
+	if s.sum != want || s.runs[1].First != 11 || s.runs[1].Last != 13 {
+		t.Fatalf("restored %s in %+v, want %s with the slack at 11..13", s.sum.Dec(), s.runs, want.Dec())
+	}
+	// The chain passes part of the slack: what is left still covers every index above.
+	s.restore(rec, 2049, &IssuedSlack, &worst)
+	s.prune(2000)
+	want.Mul(&worst, uint256.NewInt(48))
+	if s.sum != want {
+		t.Fatalf("after the chain passed 2000: %s, want 48 tickets at the largest amount (%s)", s.sum.Dec(), want.Dec())
 	}
 	rec.Through = store.IssuedComplete // a clean stop: nothing unknown
-	s.restore(rec, 2049, 256, &worst)
+	s.restore(rec, 2049, &IssuedSlack, &worst)
 	if s.sum != ten {
 		t.Fatalf("restored after a clean stop: %s, want %s", s.sum.Dec(), ten.Dec())
+	}
+}
+
+// TestLedgerSignsNothingAboveTheLargestAmount: the crash accounting assumes no ticket is worth
+// more than MaxTicketAmount, so the ledger refuses to sign one, before using an index.
+func TestLedgerSignsNothingAboveTheLargestAmount(t *testing.T) {
+	e := newLedgerEnv(t)
+	dst := common.Address{0xd9}
+	e.chans.open(e.selfAddr, dst, oneToken)
+	var over uint256.Int
+	over.AddUint64(&MaxTicketAmount, 1)
+	if _, err := e.l.IssueTicket(t.Context(), dst, &over, por.Challenge{1}); !errors.Is(err, ErrTicketAmount) {
+		t.Fatalf("IssueTicket above MaxTicketAmount: %v, want ErrTicketAmount", err)
+	}
+	tk, err := e.l.IssueTicket(t.Context(), dst, &MaxTicketAmount, por.Challenge{1})
+	if err != nil || tk.Index != 1 {
+		t.Fatalf("IssueTicket at MaxTicketAmount: index %d, %v; want index 1", tk.Index, err)
+	}
+	if want := tickets.PaddedAmount(packet.MaxHops-1, tickets.PadMax); MaxTicketAmount != want {
+		t.Fatalf("MaxTicketAmount %s, want %s", MaxTicketAmount.Dec(), want.Dec())
 	}
 }

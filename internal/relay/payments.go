@@ -6,6 +6,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
 )
@@ -14,23 +15,34 @@ import (
 // more than the one it issues (tickets.AmountFor(1)).
 var PricePerHop = tickets.AmountFor(1)
 
+// MaxTicketAmount is the most a ticket can be worth: a message's first ticket over the most
+// relayers a packet carries (packet.MaxHops-1) with the largest padding,
+// tickets.PaddedAmount(packet.MaxHops-1, tickets.PadMax) = 0.10 token. A relayer refuses an
+// incoming ticket worth more (no sender that follows the protocol issues one), so it never
+// issues more itself, and the Ledger signs nothing above it: what a crash can leave uncounted is
+// bounded by it (IssuedSlack).
+var MaxTicketAmount = tickets.PaddedAmount(packet.MaxHops-1, tickets.PadMax)
+
 // Payments is the relay's view of the node's payment channels. Ledger implements it; the node
 // may wrap it. Methods are called concurrently from the relay's workers.
 type Payments interface {
 	// AcceptTicket validates t, received from the node with chain address from, for a packet
-	// this node relays (final false: t.Amount must be at least PricePerHop) or receives as the
-	// recipient (final true: t.Amount must be 0): t is signed by from, for the channel from →
-	// this node, which is open, in the channel's epoch, with an index above the last one
-	// accepted, and worth no more than the balance minus what from already owes this node. On
-	// success a relayer's ticket is recorded as pending (unacknowledged). Rejections wrap
+	// this node relays (final false: t.Amount must be between PricePerHop and
+	// MaxTicketAmount) or receives as the recipient (final true: any amount, the sender's
+	// padding): t is signed by from, for the channel from → this node, which is open, in the
+	// channel's epoch, with an index above the last one accepted, and worth no more than the
+	// balance minus what from already owes this node. On success a relayer's ticket, and a
+	// recipient's worth more than 0, is recorded as pending until Acknowledge stores it (the
+	// recipient knows its response at once and acknowledges it itself). Rejections wrap
 	// ErrInvalidTicket and the reason's sentinel. The proof-of-relay challenge is the caller's
 	// to check.
 	AcceptTicket(from common.Address, t *tickets.Ticket, final bool) error
 
 	// IssueTicket signs a ticket worth amount with the given challenge on this node's channel
 	// to to, with the channel's next outgoing index, which is never issued again (also after a
-	// crash). It fails with ErrChannelNotFound, ErrChannelNotOpen or ErrNotEnoughBalance
-	// (balance below amount) before using an index.
+	// crash). It fails with ErrChannelNotFound, ErrChannelNotOpen, ErrNotEnoughBalance
+	// (balance below amount) or ErrTicketAmount (amount above MaxTicketAmount) before using an
+	// index.
 	IssueTicket(ctx context.Context, to common.Address, amount *uint256.Int, challenge por.Challenge) (tickets.Ticket, error)
 
 	// Acknowledge records pending tickets as acknowledged, with their responses, durably: when

@@ -117,8 +117,8 @@ type Config struct {
 
 	// Clock is the time source (default: the system clock).
 	Clock Clock
-	// Rand is the randomness for packets and mixing delays (default crypto/rand.Reader). It
-	// must be safe for concurrent use.
+	// Rand is the randomness for packets, mixing delays and the first ticket's padding
+	// (default crypto/rand.Reader). It must be safe for concurrent use.
 	Rand io.Reader
 	// Logger receives the relay's logs. Optional: nil discards them.
 	Logger *slog.Logger
@@ -475,12 +475,19 @@ func (r *Relay) checkTicket(prev *peerEntry, tb []byte, want por.Challenge, t *t
 	return r.cfg.Payments.AcceptTicket(prev.addr, t, false)
 }
 
-// receive handles a packet for which this node is the recipient.
+// receive handles a packet for which this node is the recipient. A ticket worth more than 0
+// (the sender's padding, PROTOCOL.md §4.5) is acknowledged at once: the recipient knows its
+// response own + end.
 func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Peeled, tb []byte, own, ack por.Scalar) {
 	if r.paid && tb != nil {
-		if err := r.checkFinalTicket(prev, tb, p.Secret, own); err != nil {
+		t, response, err := r.checkFinalTicket(prev, tb, p.Secret, own)
+		if err != nil {
 			r.dropPacket(from, reasonOf(err), err)
 			return
+		}
+		if !t.Amount.IsZero() {
+			// Blocking, as for a relayer's acknowledged ticket: it is money.
+			r.acked.push(AckedTicket{Source: prev.addr, Ticket: t, Response: response})
 		}
 	}
 	r.sendAck(context.Background(), from, id, ack)
@@ -492,19 +499,24 @@ func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Pe
 	})
 }
 
-func (r *Relay) checkFinalTicket(prev *peerEntry, tb []byte, secret [packet.SecretSize]byte, own por.Scalar) error {
+// checkFinalTicket decodes and validates the recipient's ticket and returns it with the
+// response that redeems it, own + end.
+func (r *Relay) checkFinalTicket(prev *peerEntry, tb []byte, secret [packet.SecretSize]byte, own por.Scalar) (tickets.Ticket, [32]byte, error) {
 	var t tickets.Ticket
 	if err := t.UnmarshalBinary(tb); err != nil {
-		return fmt.Errorf("%w: %w: %w", ErrInvalidTicket, ErrTicketMalformed, err)
+		return t, [32]byte{}, fmt.Errorf("%w: %w: %w", ErrInvalidTicket, ErrTicketMalformed, err)
 	}
 	end, err := por.DeriveEnd(secret)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalidTicket, err)
+		return t, [32]byte{}, fmt.Errorf("%w: %w", ErrInvalidTicket, err)
 	}
 	if want, err := por.TicketChallenge(own, end); err != nil || want != t.Challenge {
-		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
+		return t, [32]byte{}, fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
 	}
-	return r.cfg.Payments.AcceptTicket(prev.addr, &t, true)
+	if err := r.cfg.Payments.AcceptTicket(prev.addr, &t, true); err != nil {
+		return t, [32]byte{}, err
+	}
+	return t, por.Response(own, end), nil
 }
 
 func (r *Relay) sendAck(ctx context.Context, to peer.ID, id packetID, ack por.Scalar) {
@@ -710,9 +722,10 @@ func (r *Relay) runExpiry(ctx context.Context) {
 // the recipient (1 to packet.MaxHops peers; 1 is a direct message, which carries no ticket).
 // It refuses a text over packet.MaxMessageSize bytes (packet.ErrMessageTooLarge) and a bad
 // route (ErrBadRoute) before any work, builds the packet with its proof-of-relay data, issues
-// the first hop's ticket worth tickets.AmountFor(relayers) (ErrNotEnoughBalance,
-// ErrChannelNotOpen, ErrChannelNotFound: nothing is sent) and queues it. It returns the ack
-// challenge A_1 that the first hop's acknowledgement opens; WaitAck waits for it.
+// the first hop's ticket worth tickets.PaddedAmount(relayers, pad) for a pad it draws from
+// Config.Rand (tickets.DrawPad, PROTOCOL.md §4.5; ErrNotEnoughBalance when the channel cannot
+// pay that amount, ErrChannelNotOpen, ErrChannelNotFound: nothing is sent) and queues it. It
+// returns the ack challenge A_1 that the first hop's acknowledgement opens; WaitAck waits for it.
 func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckChallenge, error) {
 	var zero por.AckChallenge
 	if len(text) > packet.MaxMessageSize {
@@ -799,7 +812,16 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 	if err := r.pend.add(id, e); err != nil {
 		return zero, fmt.Errorf("send: %w", ErrOverloaded)
 	}
-	if err := r.sendFirst(ctx, first, pkt, n-1, c0); err != nil {
+	var amount uint256.Int
+	if r.paid && n > 1 {
+		pad, err := tickets.DrawPad(r.rand)
+		if err != nil {
+			r.pend.forgetSent(id, e)
+			return zero, fmt.Errorf("send: %w", err)
+		}
+		amount = tickets.PaddedAmount(n-1, pad)
+	}
+	if err := r.sendFirst(ctx, first, pkt, &amount, c0); err != nil {
 		r.pend.forgetSent(id, e)
 		return zero, fmt.Errorf("send: %w", err)
 	}
@@ -807,16 +829,15 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (por.AckC
 	return a0, nil
 }
 
-// sendFirst issues the first hop's ticket (paid mode, at least one relayer) and queues the
-// packet, under the first hop's forwarding lock.
-func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, relayers int, challenge por.Challenge) error {
+// sendFirst issues the first hop's ticket worth amount (paid mode, at least one relayer: amount
+// is not 0) and queues the packet, under the first hop's forwarding lock.
+func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, amount *uint256.Int, challenge por.Challenge) error {
 	mu := &r.fwdLocks[r.shard(first.id)%fwdStripes]
 	mu.Lock()
 	defer mu.Unlock()
 	var tp *tickets.Ticket
-	if r.paid && relayers > 0 {
-		amount := tickets.AmountFor(relayers)
-		t, err := r.cfg.Payments.IssueTicket(ctx, first.addr, &amount, challenge)
+	if r.paid && !amount.IsZero() {
+		t, err := r.cfg.Payments.IssueTicket(ctx, first.addr, amount, challenge)
 		if err != nil {
 			return fmt.Errorf("first ticket: %w", err)
 		}

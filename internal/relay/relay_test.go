@@ -115,18 +115,30 @@ func TestPaidRelay(t *testing.T) {
 		}
 	}
 
-	want := map[*testNode]struct {
-		from   *testNode
-		amount uint256.Int
-	}{r1: {a, tickets.AmountFor(2)}, r2: {r1, tickets.AmountFor(1)}}
-	for n, w := range want {
+	// R1's tickets are worth 0.02 plus the sender's padding, R2's 0.01 less: each relayer nets
+	// 0.01. The rest reaches B, which stores it when it is more than 0.
+	r1ts, _ := r1.ledger.Tickets()
+	r2ts, _ := r2.ledger.Tickets()
+	lo, hi := tickets.AmountFor(2), tickets.PaddedAmount(2, tickets.PadMax)
+	var padded []uint256.Int
+	for i := range r1ts {
+		in, out := r1ts[i].Ticket.Amount, r2ts[i].Ticket.Amount
+		var net uint256.Int
+		net.Sub(&in, &out)
+		if in.Lt(&lo) || hi.Lt(&in) || net != PricePerHop {
+			t.Fatalf("message %d: R1's ticket %s, R2's %s: want 0.02 to 0.09, and 0.01 less", i+1, in.Dec(), out.Dec())
+		}
+		if out != PricePerHop {
+			var pad uint256.Int
+			padded = append(padded, *pad.Sub(&out, &PricePerHop))
+		}
+	}
+	for n, from := range map[*testNode]*testNode{r1: a, r2: r1} {
 		ts, _ := n.ledger.Tickets()
+		var value uint256.Int
 		for i, at := range ts {
-			if at.Source != w.from.addr {
-				t.Fatalf("%s ticket source %s, want %s", n.name, at.Source, w.from.addr)
-			}
-			if at.Ticket.Amount != w.amount {
-				t.Fatalf("%s ticket amount %s, want %s", n.name, at.Ticket.Amount.Dec(), w.amount.Dec())
+			if at.Source != from.addr {
+				t.Fatalf("%s ticket source %s, want %s", n.name, at.Source, from.addr)
 			}
 			if at.Ticket.Index != uint64(i+1) {
 				t.Fatalf("%s ticket %d has index %d", n.name, i, at.Ticket.Index)
@@ -135,24 +147,31 @@ func TestPaidRelay(t *testing.T) {
 			if err != nil || c != por.Challenge(at.Ticket.Challenge) {
 				t.Fatalf("%s: response does not open the ticket's challenge (%v)", n.name, err)
 			}
+			value.Add(&value, &at.Ticket.Amount)
 		}
 		st, err := n.ledger.Statistics()
 		if err != nil {
 			t.Fatal(err)
 		}
-		var value uint256.Int
-		value.Mul(&w.amount, uint256.NewInt(2))
 		if st.Unredeemed != 2 || st.UnredeemedValue != value || st.Pending != 0 || st.Rejected != 0 {
-			t.Fatalf("%s statistics %+v", n.name, st)
+			t.Fatalf("%s statistics %+v, want 2 tickets worth %s", n.name, st, value.Dec())
 		}
 	}
-	// B accepted the 0-valued tickets from R2, with increasing indexes.
+	// B accepted R2's tickets, with increasing indexes, and stored those worth more than 0.
 	got := b.payments.acceptedTickets()
-	if len(got) != 2 || !got[0].Amount.IsZero() || !got[1].Amount.IsZero() || got[1].Index <= got[0].Index {
+	if len(got) != 2 || got[1].Index <= got[0].Index {
 		t.Fatalf("recipient's tickets: %+v", got)
 	}
-	if ts, _ := b.ledger.Tickets(); len(ts) != 0 {
-		t.Fatalf("recipient stored %d tickets", len(ts))
+	eventually(t, 10*time.Second, "B stores its padded tickets", func() bool {
+		ts, err := b.ledger.Tickets()
+		st, serr := b.ledger.Statistics()
+		return err == nil && serr == nil && len(ts) == len(padded) && st.Pending == 0
+	})
+	bts, _ := b.ledger.Tickets()
+	for i, at := range bts {
+		if at.Source != r2.addr || at.Ticket.Amount != padded[i] || !opens(at.Response, at.Ticket.Challenge) {
+			t.Fatalf("B's ticket %d: %+v, want %s from R2 with a response that opens it", i, at, padded[i].Dec())
+		}
 	}
 	if ts, _ := a.ledger.Tickets(); len(ts) != 0 {
 		t.Fatalf("sender stored %d tickets", len(ts))
@@ -272,9 +291,15 @@ func TestInvalidTicketRejected(t *testing.T) {
 				c.set(a.addr, r.addr, func(s *ChannelState) { s.TicketIndex = 5 })
 			},
 			reason: reasonTicketIndex},
-		{name: "over balance", mutate: func(t *tickets.Ticket) { t.Amount = tickets.AmountFor(200) },
+		{name: "over balance", // R1 sees 0.01 in the channel; A's first ticket is worth 0.02 or more
+			setup: func(c *channelMap, a, r *testNode) {
+				c.set(a.addr, r.addr, func(s *ChannelState) { s.Balance = tickets.AmountFor(1) })
+			},
 			reason: reasonTicketBalance},
 		{name: "under price", mutate: func(t *tickets.Ticket) { t.Amount = *uint256.NewInt(1) }, reason: reasonTicketAmount},
+		{name: "over the largest amount", // within the balance, more than any sender pays
+			mutate: func(t *tickets.Ticket) { t.Amount = tickets.PaddedAmount(packet.MaxHops, tickets.PadMax) },
+			reason: reasonTicketAmount},
 		{name: "wrong challenge", mutate: func(t *tickets.Ticket) { t.Challenge[0] ^= 1 }, reason: reasonTicketPoR},
 		{name: "closed channel",
 			setup: func(c *channelMap, a, r *testNode) {
@@ -367,21 +392,35 @@ func TestDepletedChannel(t *testing.T) {
 	t.Run("sender counts what it signed", func(t *testing.T) {
 		nodes, chans := paidNet(t, nil)
 		a, r1, r2, b := nodes["A"], nodes["R1"], nodes["R2"], nodes["B"]
-		price := tickets.AmountFor(2)
-		var two uint256.Int
-		two.Add(&price, &price)
-		chans.open(a.addr, r1.addr, two) // two messages over two relayers, unredeemed
-		for i := range 2 {
-			if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "paid for"); err != nil {
-				t.Fatalf("message %d: %v", i+1, err)
+		// The first message always fits; each one takes at least 0.02 of what is left, drawn
+		// with its padding: the sender signs while the channel can pay, and not beyond.
+		balance := tickets.PaddedAmount(2, tickets.PadMax)
+		floor := tickets.AmountFor(2)
+		balance.Add(&balance, &floor)
+		chans.open(a.addr, r1.addr, balance)
+		sent := 0
+		for ; sent < 20; sent++ {
+			_, err := a.relay.Send(t.Context(), ids(r1, r2, b), "paid for")
+			if errors.Is(err, ErrNotEnoughBalance) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("message %d: %v", sent+1, err)
 			}
 		}
-		if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "not paid for"); !errors.Is(err, ErrNotEnoughBalance) {
-			t.Fatalf("third message: %v, want ErrNotEnoughBalance (R1 would drop it)", err)
+		var signed uint256.Int
+		for _, tk := range a.payments.issued {
+			signed.Add(&signed, &tk.Amount)
 		}
-		eventually(t, 10*time.Second, "both paid messages delivered", func() bool { return len(b.deliveries()) == 2 })
-		if got := counter(r1.relay.m.received); got != 2 {
-			t.Fatalf("R1 received %v packets, want 2", got)
+		var left uint256.Int
+		left.Sub(&balance, &signed) // wraps when overdrawn, which the check reports
+		if sent == 0 || sent == 20 || len(a.payments.issued) != sent || balance.Lt(&signed) || !left.Lt(&MaxTicketAmount) {
+			t.Fatalf("%d messages sent, %d tickets worth %s signed on a channel of %s: want the channel used up, never overdrawn",
+				sent, len(a.payments.issued), signed.Dec(), balance.Dec())
+		}
+		eventually(t, 10*time.Second, "every paid message delivered", func() bool { return len(b.deliveries()) == sent })
+		if got := counter(r1.relay.m.received); got != float64(sent) {
+			t.Fatalf("R1 received %v packets, want %d", got, sent)
 		}
 	})
 	t.Run("relayer drops", func(t *testing.T) {

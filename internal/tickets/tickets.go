@@ -64,8 +64,9 @@ func ChannelID(src, dst common.Address) [32]byte {
 
 // AmountFor returns PricePerRelayer × relayersAhead, the value of a ticket whose issuer still has
 // relayersAhead relayers ahead of it on the packet's path (its receiver counts when it is a
-// relayer, the recipient never does): for a message over 2 relayers the sender issues
-// AmountFor(2), the first relayer AmountFor(1) and the last relayer AmountFor(0), which is 0.
+// relayer, the recipient never does), before the sender's padding (PaddedAmount): without
+// padding, for a message over 2 relayers the sender issues AmountFor(2), the first relayer
+// AmountFor(1) and the last relayer AmountFor(0), which is 0.
 // relayersAhead must not be negative; a negative count is a programming error and panics.
 func AmountFor(relayersAhead int) uint256.Int {
 	if relayersAhead < 0 {
