@@ -1,5 +1,6 @@
 // Command relaysim simulates a relayd network of many nodes on a simulated clock (internal/sim)
-// and prints what it measured: path finding, delivery, latency, hops and channels per node.
+// and prints what it measured: path finding, delivery, latency, hops and channels per node, and,
+// with --observe or --privacy, what a global passive observer of the links learns.
 package main
 
 import (
@@ -10,7 +11,9 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/relayd/relayd/internal/sim"
@@ -39,13 +42,23 @@ func run(args []string, stdout io.Writer) error {
 	fs.DurationVar(&cfg.ChurnInterval, "churnInterval", cfg.ChurnInterval, "time between churn rounds")
 	fs.DurationVar(&cfg.ChurnDowntime, "churnDowntime", cfg.ChurnDowntime, "how long a killed node stays down")
 	latency := fs.String("latency", cfg.LatencyMin.String()+"-"+cfg.LatencyMax.String(), "one-way link latency range min-max, drawn once per node pair")
-	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "each relayer's processing and mixing delay is uniform in [0, mixDelayMax]")
+	processing := fs.String("processing", cfg.ProcessingMin.String()+"-"+cfg.ProcessingMax.String(), "range min-max of the time a hop takes to process a packet, uniform per packet")
+	fs.DurationVar(&cfg.MixDelayMin, "mixDelayMin", cfg.MixDelayMin, "least mixing delay per relayer")
+	fs.DurationVar(&cfg.MixDelayMean, "mixDelayMean", cfg.MixDelayMean, "mean of the exponential mixing delay added to mixDelayMin (0: uniform in [mixDelayMin, mixDelayMax])")
+	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "greatest mixing delay (0 with a mean: mixDelayMin + 10 × mean)")
+	fs.Float64Var(&cfg.CoverRate, "coverRate", cfg.CoverRate, "loop cover packets per second per node (0: none)")
 	fs.DurationVar(&cfg.ChainDelay, "chainDelay", cfg.ChainDelay, "time for a transaction to be mined")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "each node's promiscuous strategy's maxChannels")
 	balance := fs.Uint64("balance", 500, "tokens every node holds at the start")
 	funding := fs.Uint64("channelFunding", 100, "tokens each channel the strategy opens is funded with")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every random draw: the same flags give the same report")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
+	fs.BoolVar(&cfg.Observe, "observe", false, "run the global passive observer's attacks on the links (internal/observe)")
+	fs.IntVar(&cfg.MaxScored, "maxScored", 0, "score at most this many messages with the observer (0: all)")
+	privacy := fs.Bool("privacy", false, "run the privacy table: one observed run per mixing delay mean and cover rate")
+	means := fs.String("mixDelayMeans", "0,5ms,20ms,50ms,100ms", "with --privacy: the mixing delay means (0: no mixing)")
+	covers := fs.String("coverRates", "0,1,5", "with --privacy: the cover rates, packets per second per node")
+	parallel := fs.Int("parallel", 2, "with --privacy: runs at once")
+	asJSON := fs.Bool("json", false, "print the report (with --privacy: the reports) as JSON")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,12 +67,20 @@ func run(args []string, stdout io.Writer) error {
 	}
 	cfg.Balance = tokens(*balance)
 	cfg.ChannelFunding = tokens(*funding)
-	lo, hi, ok := strings.Cut(*latency, "-")
-	var err1, err2 error
-	cfg.LatencyMin, err1 = time.ParseDuration(strings.TrimSpace(lo))
-	cfg.LatencyMax, err2 = time.ParseDuration(strings.TrimSpace(hi))
-	if !ok || err1 != nil || err2 != nil {
-		return fmt.Errorf("--latency %q: want a range like 20ms-150ms", *latency)
+	var err error
+	if cfg.LatencyMin, cfg.LatencyMax, err = durationRange("latency", *latency); err != nil {
+		return err
+	}
+	if cfg.ProcessingMin, cfg.ProcessingMax, err = durationRange("processing", *processing); err != nil {
+		return err
+	}
+	if *privacy {
+		maxSet := false
+		fs.Visit(func(f *flag.Flag) { maxSet = maxSet || f.Name == "mixDelayMax" })
+		if !maxSet {
+			cfg.MixDelayMax = 0 // each mean's own cap, mixDelayMin + 10 × mean
+		}
+		return runTable(cfg, *means, *covers, *parallel, *asJSON, stdout)
 	}
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -70,11 +91,118 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if *asJSON {
+		if r.Privacy != nil {
+			r.Privacy.Timing.PerMessage, r.Privacy.Size.PerMessage = nil, nil
+		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
 	return r.Write(stdout)
+}
+
+// runTable runs one observed simulation of cfg per mixing delay mean and cover rate, at most
+// parallel at once, and prints a line (or a JSON report) per cell, means first.
+func runTable(cfg sim.Config, means, covers string, parallel int, asJSON bool, stdout io.Writer) error {
+	ms, err := parseList("mixDelayMeans", means, time.ParseDuration)
+	if err != nil {
+		return err
+	}
+	cs, err := parseList("coverRates", covers, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	if err != nil {
+		return err
+	}
+	if parallel < 1 {
+		return fmt.Errorf("--parallel %d: want at least 1", parallel)
+	}
+	var cells []sim.Config
+	for _, m := range ms {
+		for _, c := range cs {
+			cell := cfg
+			cell.MixDelayMean, cell.CoverRate, cell.Observe = m, c, true
+			if _, err := sim.New(cell); err != nil { // refuse a bad grid before any run
+				return fmt.Errorf("cell mean %v, cover %v: %w", m, c, err)
+			}
+			cells = append(cells, cell)
+		}
+	}
+	reports := make([]sim.Report, len(cells))
+	errs := make([]error, len(cells))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, cell := range cells {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			s, err := sim.New(cell)
+			if err == nil {
+				reports[i], err = s.Run()
+			}
+			errs[i] = err
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	for i := range reports {
+		if p := reports[i].Privacy; p != nil {
+			p.Timing.PerMessage, p.Size.PerMessage = nil, nil
+		}
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(reports)
+	}
+	return writeTable(stdout, cfg, reports)
+}
+
+// writeTable prints the privacy table: the timing attack's results (the size attack's are the
+// same while every packet has one size; --json has both).
+func writeTable(w io.Writer, cfg sim.Config, rs []sim.Report) error {
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
+	fmt.Fprintf(w, "# %d nodes, %d senders -> %d recipients, %.0f msg/s for %v, latency %v-%v, processing %v-%v, seed %d\n",
+		cfg.Nodes, cfg.Senders, cfg.Recipients, cfg.Rate, cfg.Duration, cfg.LatencyMin, cfg.LatencyMax,
+		cfg.ProcessingMin, cfg.ProcessingMax, cfg.Seed)
+	fmt.Fprintf(w, "%-8s %-6s %8s %7s %9s %6s %8s %9s %9s %10s %6s\n",
+		"mean_ms", "cover", "scored", "H_bits", "H/max", "top1", "top1/rnd", "p50_ms", "p99_ms", "B/s/node", "cover%")
+	for _, r := range rs {
+		p := r.Privacy
+		_, err := fmt.Fprintf(w, "%-8s %-6g %8d %7.2f %8.1f%% %6.3f %8.1f %9s %9s %10.0f %5.1f%%\n",
+			ms(r.MixDelayMean), r.CoverRate, p.Messages, p.Timing.MeanEntropy, 100*p.Timing.EntropyShare, p.Timing.Top1,
+			p.Timing.Top1OverRandom, ms(r.LatencyP50), ms(r.LatencyP99), r.BytesPerNode, 100*r.CoverShare)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseList parses a comma-separated list of one or more values.
+func parseList[T any](name, s string, parse func(string) (T, error)) ([]T, error) {
+	var out []T
+	for f := range strings.SplitSeq(s, ",") {
+		v, err := parse(strings.TrimSpace(f))
+		if err != nil {
+			return nil, fmt.Errorf("--%s %q: %w", name, s, err)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// durationRange parses min-max.
+func durationRange(name, s string) (lo, hi time.Duration, err error) {
+	a, b, ok := strings.Cut(s, "-")
+	lo, err1 := time.ParseDuration(strings.TrimSpace(a))
+	hi, err2 := time.ParseDuration(strings.TrimSpace(b))
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("--%s %q: want a range like 20ms-150ms", name, s)
+	}
+	return lo, hi, nil
 }
 
 // tokens is n whole tokens in the smallest unit.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/relayd/relayd/internal/sim"
 )
@@ -36,14 +37,66 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"--nodes", "3"},
 		{"--channelFunding", "0"},
 		{"extra"},
+		{"--processing", "2ms"},
+		{"--coverRate", "-1"},
+		{"--privacy", "--mixDelayMeans", "0,fast"},
+		{"--privacy", "--coverRates", "1,x"},
+		{"--privacy", "--coverRates", "-1"},
+		{"--privacy", "--mixDelayMeans", "-5ms"},
+		{"--privacy", "--parallel", "0"},
 	} {
 		var out bytes.Buffer
 		err := run(args, &out)
 		if err == nil || out.Len() != 0 {
 			t.Fatalf("%v: err %v, output %q", args, err, out.String())
 		}
-		if (args[0] == "--nodes" || args[0] == "--channelFunding") && !errors.Is(err, sim.ErrBadConfig) {
+		if bad := args[len(args)-1]; (args[0] == "--nodes" || args[0] == "--channelFunding" || args[0] == "--coverRate" ||
+			bad == "-1" || bad == "-5ms") && !errors.Is(err, sim.ErrBadConfig) {
 			t.Fatalf("%v: %v, want ErrBadConfig", args, err)
 		}
+	}
+}
+
+func TestPrivacyTable(t *testing.T) {
+	args := []string{"--privacy", "--nodes", "12", "--senders", "4", "--recipients", "4", "--rate", "40", "--duration", "5s",
+		"--latency", "100us-500us", "--mixDelayMeans", "0,50ms", "--coverRates", "0,2"}
+	var out bytes.Buffer
+	if err := run(append(args, "--json"), &out); err != nil {
+		t.Fatal(err)
+	}
+	var rs []sim.Report
+	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+		t.Fatalf("%v in %q", err, out.String())
+	}
+	want := []struct {
+		mean  time.Duration
+		cover float64
+	}{{0, 0}, {0, 2}, {50 * time.Millisecond, 0}, {50 * time.Millisecond, 2}}
+	if len(rs) != len(want) {
+		t.Fatalf("%d reports, want one per cell (%d)", len(rs), len(want))
+	}
+	for i, r := range rs {
+		if r.MixDelayMean != want[i].mean || r.CoverRate != want[i].cover || r.Privacy == nil || r.Privacy.Messages == 0 ||
+			r.Privacy.Timing.PerMessage != nil || (r.CoverRate > 0) != (r.CoverShare > 0) {
+			t.Fatalf("cell %d: %+v (privacy %+v), want mean %v, cover %v, observed, without per-message scores", i, r, r.Privacy, want[i].mean, want[i].cover)
+		}
+	}
+	if rs[2].Privacy.Timing.MeanEntropy <= rs[0].Privacy.Timing.MeanEntropy || rs[2].LatencyP50 <= rs[0].LatencyP50 {
+		t.Fatalf("50 ms of mixing: entropy %.2f, p50 %v; none: %.2f, %v", rs[2].Privacy.Timing.MeanEntropy, rs[2].LatencyP50,
+			rs[0].Privacy.Timing.MeanEntropy, rs[0].LatencyP50)
+	}
+	out.Reset()
+	if err := run(append(args, "--parallel", "1"), &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2+len(want) || !strings.HasPrefix(lines[2], "0.0 ") || !strings.HasPrefix(lines[4], "50.0 ") {
+		t.Fatalf("table:\n%s", out.String())
+	}
+	// Without --privacy, --observe reports the observer for one run.
+	out.Reset()
+	if err := run([]string{"--nodes", "12", "--senders", "4", "--recipients", "4", "--duration", "5s", "--observe"}, &out); err != nil ||
+		!strings.Contains(out.String(), "observer:") {
+		t.Fatalf("observed run: %v %q", err, out.String())
 	}
 }
