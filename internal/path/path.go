@@ -100,6 +100,20 @@ func newIndex(g *Graph) *index {
 // Errors: ErrBadRelayers, ErrUnknownNode, ErrNotEnoughBalance when paths exist over open
 // channels but none is funded enough, ErrNoPath when there is none at all.
 func Select(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int) ([]Node, error) {
+	if self == recipient {
+		return nil, ErrUnknownNode
+	}
+	return selectPath(r, g, self, recipient, relayers, price)
+}
+
+// SelectLoop picks a path from self back to self over relayers relayers, for loop cover
+// traffic: Select with self as the recipient (the last relayer needs an open channel to self).
+// The returned nodes end with self.
+func SelectLoop(r *rand.Rand, g *Graph, self common.Address, relayers int, price uint256.Int) ([]Node, error) {
+	return selectPath(r, g, self, self, relayers, price)
+}
+
+func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int) ([]Node, error) {
 	if relayers == 0 {
 		relayers = DefaultRelayers
 	}
@@ -109,7 +123,7 @@ func Select(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int
 	ix := newIndex(g)
 	s, ok1 := ix.byAddr[self]
 	d, ok2 := ix.byAddr[recipient]
-	if !ok1 || !ok2 || s == d {
+	if !ok1 || !ok2 {
 		return nil, ErrUnknownNode
 	}
 	if p := ix.search(r, s, d, relayers, &price, true); p != nil {

@@ -173,3 +173,33 @@ func TestSelectVaries(t *testing.T) {
 		t.Fatalf("other first hops never chosen: %v", first)
 	}
 }
+
+// TestSelectLoop: a loop goes from self over distinct relayers back to self, needs the last
+// relayer's channel to self, never uses self as a relayer; Select still refuses self as the
+// recipient.
+func TestSelectLoop(t *testing.T) {
+	nodes := []string{"me", "r1", "r2", "r3"}
+	r := rand.New(rand.NewPCG(3, 4))
+	g := graph(nodes, nil, map[string]uint64{"me>r1": 20, "r1>r2": 10, "r2>me": 0})
+	for range 20 {
+		got, err := SelectLoop(r, g, addr("me"), 2, price)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := names(got); len(n) != 3 || n[0] != "r1" || n[1] != "r2" || n[2] != "me" {
+			t.Fatalf("loop %v, want r1 r2 me", n)
+		}
+	}
+	if _, err := SelectLoop(r, graph(nodes, nil, map[string]uint64{"me>r1": 20, "r1>r2": 10}), addr("me"), 2, price); !errors.Is(err, ErrNoPath) {
+		t.Fatalf("loop without a channel back to self: %v, want ErrNoPath", err)
+	}
+	if _, err := SelectLoop(r, graph(nodes, nil, map[string]uint64{"me>r1": 20, "r1>me": 10}), addr("me"), 2, price); !errors.Is(err, ErrNoPath) {
+		t.Fatalf("loop over one relayer: %v, want ErrNoPath", err)
+	}
+	if _, err := SelectLoop(r, graph(nodes, nil, nil), addr("nobody"), 2, price); !errors.Is(err, ErrUnknownNode) {
+		t.Fatalf("loop of a node not in the graph: %v", err)
+	}
+	if _, err := Select(r, g, addr("me"), addr("me"), 2, price); !errors.Is(err, ErrUnknownNode) {
+		t.Fatalf("Select to self: %v, want ErrUnknownNode", err)
+	}
+}
