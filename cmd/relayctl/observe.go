@@ -8,9 +8,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/netip"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -126,58 +123,16 @@ func (o observeOptions) options(senders []int) observe.Options {
 // 1,500-byte MTU) into one flight.
 const flightGap = 300 * time.Microsecond
 
-// hostsOf maps each node's address in env (its REST URL's host) to its 1-based index; every
-// node must have an address of its own (a namespace network).
-func hostsOf(env bench.Env) (map[netip.Addr]int, error) {
-	hosts := map[netip.Addr]int{}
-	for _, n := range env.Nodes {
-		u, err := url.Parse(n.APIURL)
-		if err != nil {
-			return nil, fmt.Errorf("node %d: %w", n.Index, err)
-		}
-		a, err := netip.ParseAddr(u.Hostname())
-		if err != nil {
-			return nil, fmt.Errorf("node %d: API host %q is not an IP address", n.Index, u.Hostname())
-		}
-		if a.IsLoopback() {
-			return nil, errors.New("the nodes share the loopback address: capture needs a namespace network (relayd cluster --netns), where each node is a host of its own")
-		}
-		if _, dup := hosts[a]; dup {
-			return nil, fmt.Errorf("node %d shares the address %s with another node", n.Index, a)
-		}
-		hosts[a.Unmap()] = n.Index
-	}
-	return hosts, nil
-}
-
-// bridgePorts lists the interfaces named rlyd-v* (relayd cluster --netns's bridge ports).
-func bridgePorts() ([]string, error) {
-	ifs, err := net.Interfaces()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, i := range ifs {
-		if strings.HasPrefix(i.Name, "rlyd-v") {
-			out = append(out, i.Name)
-		}
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no rlyd-v* interface: is a relayd cluster --netns network running?")
-	}
-	return out, nil
-}
-
 // startCapture opens a capture of env's network on ifaces (default: the bridge ports).
 func startCapture(env bench.Env, ifaces string) (*capture.Capture, error) {
-	hosts, err := hostsOf(env)
+	hosts, err := env.HostAddrs()
 	if err != nil {
 		return nil, err
 	}
 	var names []string
 	if ifaces != "" {
 		names = strings.Split(ifaces, ",")
-	} else if names, err = bridgePorts(); err != nil {
+	} else if names, err = capture.InterfacesWithPrefix("rlyd-v"); err != nil {
 		return nil, err
 	}
 	return capture.Open(names, capture.HostsByAddr(hosts))
@@ -216,20 +171,12 @@ type truthRecord struct {
 	Seq int `json:"seq"`
 }
 
-// truthOf is the ground truth of a bench run: who sent which message to whom, when, and when
-// it was delivered.
+// truthOf is the ground truth of a bench run, with each message's sequence number.
 func truthOf(rep *bench.Report) []truthRecord {
-	out := make([]truthRecord, 0, len(rep.Samples))
-	for _, s := range rep.Samples {
-		if !s.Accepted {
-			continue
-		}
-		sent := rep.Start.Add(s.SentAt)
-		m := observe.Message{Sender: s.Sender, Recipient: s.Recipient, Sent: sent}
-		if s.Delivered {
-			m.Delivered = sent.Add(s.Latency)
-		}
-		out = append(out, truthRecord{Message: m, Seq: s.Seq})
+	msgs, seqs := bench.GroundTruth(rep)
+	out := make([]truthRecord, len(msgs))
+	for i := range msgs {
+		out[i] = truthRecord{Message: msgs[i], Seq: seqs[i]}
 	}
 	return out
 }

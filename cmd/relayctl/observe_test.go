@@ -58,16 +58,3 @@ func TestObserveAnalyze(t *testing.T) {
 }
 
 func rc() int { return 10 }
-
-// TestHostsOfRefusesLoopback: on loopback the nodes are not hosts of their own.
-func TestHostsOfRefusesLoopback(t *testing.T) {
-	env := bench.Env{Nodes: []bench.Node{{Index: 1, APIURL: "http://127.0.0.1:13301"}, {Index: 2, APIURL: "http://127.0.0.1:13302"}}}
-	if _, err := hostsOf(env); err == nil || !strings.Contains(err.Error(), "--netns") {
-		t.Errorf("loopback env: %v", err)
-	}
-	env = bench.Env{Nodes: []bench.Node{{Index: 1, APIURL: "http://10.77.0.2:3001"}, {Index: 2, APIURL: "http://10.77.0.3:3001"}}}
-	h, err := hostsOf(env)
-	if err != nil || len(h) != 2 {
-		t.Errorf("namespace env: %v, %v", h, err)
-	}
-}

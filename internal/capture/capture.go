@@ -19,9 +19,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"net"
 	"net/netip"
 	"os"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -204,4 +206,23 @@ func dedup(ps []packet) []observe.Transmission {
 	}
 	slices.SortStableFunc(out, func(a, b observe.Transmission) int { return a.Time.Compare(b.Time) })
 	return out
+}
+
+// InterfacesWithPrefix lists the network interfaces whose names start with prefix, e.g.
+// "rlyd-v": the bridge ports of `relayd cluster --netns`.
+func InterfacesWithPrefix(prefix string) ([]string, error) {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, i := range ifs {
+		if strings.HasPrefix(i.Name, prefix) {
+			out = append(out, i.Name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: none named %s*", ErrNoInterfaces, prefix)
+	}
+	return out, nil
 }
