@@ -113,15 +113,11 @@ func (o observeOptions) options(senders []int) observe.Options {
 	return observe.Options{
 		Delay:             observe.Delay{Min: o.min, Mean: o.mean, Max: o.max, Jitter: o.jitter},
 		Senders:           senders,
-		FlightGap:         flightGap,
+		FlightGap:         capture.FlightGap,
 		ThreeRelayerShare: o.threeRelayers,
 		MaxScored:         o.maxScored,
 	}
 }
-
-// flightGap joins the IP packets of one frame (a 1,520-byte frame is two TCP segments on a
-// 1,500-byte MTU) into one flight.
-const flightGap = 300 * time.Microsecond
 
 // startCapture opens a capture of env's network on ifaces (default: the bridge ports).
 func startCapture(env bench.Env, ifaces string) (*capture.Capture, error) {

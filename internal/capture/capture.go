@@ -32,6 +32,11 @@ import (
 	"github.com/relayd/relayd/internal/observe"
 )
 
+// FlightGap is what observe.Options.FlightGap should be for a capture: a frame larger than
+// the MTU leaves as IP packets microseconds apart, while two frames on one link are hundreds
+// of microseconds apart or more.
+const FlightGap = 300 * time.Microsecond
+
 // DupWindow is how far apart two copies of one packet may be captured.
 const DupWindow = 5 * time.Millisecond
 
