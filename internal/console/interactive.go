@@ -64,7 +64,11 @@ func Interactive(ctx context.Context, c *Conn, historyFile string) error {
 		}
 	}
 
+	// Closing our own stdin is how a Readline in progress ends when the
+	// node goes away (Instance.Close from another goroutine races).
+	stdin := readline.NewCancelableStdin(os.Stdin)
 	rl, err := readline.NewEx(&readline.Config{
+		Stdin:           stdin,
 		Prompt:          Prompt,
 		HistoryFile:     historyFile,
 		AutoComplete:    s,
@@ -83,12 +87,12 @@ func Interactive(ctx context.Context, c *Conn, historyFile string) error {
 		for f := range c.Frames() {
 			s.handle(f)
 		}
-		rl.Close() // unblock Readline: the node went away
+		stdin.Close() // unblock Readline: the node went away
 	}()
 	go func() {
 		select {
 		case <-ctx.Done():
-			rl.Close()
+			stdin.Close()
 		case <-ended:
 		}
 	}()

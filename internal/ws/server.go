@@ -239,6 +239,9 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 			cctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTime)
 			out, after = s.cfg.Commands.run(cctx, line)
 			cancel()
+			if ctx.Err() != nil {
+				return // cut short by the shutdown: no reply, the client sees the node going away
+			}
 		}
 		if len(out) == 0 {
 			out = []string{"Done."}
