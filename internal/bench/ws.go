@@ -38,7 +38,7 @@ func dialWatcher(ctx context.Context, node int, rawURL, token string, t *tracker
 	}
 	c, _, err := websocket.Dial(ctx, u.String(), nil)
 	if err != nil {
-		return nil, fmt.Errorf("connect to the admin server %s://%s: %w", u.Scheme, u.Host, err)
+		return nil, console.RedactError(fmt.Errorf("connect to the admin server %s://%s: %w", u.Scheme, u.Host, err), token)
 	}
 	c.SetReadLimit(1 << 20)
 	w := &watcher{node: node, c: c, t: t, clock: clock}
