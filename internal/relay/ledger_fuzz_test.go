@@ -19,8 +19,9 @@ import (
 // With resign set the decoded fields are signed by the channel's source, so mutations of the
 // fields get past the signature check. The ledger must answer nil or ErrInvalidTicket, and
 // accept only a ticket that is for this channel and epoch, signed by its source, above the
-// redeemed index, priced for its position and covered by the balance; and never the same
-// ticket twice.
+// redeemed index, priced for its position (a relayer's between PricePerHop and MaxTicketAmount,
+// a recipient's any amount: the sender's padding) and covered by the balance; and never the
+// same ticket twice.
 func FuzzAcceptTicket(f *testing.F) {
 	db, err := store.Open(f.TempDir())
 	if err != nil {
@@ -42,6 +43,9 @@ func FuzzAcceptTicket(f *testing.F) {
 	}{
 		{tk: valid, key: source},
 		{tk: withAmount(valid, uint256.Int{}), key: source, final: true},
+		{tk: withAmount(valid, tickets.AmountFor(tickets.PadMax)), key: source, final: true},
+		{tk: withAmount(valid, MaxTicketAmount), key: source},
+		{tk: withAmount(valid, tickets.AmountFor(100)), key: source, resign: true},
 		{tk: valid, key: other},
 		{tk: withAmount(valid, *uint256.NewInt(1)), key: source, resign: true},
 	} {
@@ -87,7 +91,7 @@ func FuzzAcceptTicket(f *testing.F) {
 			t.Fatalf("accepted a ticket for channel %x epoch %d", tk.ChannelID, tk.Epoch)
 		case tk.Index <= redeemed:
 			t.Fatalf("accepted index %d, redeemed up to %d", tk.Index, redeemed)
-		case final && !tk.Amount.IsZero(), !final && tk.Amount.Lt(&PricePerHop):
+		case !final && (tk.Amount.Lt(&PricePerHop) || tk.Amount.Gt(&MaxTicketAmount)):
 			t.Fatalf("accepted amount %s (final %v)", tk.Amount.Dec(), final)
 		case tk.Amount.Gt(uint256.NewInt(balance)):
 			t.Fatalf("accepted amount %s over the balance %d", tk.Amount.Dec(), balance)
