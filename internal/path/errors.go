@@ -17,6 +17,9 @@ var (
 	// MaxRelayers].
 	ErrBadRelayers = errors.New("path: relayer count out of range")
 
+	// ErrBadPadding means a negative padding was asked of SelectPadded or SelectLoopPadded.
+	ErrBadPadding = errors.New("path: negative ticket padding")
+
 	// ErrUnknownNode means the sender or the recipient is not a node of the graph, or they are
 	// the same node.
 	ErrUnknownNode = errors.New("path: sender or recipient not in graph")

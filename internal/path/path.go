@@ -100,25 +100,43 @@ func newIndex(g *Graph) *index {
 // Errors: ErrBadRelayers, ErrUnknownNode, ErrNotEnoughBalance when paths exist over open
 // channels but none is funded enough, ErrNoPath when there is none at all.
 func Select(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int) ([]Node, error) {
+	return SelectPadded(r, g, self, recipient, relayers, price, 0)
+}
+
+// SelectPadded is Select for tickets that carry pad × price on top of their price (the sender's
+// padding, docs/PROTOCOL.md §4.5, which reaches the recipient): self's channel to the first
+// relayer must cover price × (relayers + pad), the next one price × (relayers − 1 + pad), and so
+// on, and the last relayer's channel to the recipient price × pad. A sender that draws its
+// padding per message asks for its largest value, so that whichever it draws, no channel on the
+// path is short, and the path does not depend on the draw.
+func SelectPadded(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
 	if self == recipient {
 		return nil, ErrUnknownNode
 	}
-	return selectPath(r, g, self, recipient, relayers, price)
+	return selectPath(r, g, self, recipient, relayers, price, pad)
 }
 
 // SelectLoop picks a path from self back to self over relayers relayers, for loop cover
 // traffic: Select with self as the recipient (the last relayer needs an open channel to self).
 // The returned nodes end with self.
 func SelectLoop(r *rand.Rand, g *Graph, self common.Address, relayers int, price uint256.Int) ([]Node, error) {
-	return selectPath(r, g, self, self, relayers, price)
+	return SelectLoopPadded(r, g, self, relayers, price, 0)
 }
 
-func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int) ([]Node, error) {
+// SelectLoopPadded is SelectLoop for padded tickets, as SelectPadded.
+func SelectLoopPadded(r *rand.Rand, g *Graph, self common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
+	return selectPath(r, g, self, self, relayers, price, pad)
+}
+
+func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
 	if relayers == 0 {
 		relayers = DefaultRelayers
 	}
 	if relayers < MinRelayers || relayers > MaxRelayers {
 		return nil, fmt.Errorf("%d relayers: %w", relayers, ErrBadRelayers)
+	}
+	if pad < 0 {
+		return nil, fmt.Errorf("padding %d: %w", pad, ErrBadPadding)
 	}
 	ix := newIndex(g)
 	s, ok1 := ix.byAddr[self]
@@ -126,10 +144,10 @@ func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers
 	if !ok1 || !ok2 {
 		return nil, ErrUnknownNode
 	}
-	if p := ix.search(r, s, d, relayers, &price, true); p != nil {
+	if p := ix.search(r, s, d, relayers, pad, &price, true); p != nil {
 		return p, nil
 	}
-	if p := ix.search(r, s, d, relayers, &price, false); p != nil {
+	if p := ix.search(r, s, d, relayers, pad, &price, false); p != nil {
 		return nil, fmt.Errorf("%d relayers: %w", relayers, ErrNotEnoughBalance)
 	}
 	return nil, fmt.Errorf("%d relayers: %w", relayers, ErrNoPath)
@@ -138,7 +156,7 @@ func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers
 // search runs a depth-first search with backtracking, trying each node's candidates in a
 // weighted random order. With funded false it ignores balances (only to tell ErrNoPath from
 // ErrNotEnoughBalance).
-func (ix *index) search(r *rand.Rand, self, recipient, relayers int, price *uint256.Int, funded bool) []Node {
+func (ix *index) search(r *rand.Rand, self, recipient, relayers, pad int, price *uint256.Int, funded bool) []Node {
 	used := make([]bool, len(ix.g.Nodes))
 	used[self], used[recipient] = true, true
 	route := make([]int, 0, relayers)
@@ -151,11 +169,19 @@ func (ix *index) search(r *rand.Rand, self, recipient, relayers int, price *uint
 	var dfs func(cur int) bool
 	dfs = func(cur int) bool {
 		k := len(route)
-		if k == relayers {
-			return ix.open[[2]int{cur, recipient}]
-		}
 		var need uint256.Int
-		need.Mul(price, uint256.NewInt(uint64(relayers-k)))
+		need.Mul(price, uint256.NewInt(uint64(relayers-k+pad)))
+		if k == relayers {
+			if !funded || need.IsZero() {
+				return ix.open[[2]int{cur, recipient}]
+			}
+			for _, h := range ix.out[cur] {
+				if h.to == recipient {
+					return !h.balance.Lt(&need)
+				}
+			}
+			return false
+		}
 		var cands []cand
 		for _, h := range ix.out[cur] {
 			n := &ix.g.Nodes[h.to]

@@ -203,3 +203,52 @@ func TestSelectLoop(t *testing.T) {
 		t.Fatalf("Select to self: %v, want ErrUnknownNode", err)
 	}
 }
+
+// TestSelectPadded: with padding every channel must cover pad × price more, the last one
+// (to the recipient) pad × price, so that any padding up to pad fits the path.
+func TestSelectPadded(t *testing.T) {
+	nodes := []string{"me", "r1", "r2", "r3", "dst"}
+	const pad = 3 // price 10: me>r1 needs 50, r1>r2 40, r2>dst 30
+	tests := []struct {
+		name  string
+		edges map[string]uint64
+		want  []string
+		err   error
+	}{
+		{name: "exact balances", edges: map[string]uint64{"me>r1": 50, "r1>r2": 40, "r2>dst": 30}, want: []string{"r1", "r2", "dst"}},
+		{name: "first channel short", edges: map[string]uint64{"me>r1": 49, "r1>r2": 40, "r2>dst": 30}, err: ErrNotEnoughBalance},
+		{name: "middle channel short", edges: map[string]uint64{"me>r1": 50, "r1>r2": 39, "r2>dst": 30}, err: ErrNotEnoughBalance},
+		{name: "channel to the recipient short", edges: map[string]uint64{"me>r1": 50, "r1>r2": 40, "r2>dst": 29}, err: ErrNotEnoughBalance},
+		{name: "detour around a channel to the recipient that cannot carry the padding",
+			edges: map[string]uint64{"me>r1": 50, "r1>r2": 40, "r2>dst": 0, "r1>r3": 40, "r3>dst": 30}, want: []string{"r1", "r3", "dst"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			g := graph(nodes, nil, tc.edges)
+			r := rand.New(rand.NewPCG(5, 6))
+			for range 20 {
+				got, err := SelectPadded(r, g, addr("me"), addr("dst"), 2, price, pad)
+				if tc.err != nil {
+					if !errors.Is(err, tc.err) {
+						t.Fatalf("err = %v, want %v (path %v)", err, tc.err, names(got))
+					}
+					continue
+				}
+				if n := names(got); err != nil || len(n) != len(tc.want) || n[0] != tc.want[0] || n[1] != tc.want[1] {
+					t.Fatalf("path %v (%v), want %v", n, err, tc.want)
+				}
+			}
+			// Unpadded, every one of these graphs has a path.
+			if _, err := Select(r, g, addr("me"), addr("dst"), 2, price); err != nil {
+				t.Fatalf("unpadded: %v", err)
+			}
+		})
+	}
+	g := graph(nodes, nil, map[string]uint64{"me>r1": 50, "r1>r2": 40, "r2>me": 29})
+	if _, err := SelectLoopPadded(rand.New(rand.NewPCG(1, 1)), g, addr("me"), 2, price, pad); !errors.Is(err, ErrNotEnoughBalance) {
+		t.Fatalf("loop whose last channel cannot carry the padding: %v, want ErrNotEnoughBalance", err)
+	}
+	if _, err := SelectPadded(rand.New(rand.NewPCG(1, 1)), g, addr("me"), addr("dst"), 2, price, -1); !errors.Is(err, ErrBadPadding) {
+		t.Fatalf("negative padding: %v, want ErrBadPadding", err)
+	}
+}
