@@ -61,6 +61,17 @@ type Node interface {
 	// and returns every setting; an *Error with CodeInvalidSetting or
 	// CodeInvalidSettingValue for a name or a value it refuses.
 	UpdateSettings(values map[string]json.RawMessage) (map[string]any, error)
+	// PeerAddresses returns the multiaddresses a peer announced on chain
+	// and those the node's transport knows for it (fresh slices, maybe
+	// empty: an unknown peer has none).
+	PeerAddresses(id peer.ID) (announced, observed []string)
+	// EntryNodes lists the peers the node can enter the network through
+	// (its static peers and the nodes announced on chain), by PeerId.
+	EntryNodes() map[string]EntryNode
+	// SignMessage signs message with the node's key as the original
+	// interface did (SignMessagePrefix) and returns 0x and the 64-byte
+	// compact signature r ‖ s in hexadecimal.
+	SignMessage(message string) (string, error)
 }
 
 // Config configures a Server. All fields are required except Logger and
@@ -73,6 +84,8 @@ type Config struct {
 	Chain       Chain        // nil on a node without a chain: its operations answer 503
 	Tickets     Tickets      // nil on a node without a chain
 	Metrics     http.Handler // serves GET /node/metrics (Prometheus text); nil answers 503
+	Streams     Streams      // the WebSocket streams; nil answers 503
+	Health      Health       // GET /readyz; nil: ready once the server runs
 	// Timeout bounds one operation, chain transactions included; past it the
 	// client gets 504 TIMEOUT (default DefaultTimeout).
 	Timeout time.Duration
@@ -88,6 +101,10 @@ type Server struct {
 	timeout time.Duration
 	routes  []Route
 	handler http.Handler
+	// streaming are the patterns of the WebSocket streams, which last as
+	// long as the client stays: no operation timeout, and the token may
+	// also come as ?apiToken= or a cookie.
+	streaming map[string]bool
 }
 
 // Route is one served operation: a method and a ServeMux path pattern
@@ -148,7 +165,14 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodGet, "/settings", s.getSettings},
 		{http.MethodPut, "/settings", s.putSettings},
 		{http.MethodPut, "/settings/{setting}", s.putSetting},
+		{http.MethodGet, "/messages/websocket", s.getMessageStream},
+		{http.MethodGet, "/node/stream/websocket", s.getNodeStream},
+		{http.MethodPost, "/messages/sign", s.postSign},
+		{http.MethodPost, "/message/sign", s.postSign},
+		{http.MethodGet, "/peerInfo/{peerId}", s.getPeerInfo},
+		{http.MethodGet, "/node/entryNodes", s.getEntryNodes},
 	}
+	s.streaming = map[string]bool{"/messages/websocket": true, "/node/stream/websocket": true}
 	s.handler = s.buildMux()
 	return s, nil
 }
@@ -186,7 +210,11 @@ func (s *Server) buildMux() http.Handler {
 		}
 		sort.Strings(allowed)
 		allow := strings.Join(allowed, ", ")
-		mux.Handle(Prefix+pattern, s.auth.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		wrap, stream := s.auth.wrap, s.streaming[pattern]
+		if stream {
+			wrap = s.auth.wrapStream
+		}
+		mux.Handle(Prefix+pattern, wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h, ok := methods[r.Method]
 			if !ok {
 				w.Header().Set("Allow", allow)
@@ -200,6 +228,10 @@ func (s *Server) buildMux() http.Handler {
 				return
 			}
 			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			if stream {
+				h(w, r)
+				return
+			}
 			ctx, cancel := context.WithTimeout(r.Context(), s.timeout)
 			defer cancel()
 			h(w, r.WithContext(ctx))
@@ -209,6 +241,10 @@ func (s *Server) buildMux() http.Handler {
 	// the page do).
 	mux.Handle("GET "+UIPath, openapi.UIHandler(UIPath))
 	mux.Handle("GET "+strings.TrimSuffix(UIPath, "/"), http.RedirectHandler(UIPath, http.StatusMovedPermanently))
+	// Health checks for supervisors, without a token (they tell nothing
+	// about the node's state beyond up and ready).
+	mux.HandleFunc("GET "+HealthPath, s.getHealthz)
+	mux.HandleFunc("GET "+ReadyPath, s.getReadyz)
 	notFound := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, CodeNotFound, "no operation at "+r.Method+" "+quote(r.URL.Path))
 	})
@@ -224,6 +260,19 @@ func (s *Server) buildMux() http.Handler {
 		p := r.URL.EscapedPath()
 		clean := cleanPath(p)
 		switch {
+		case clean == p && trailingSlash(p):
+			// The original interface's documents and clients spell some
+			// paths with a trailing slash (/aliases/, /channels/): the
+			// same operation answers, without a redirect.
+			r2 := r.WithContext(r.Context())
+			u := *r.URL
+			u.Path = strings.TrimSuffix(u.Path, "/")
+			if u.RawPath != "" {
+				u.RawPath = strings.TrimSuffix(u.RawPath, "/")
+			}
+			r2.URL = &u
+			r2.RequestURI = u.RequestURI()
+			mux.ServeHTTP(w, r2)
 		case clean == p:
 			mux.ServeHTTP(w, r)
 		case underPrefix(p) || underPrefix(clean):
@@ -232,6 +281,14 @@ func (s *Server) buildMux() http.Handler {
 			notFound.ServeHTTP(w, r)
 		}
 	})
+}
+
+// trailingSlash reports whether p is an operation's path under Prefix
+// spelt with one trailing slash (not Prefix+"/" itself nor the reference
+// UI's paths).
+func trailingSlash(p string) bool {
+	return strings.HasPrefix(p, Prefix+"/") && len(p) > len(Prefix)+1 && strings.HasSuffix(p, "/") &&
+		!strings.HasPrefix(p, UIPath[:len(UIPath)-1])
 }
 
 // underPrefix reports whether p is Prefix or below it.

@@ -118,6 +118,48 @@ type Info struct {
 	IndexedBlock       uint64   `json:"indexedBlock"`  // next block the indexer reads
 	ChannelsIndexed    int      `json:"channelsIndexed"`
 	PeersAnnounced     int      `json:"peersAnnounced"`
+
+	// The original interface's fields, which the API derives from those
+	// above and from the peers (the node leaves them zero).
+
+	// Environment is the original's environment id: relayd's network,
+	// which names its protocols as the environment did.
+	Environment      string   `json:"environment"`
+	AnnouncedAddress []string `json:"announcedAddress"`
+	ListeningAddress []string `json:"listeningAddress"`
+	RelayToken       string   `json:"relayToken"`    // TokenContract
+	RelayChannels    string   `json:"relayChannels"` // ChannelsContract
+	// ChannelClosurePeriod is ClosurePeriod in minutes, rounded up.
+	ChannelClosurePeriod uint64 `json:"channelClosurePeriod"`
+	// ConnectivityStatus is Red (no connected peer), Orange (connected
+	// peers, none with quality above 0.5), Yellow (one above 0.5) or
+	// Green (two or more).
+	ConnectivityStatus string `json:"connectivityStatus"`
+	// IsEligible is always true: relayd has no network registry.
+	IsEligible bool `json:"isEligible"`
+}
+
+// connectivity rates the node's view of the network from its peers.
+func connectivity(peers []PeerInfo) string {
+	connected, good := 0, 0
+	for _, p := range peers {
+		if !p.Connected {
+			continue
+		}
+		connected++
+		if p.Quality > 0.5 {
+			good++
+		}
+	}
+	switch {
+	case connected == 0:
+		return "Red"
+	case good == 0:
+		return "Orange"
+	case good == 1:
+		return "Yellow"
+	}
+	return "Green"
 }
 
 // NativeCurrency is the withdraw currency of the chain's own coin.
@@ -361,5 +403,12 @@ func (s *Server) getInfo(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "node info", err)
 		return
 	}
+	info.Environment = info.Network
+	info.AnnouncedAddress = append([]string{}, info.AnnouncedAddresses...)
+	info.ListeningAddress = append([]string{}, info.ListeningAddresses...)
+	info.RelayToken, info.RelayChannels = info.TokenContract, info.ChannelsContract
+	info.ChannelClosurePeriod = (info.ClosurePeriod + 59) / 60
+	info.ConnectivityStatus = connectivity(s.cfg.Node.Peers())
+	info.IsEligible = true
 	writeJSON(w, http.StatusOK, info)
 }

@@ -18,7 +18,7 @@ import (
 // a closure period that never ends).
 
 func (f *fakeNode) config(disableAuth bool) Config {
-	return Config{Token: testToken, DisableAuth: disableAuth, Node: f, Messenger: f, Chain: f, Tickets: f, Metrics: fakeMetrics}
+	return Config{Token: testToken, DisableAuth: disableAuth, Node: f, Messenger: f, Chain: f, Tickets: f, Metrics: fakeMetrics, Streams: newTestStreams()}
 }
 
 // fakeMetrics answers GET /node/metrics as promhttp does.
@@ -188,7 +188,7 @@ type faultyNode struct {
 }
 
 func (n faultyNode) config() Config {
-	return Config{Token: testToken, Node: n, Messenger: n, Chain: n, Tickets: n, Metrics: fakeMetrics}
+	return Config{Token: testToken, Node: n, Messenger: n, Chain: n, Tickets: n, Metrics: fakeMetrics, Streams: newTestStreams()}
 }
 
 func (n faultyNode) Info(context.Context) (Info, error) { return Info{}, n.err }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/p2p"
 )
 
 // Messenger sends messages over a path the node picks.
@@ -17,7 +19,8 @@ type Messenger interface {
 	SendMessage(ctx context.Context, recipient peer.ID, text string) (ackChallenge string, err error)
 }
 
-// MessageRequest is the body of POST /messages.
+// MessageRequest is the body of POST /messages. Recipient is a PeerId, an
+// alias or "me", as in the admin send command.
 type MessageRequest struct {
 	Body      string `json:"body"`
 	Recipient string `json:"recipient"`
@@ -36,12 +39,12 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalidInput, "body must be a non-empty message text")
 		return
 	}
-	id, ok := s.peerParam(w, req.Recipient)
+	id, ok := s.recipient(w, req.Recipient)
 	if !ok {
 		return
 	}
 	if id == s.cfg.Node.PeerID() {
-		writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "recipient is this node itself")
+		writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "recipient is this node itself, which cannot send a message to itself")
 		return
 	}
 	ack, err := s.cfg.Messenger.SendMessage(r.Context(), id, req.Body)
@@ -50,4 +53,32 @@ func (s *Server) postMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, ack)
+}
+
+// recipient resolves a message's recipient as the admin commands do: "me"
+// is the node, a valid PeerId is itself, anything else is looked up as an
+// alias. It answers 400 INVALID_PEERID when it names no peer.
+func (s *Server) recipient(w http.ResponseWriter, v string) (peer.ID, bool) {
+	switch {
+	case v == "":
+		writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "recipient is required")
+		return "", false
+	case v == MeAlias:
+		return s.cfg.Node.PeerID(), true
+	}
+	if id, err := p2p.ParsePeerID(v); err == nil {
+		return id, true
+	}
+	aliases, err := s.cfg.Node.Aliases()
+	if err != nil {
+		s.internalError(w, "resolve recipient", err)
+		return "", false
+	}
+	if named, ok := aliases[v]; ok {
+		if id, err := p2p.ParsePeerID(named); err == nil {
+			return id, true
+		}
+	}
+	writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "recipient "+quote(v)+" is neither a valid secp256k1 PeerId nor an alias")
+	return "", false
 }

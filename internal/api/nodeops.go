@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -11,14 +12,31 @@ import (
 	"github.com/relayd/relayd/internal/p2p"
 )
 
-// PeerInfo is one peer as GET /node/peers shows it.
+// PeerInfo is one peer as GET /node/peers shows it: relayd's fields and
+// the original interface's (multiAddr, heartbeats, lastSeen in
+// milliseconds, backoff, isNew).
 type PeerInfo struct {
 	PeerID     string   `json:"peerId"`
+	MultiAddr  string   `json:"multiAddr,omitempty"` // the first of MultiAddrs; absent when there is none
 	MultiAddrs []string `json:"multiAddrs"`
 	Quality    float64  `json:"quality"`
-	LastSeen   string   `json:"lastSeen,omitempty"` // ISO 8601 UTC; absent before the first successful heartbeat
-	LatencyMs  float64  `json:"latency"`            // last heartbeat round trip in milliseconds
-	Connected  bool     `json:"connected"`
+	// LastSeen is when the peer last answered a heartbeat, in
+	// milliseconds since 1970; 0 before its first answer.
+	LastSeen   int64      `json:"lastSeen"`
+	LatencyMs  float64    `json:"latency"` // last heartbeat round trip in milliseconds
+	Connected  bool       `json:"connected"`
+	Heartbeats Heartbeats `json:"heartbeats"`
+	// Backoff is the original's heartbeat backoff; relayd pings every
+	// known peer each round, so it is always 0.
+	Backoff float64 `json:"backoff"`
+	// IsNew is true before the first heartbeat to the peer.
+	IsNew bool `json:"isNew"`
+}
+
+// Heartbeats counts the heartbeats sent to a peer and those it answered.
+type Heartbeats struct {
+	Sent    uint64 `json:"sent"`
+	Success uint64 `json:"success"`
 }
 
 // Peers is the answer of GET /node/peers.
@@ -32,8 +50,24 @@ func (s *Server) getVersion(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getPeers(w http.ResponseWriter, r *http.Request) {
+	minQuality := 0.0
+	if v := r.URL.Query()["quality"]; len(v) > 0 {
+		q, err := strconv.ParseFloat(v[0], 64)
+		if len(v) > 1 || err != nil || !(q >= 0 && q <= 1) {
+			writeError(w, http.StatusBadRequest, CodeInvalidInput, "quality must be a number from 0 to 1, given once")
+			return
+		}
+		minQuality = q
+	}
 	out := Peers{Connected: []PeerInfo{}, Announced: []PeerInfo{}}
 	for _, p := range s.cfg.Node.Peers() {
+		if p.Quality < minQuality {
+			continue
+		}
+		p.IsNew = p.Heartbeats.Sent == 0
+		if len(p.MultiAddrs) > 0 {
+			p.MultiAddr = p.MultiAddrs[0]
+		}
 		out.Announced = append(out.Announced, p)
 		if p.Connected {
 			out.Connected = append(out.Connected, p)

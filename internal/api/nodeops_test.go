@@ -29,7 +29,7 @@ func TestVersion(t *testing.T) {
 func TestPeers(t *testing.T) {
 	n := newFakeNode(t)
 	n.peers = []PeerInfo{
-		{PeerID: "16Uiu2HAmA", MultiAddrs: []string{"/ip4/127.0.0.1/tcp/1"}, Quality: 1, Connected: true, LatencyMs: 0.5, LastSeen: "2026-11-22T00:00:00.000Z"},
+		{PeerID: "16Uiu2HAmA", MultiAddrs: []string{"/ip4/127.0.0.1/tcp/1"}, Quality: 1, Connected: true, LatencyMs: 0.5, LastSeen: 1795305600000, Heartbeats: Heartbeats{Sent: 3, Success: 3}},
 		{PeerID: "16Uiu2HAmB", MultiAddrs: []string{}, Quality: 0.1},
 	}
 	srv, _ := serve(t, n, false)

@@ -166,6 +166,8 @@ type specCase struct {
 	// noChain serves the request from a node started without a chain (nor
 	// messenger or metrics).
 	noChain bool
+	// header is sent with the token.
+	header http.Header
 }
 
 // Failures of the node's chain side, as the node reports them.
@@ -230,6 +232,29 @@ func specCases(f *specFixture) []specCase {
 		{name: "send to self", method: "POST", path: "/messages", body: message("hello", self), status: 400, code: CodeInvalidPeerID},
 		{name: "send empty", method: "POST", path: "/messages", body: message("", bob), status: 400, code: CodeInvalidInput},
 		{name: "send with a path", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","path":["` + far + `"]}`, status: 400, code: CodeInvalidInput},
+		{name: "send with hops", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","hops":1}`, status: 400, code: CodeInvalidInput},
+		{name: "send to an alias", method: "POST", path: "/messages", body: message("hello", "bob"), status: 202},
+		{name: "send to me", method: "POST", path: "/messages", body: message("hello", "me"), status: 400, code: CodeInvalidPeerID},
+		{name: "send to an unknown alias", method: "POST", path: "/messages", body: message("hello", "nobody"), status: 400, code: CodeInvalidPeerID},
+		{name: "send, alias store fails", method: "POST", path: "/messages", body: message("hello", "bob"), status: 500, code: CodeUnknownFailure, failing: true},
+
+		{name: "message stream", method: "GET", path: "/messages/websocket", header: wsUpgrade(), status: 101},
+		{name: "message stream since", method: "GET", path: "/messages/websocket?since=0", header: wsUpgrade(), status: 101},
+		{name: "message stream, not an upgrade", method: "GET", path: "/messages/websocket", status: 400, code: CodeInvalidInput},
+		{name: "message stream, bad since", method: "GET", path: "/messages/websocket?since=-1", header: wsUpgrade(), status: 400, code: CodeInvalidInput},
+		{name: "message stream, since twice", method: "GET", path: "/messages/websocket?since=1&since=2", header: wsUpgrade(), status: 400, code: CodeInvalidInput},
+		{name: "message stream, none", method: "GET", path: "/messages/websocket", header: wsUpgrade(), status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "admin stream", method: "GET", path: "/node/stream/websocket", header: wsUpgrade(), status: 101},
+		{name: "admin stream, not an upgrade", method: "GET", path: "/node/stream/websocket", status: 400, code: CodeInvalidInput},
+		{name: "admin stream, none", method: "GET", path: "/node/stream/websocket", header: wsUpgrade(), status: 503, code: CodeUnknownFailure, noChain: true},
+
+		{name: "sign", method: "POST", path: "/messages/sign", body: `{"message":"hello"}`, status: 200},
+		{name: "sign empty", method: "POST", path: "/messages/sign", body: `{"message":""}`, status: 200},
+		{name: "sign without message", method: "POST", path: "/messages/sign", body: `{}`, status: 400, code: CodeInvalidInput},
+		{name: "sign fails", method: "POST", path: "/messages/sign", body: `{"message":"hello"}`, status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "sign, old path", method: "POST", path: "/message/sign", body: `{"message":"hello"}`, status: 200},
+		{name: "sign, old path, bad body", method: "POST", path: "/message/sign", body: `{"message":1}`, status: 400, code: CodeInvalidInput},
+		{name: "sign, old path, fails", method: "POST", path: "/message/sign", body: `{"message":"hello"}`, status: 500, code: CodeUnknownFailure, fault: errChainFault},
 		{name: "send 501 bytes", method: "POST", path: "/messages", body: message(strings.Repeat("é", 250)+"a", bob), status: 400, code: CodeMessageTooLarge},
 		{name: "send, no path", method: "POST", path: "/messages", body: message("hello", far), status: 422, code: CodePathNotFound},
 		{name: "send, depleted channel", method: "POST", path: "/messages", body: message("hello", closing), status: 422, code: CodeNotEnoughBalance},
@@ -367,6 +392,15 @@ func specCases(f *specFixture) []specCase {
 
 		{name: "version", method: "GET", path: "/node/version", status: 200},
 		{name: "peers", method: "GET", path: "/node/peers", status: 200},
+		{name: "peers of quality 0.5", method: "GET", path: "/node/peers?quality=0.5", status: 200},
+		{name: "peers, quality above 1", method: "GET", path: "/node/peers?quality=2", status: 400, code: CodeInvalidInput},
+		{name: "peers, negative quality", method: "GET", path: "/node/peers?quality=-0.1", status: 400, code: CodeInvalidInput},
+		{name: "peers, quality not a number", method: "GET", path: "/node/peers?quality=good", status: 400, code: CodeInvalidInput},
+		{name: "peers, quality twice", method: "GET", path: "/node/peers?quality=0.1&quality=0.2", status: 400, code: CodeInvalidInput},
+		{name: "entry nodes", method: "GET", path: "/node/entryNodes", status: 200},
+		{name: "peer info", method: "GET", path: "/peerInfo/" + bob, status: 200},
+		{name: "peer info, unknown peer", method: "GET", path: "/peerInfo/" + f.stranger.PeerID().String(), status: 200},
+		{name: "peer info, bad peer", method: "GET", path: "/peerInfo/16Uiu2HAmNOPE", status: 400, code: CodeInvalidPeerID},
 		{name: "ping", method: "POST", path: "/node/ping", body: peerBody(bob), status: 200},
 		{name: "ping, bad peer", method: "POST", path: "/node/ping", body: peerBody("0x035C68d5251AfF759Ea945A05783F2290EA0Accf"), status: 400, code: CodeInvalidPeerID},
 		{name: "ping self", method: "POST", path: "/node/ping", body: peerBody(f.self.PeerID().String()), status: 400, code: CodeInvalidPeerID},
@@ -397,7 +431,7 @@ func newSpecFixture(t *testing.T) *specFixture {
 		t.Fatal(err)
 	}
 	f.self.peers = []PeerInfo{
-		{PeerID: f.other.PeerID().String(), MultiAddrs: []string{"/ip4/127.0.0.1/tcp/9091"}, Quality: 1, LastSeen: "2026-11-22T10:00:00.000Z", LatencyMs: 0.4, Connected: true},
+		{PeerID: f.other.PeerID().String(), MultiAddrs: []string{"/ip4/127.0.0.1/tcp/9091"}, Quality: 1, LastSeen: 1795341600000, LatencyMs: 0.4, Connected: true, Heartbeats: Heartbeats{Sent: 4, Success: 4}},
 		{PeerID: f.far.PeerID().String(), MultiAddrs: []string{}, Quality: 0},
 	}
 	f.self.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
@@ -480,6 +514,9 @@ func send(t *testing.T, method, url string, header http.Header, body string) (*h
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusSwitchingProtocols {
+		return resp, nil // the body is the upgraded connection
+	}
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
 		t.Fatal(err)
@@ -507,7 +544,11 @@ func TestSpecResponses(t *testing.T) {
 				cfg = noChainConfig(f.self)
 			}
 			srv := serveConfig(t, cfg)
-			resp, body := send(t, tc.method, srv.URL+Prefix+tc.path, token, tc.body)
+			h := token.Clone()
+			for k, v := range tc.header {
+				h[k] = v
+			}
+			resp, body := send(t, tc.method, srv.URL+Prefix+tc.path, h, tc.body)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("got %d %s, want %d", resp.StatusCode, body, tc.status)
 			}

@@ -54,9 +54,13 @@ type Ticket struct {
 	Amount       string `json:"amount"`
 	Index        string `json:"index"`
 	ChannelEpoch string `json:"channelEpoch"`
-	WinProb      string `json:"winProb"` // 56-bit fixed point: 72057594037927935 = always wins
-	Challenge    string `json:"challenge"`
-	Signature    string `json:"signature"`
+	// Epoch is the original interface's ticket epoch. relayd has one
+	// epoch per channel opening, so it repeats ChannelEpoch (the API sets
+	// it when the node leaves it empty).
+	Epoch     string `json:"epoch"`
+	WinProb   string `json:"winProb"` // 56-bit fixed point: 72057594037927935 = always wins
+	Challenge string `json:"challenge"`
+	Signature string `json:"signature"`
 }
 
 // TicketStatistics is the answer of GET /tickets/statistics; values are wei
@@ -99,6 +103,11 @@ func (s *Server) listTickets(w http.ResponseWriter, from *peer.ID, notFound bool
 	}
 	if list == nil {
 		list = []Ticket{}
+	}
+	for i := range list {
+		if list[i].Epoch == "" {
+			list[i].Epoch = list[i].ChannelEpoch
+		}
 	}
 	writeJSON(w, http.StatusOK, list)
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -33,8 +34,18 @@ type validator struct {
 	log    *slog.Logger
 }
 
-// newValidator loads the embedded document and routes requests over it.
+// newValidator routes requests over the embedded document.
 func newValidator(log *slog.Logger) (*validator, error) {
+	router, err := documentRouter()
+	if err != nil {
+		return nil, err
+	}
+	return &validator{router: router, log: log}, nil
+}
+
+// documentRouter loads and checks the embedded document once (it is fixed
+// at build time); the router only reads it, so every Server shares it.
+var documentRouter = sync.OnceValues(func() (routers.Router, error) {
 	doc, err := openapi.Load()
 	if err != nil {
 		return nil, err
@@ -51,8 +62,8 @@ func newValidator(log *slog.Logger) (*validator, error) {
 	if err != nil {
 		return nil, fmt.Errorf("openapi: router: %w", err)
 	}
-	return &validator{router: router, log: log}, nil
-}
+	return router, nil
+})
 
 // wrap returns h preceded by the validation of its request.
 func (v *validator) wrap(h http.HandlerFunc) http.HandlerFunc {
@@ -251,6 +262,15 @@ func schemaIssue(e *openapi3.SchemaError, param *openapi3.Parameter) issue {
 		where := "request body"
 		if field != "" {
 			where = "field " + quote(field)
+		}
+		// A field the document refuses on purpose says why (x-refused:
+		// name → reason), e.g. a message's path, which the node picks.
+		if refused, ok := e.Schema.Extensions["x-refused"].(map[string]any); ok {
+			for _, n := range names {
+				if why, ok := refused[n].(string); ok {
+					return issue{rankUnknownField, CodeInvalidInput, where + " has an unknown field " + quote(n) + ": " + why}
+				}
+			}
 		}
 		if len(names) == 1 {
 			return issue{rankUnknownField, CodeInvalidInput, where + " has an unknown field " + quote(names[0])}
