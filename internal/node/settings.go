@@ -392,8 +392,8 @@ func (s Settings) redeemPolicy() strategy.RedeemPolicy {
 	return strategy.RedeemPolicy{Enabled: s.AutoRedeem, Count: uint64(s.AutoRedeemCount), Value: s.AutoRedeemValue}
 }
 
-// firstTicket is what a message's first ticket is worth.
-var firstTicket = tickets.AmountFor(path.DefaultRelayers)
+// firstTicket is the most a message's first ticket is worth, with the largest padding.
+var firstTicket = tickets.PaddedAmount(path.DefaultRelayers, tickets.PadMax)
 
 // policy is the strategy policy the settings describe.
 func (s Settings) policy() strategy.Policy {
