@@ -59,6 +59,8 @@ func run(args []string, stdout io.Writer) error {
 	covers := fs.String("coverRates", "0,1,5", "with --privacy: the cover rates, packets per second per node")
 	parallel := fs.Int("parallel", 2, "with --privacy: runs at once")
 	asJSON := fs.Bool("json", false, "print the report (with --privacy: the reports) as JSON")
+	jsonFile := fs.String("jsonFile", "", "with --privacy: also write the reports as JSON to this file")
+	verbose := fs.Bool("v", false, "with --privacy: say on stderr when each run ends and how long it took")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -80,7 +82,11 @@ func run(args []string, stdout io.Writer) error {
 		if !maxSet {
 			cfg.MixDelayMax = 0 // each mean's own cap, mixDelayMin + 10 × mean
 		}
-		return runTable(cfg, *means, *covers, *parallel, *asJSON, stdout)
+		var progress io.Writer = io.Discard
+		if *verbose {
+			progress = os.Stderr
+		}
+		return runTable(cfg, table{means: *means, covers: *covers, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
 	}
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -101,19 +107,27 @@ func run(args []string, stdout io.Writer) error {
 	return r.Write(stdout)
 }
 
+// table is the privacy table's flags.
+type table struct {
+	means, covers string
+	parallel      int
+	asJSON        bool
+	jsonFile      string
+}
+
 // runTable runs one observed simulation of cfg per mixing delay mean and cover rate, at most
 // parallel at once, and prints a line (or a JSON report) per cell, means first.
-func runTable(cfg sim.Config, means, covers string, parallel int, asJSON bool, stdout io.Writer) error {
-	ms, err := parseList("mixDelayMeans", means, time.ParseDuration)
+func runTable(cfg sim.Config, tb table, stdout, progress io.Writer) error {
+	ms, err := parseList("mixDelayMeans", tb.means, time.ParseDuration)
 	if err != nil {
 		return err
 	}
-	cs, err := parseList("coverRates", covers, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
+	cs, err := parseList("coverRates", tb.covers, func(s string) (float64, error) { return strconv.ParseFloat(s, 64) })
 	if err != nil {
 		return err
 	}
-	if parallel < 1 {
-		return fmt.Errorf("--parallel %d: want at least 1", parallel)
+	if tb.parallel < 1 {
+		return fmt.Errorf("--parallel %d: want at least 1", tb.parallel)
 	}
 	var cells []sim.Config
 	for _, m := range ms {
@@ -128,17 +142,22 @@ func runTable(cfg sim.Config, means, covers string, parallel int, asJSON bool, s
 	}
 	reports := make([]sim.Report, len(cells))
 	errs := make([]error, len(cells))
-	sem := make(chan struct{}, parallel)
+	sem := make(chan struct{}, tb.parallel)
 	var wg sync.WaitGroup
+	var mu sync.Mutex
 	for i, cell := range cells {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			start := time.Now()
 			s, err := sim.New(cell)
 			if err == nil {
 				reports[i], err = s.Run()
 			}
 			errs[i] = err
+			mu.Lock()
+			fmt.Fprintf(progress, "mean %v, cover %g: done in %v (%v)\n", cell.MixDelayMean, cell.CoverRate, time.Since(start).Round(time.Second), err)
+			mu.Unlock()
 		})
 	}
 	wg.Wait()
@@ -150,7 +169,16 @@ func runTable(cfg sim.Config, means, covers string, parallel int, asJSON bool, s
 			p.Timing.PerMessage, p.Size.PerMessage = nil, nil
 		}
 	}
-	if asJSON {
+	if tb.jsonFile != "" {
+		b, err := json.MarshalIndent(reports, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(tb.jsonFile, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if tb.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(reports)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -86,8 +88,13 @@ func TestPrivacyTable(t *testing.T) {
 			rs[0].Privacy.Timing.MeanEntropy, rs[0].LatencyP50)
 	}
 	out.Reset()
-	if err := run(append(args, "--parallel", "1"), &out); err != nil {
+	file := filepath.Join(t.TempDir(), "table.json")
+	if err := run(append(args, "--parallel", "1", "--jsonFile", file), &out); err != nil {
 		t.Fatal(err)
+	}
+	var again []sim.Report
+	if b, err := os.ReadFile(file); err != nil || json.Unmarshal(b, &again) != nil || len(again) != len(want) || again[3].CoverRate != 2 {
+		t.Fatalf("--jsonFile: %v, %d reports", err, len(again))
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 2+len(want) || !strings.HasPrefix(lines[2], "0.0 ") || !strings.HasPrefix(lines[4], "50.0 ") {
