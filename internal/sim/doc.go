@@ -8,14 +8,21 @@
 // nothing while the announced peers differ from those of the tick before), path.Select with the
 // node's fallback from 2 to 3 relayers (internal/node pickPath), tickets.AmountFor for what each
 // hop's ticket takes from its channel. What is modelled: the chain (an action is mined after
-// Config.ChainDelay), links (a one-way latency per node pair, drawn once), each relayer's
-// processing and mixing delay, heartbeat quality as internal/p2p computes it (0.5 at first, moved
-// a quarter of the way to 1 on a successful ping and to 0 on a failed one, every heartbeat
+// Config.ChainDelay), links (a one-way latency per node pair, drawn once), each hop's
+// processing time and each relayer's mixing delay (uniform, or exponential as internal/relay draws
+// it), acknowledgements (sent back by every hop once it has processed a packet), loop cover
+// traffic (Config.CoverRate: packets over 2 or 3 relayers back to their node, paid like
+// messages), heartbeat quality as internal/p2p computes it (0.5 at first, moved a quarter of the way to 1 on a successful ping and to 0 on a failed one, every heartbeat
 // interval, by each node for each peer), the sender's "down" mark on a first hop it could not
 // reach (until its next successful heartbeat), and churn as `relayd cluster --churn` does it.
 // What it leaves out: bandwidth, CPU, queues, the chain's real block times and reorgs.
 //
+// With Config.Observe the run records what a global passive observer of the links sees (each
+// packet's and acknowledgement's time, ends and size: FrameSize and AckSize) and the ground
+// truth of the messages, and scores internal/observe's attacks on them (Report.Privacy).
+//
 // The package owns only the simulation and its Report. It may import internal/strategy,
-// internal/path, internal/tickets, internal/channels, the standard library, go-ethereum's common
-// and holiman/uint256 (and libp2p peer IDs if path needs them); nothing that does I/O.
+// internal/path, internal/tickets, internal/channels, internal/observe, the standard library,
+// go-ethereum's common and holiman/uint256 (and libp2p peer IDs if path needs them); nothing
+// that does I/O.
 package sim
