@@ -14,7 +14,6 @@ import (
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/store"
-	"github.com/relayd/relayd/internal/ws"
 )
 
 // apiNode is the node as the REST API sees it.
@@ -44,12 +43,13 @@ func peerInfo(p p2p.PeerInfo) api.PeerInfo {
 		Quality:    p.Quality,
 		LatencyMs:  float64(p.Latency.Microseconds()) / 1000,
 		Connected:  p.Connected,
+		Heartbeats: api.Heartbeats{Sent: p.HeartbeatsSent, Success: p.HeartbeatsSucceeded},
 	}
 	for _, a := range p.Addrs {
 		info.MultiAddrs = append(info.MultiAddrs, a.String())
 	}
 	if !p.LastSeen.IsZero() {
-		info.LastSeen = p.LastSeen.UTC().Format(ws.TimeFormat)
+		info.LastSeen = p.LastSeen.UnixMilli()
 	}
 	return info
 }
