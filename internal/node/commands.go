@@ -18,29 +18,70 @@ import (
 // commands are the operator commands of the admin WebSocket server.
 func (n *Node) commands() []ws.Command {
 	return append([]ws.Command{
-		{Name: "address", Usage: "address", Help: "Show this node's peer ID and chain address.", Run: n.cmdAddress},
+		{Name: "address", Usage: "address [relay|native]", Help: "Show this node's PeerId (relay address) and chain address.", Run: n.cmdAddress},
+		{Name: "addresses", Usage: "addresses <peer>", Help: "Show the multiaddresses a peer announced on chain and those it was seen at.", Run: n.cmdAddresses},
 		{Name: "version", Usage: "version", Help: "Show the node's version.",
-			Run: func(context.Context, string) ([]string, error) { return []string{"relayd " + Version}, nil }},
+			Run: func(context.Context, string) ([]string, error) { return []string{Version}, nil }},
 		{Name: "peers", Usage: "peers", Help: "List known peers with heartbeat quality.", Run: n.cmdPeers},
 		{Name: "ping", Usage: "ping <peer>", Help: "Measure the round trip to a peer (PeerId or alias).", Run: n.cmdPing},
 		{Name: "alias", Usage: "alias [<peerId> <name>]", Help: "List aliases, or name a peer.", Run: n.cmdAlias},
+		{Name: "quit", Usage: "quit", Help: "Stop the node (as a signal would).", Run: n.cmdQuit, After: n.quit},
 		n.settingsCommand(),
+		n.signCommand(),
 	}, n.chainCommands()...)
 }
 
-func (n *Node) cmdAddress(context.Context, string) ([]string, error) {
-	return []string{
-		"PeerId (relay address): " + n.id.PeerID().String(),
-		"Native address:         " + n.id.Address().Hex(),
-	}, nil
+// The admin commands' output starts with the original 2022 node's wording
+// (brand renamed: HOPR is RELAY, ETH stays the native coin), so scripts
+// written for it keep matching; relayd's extra detail follows it.
+
+func (n *Node) cmdAddress(_ context.Context, args string) ([]string, error) {
+	relay := "RELAY Address:  " + n.id.PeerID().String() + " (PeerId)"
+	native := "ETH Address:    " + n.id.Address().Hex() + " (native address)"
+	switch strings.ToLower(args) {
+	case "":
+		return []string{relay, native}, nil
+	case "relay", "hopr":
+		return []string{relay}, nil
+	case "native", "eth":
+		return []string{native}, nil
+	}
+	return nil, &ws.UsageError{Reason: fmt.Sprintf("%q is neither relay nor native", args)}
+}
+
+func (n *Node) cmdAddresses(_ context.Context, args string) ([]string, error) {
+	if args == "" || strings.ContainsAny(args, " \t") {
+		return nil, &ws.UsageError{Reason: "addresses needs exactly one peer"}
+	}
+	id, err := n.resolvePeer(args)
+	if err != nil {
+		return nil, err
+	}
+	announced, observed := apiNode{n}.PeerAddresses(id)
+	out := []string{"Announced addresses for " + args + ":"}
+	for _, a := range announced {
+		out = append(out, "- "+a)
+	}
+	out = append(out, "Observed addresses for "+args+":")
+	for _, a := range observed {
+		out = append(out, "- "+a)
+	}
+	return out, nil
 }
 
 func (n *Node) cmdPeers(context.Context, string) ([]string, error) {
 	peers := n.host.Peers()
-	if len(peers) == 0 {
-		return []string{"No known peers."}, nil
+	good, poor := 0, 0
+	for _, p := range peers {
+		switch {
+		case fmt.Sprintf("%.2f", p.Quality) == "1.00":
+			good++
+		case p.Quality < 0.5:
+			poor++
+		}
 	}
-	out := []string{fmt.Sprintf("%d known peers:", len(peers))}
+	out := []string{fmt.Sprintf("network peers status: %d nodes in total, %d nodes with quality 1.0, %d nodes with quality below 0.5",
+		len(peers), good, poor)}
 	for _, p := range peers {
 		seen := "never"
 		if !p.LastSeen.IsZero() {
@@ -50,9 +91,26 @@ func (n *Node) cmdPeers(context.Context, string) ([]string, error) {
 		if p.Connected {
 			state = "connected"
 		}
-		out = append(out, fmt.Sprintf("  %s  quality %.2f  %s  last seen %s", p.ID, p.Quality, state, seen))
+		out = append(out, fmt.Sprintf("- id: %s, quality: %.2f, %s, last seen: %s", p.ID, p.Quality, state, seen))
 	}
 	return out, nil
+}
+
+func (n *Node) cmdQuit(_ context.Context, args string) ([]string, error) {
+	if args != "" {
+		return nil, &ws.UsageError{Reason: "quit takes no arguments"}
+	}
+	if n.stop == nil {
+		return nil, errors.New("the node is not running")
+	}
+	return []string{"Stopping the node."}, nil
+}
+
+// quit stops the node once the quit command's reply is on its way: Run
+// shuts down as on a signal and returns.
+func (n *Node) quit() {
+	n.log.Info("stopping: an admin client sent quit")
+	n.stop()
 }
 
 func (n *Node) cmdPing(ctx context.Context, args string) ([]string, error) {
@@ -69,7 +127,8 @@ func (n *Node) cmdPing(ctx context.Context, args string) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ping %s: %w", id, err)
 	}
-	return []string{fmt.Sprintf("Pong from %s in %.2f ms", id, float64(rtt.Microseconds())/1000)}, nil
+	ms := float64(rtt.Microseconds()) / 1000
+	return []string{fmt.Sprintf("Pong received in: %d ms (%.2f ms, from %s)", rtt.Round(time.Millisecond).Milliseconds(), ms, id)}, nil
 }
 
 func (n *Node) cmdAlias(_ context.Context, args string) ([]string, error) {
@@ -98,7 +157,7 @@ func (n *Node) cmdAlias(_ context.Context, args string) ([]string, error) {
 	if err := n.db.SetAlias(fields[1], id.String()); err != nil {
 		return nil, err
 	}
-	return []string{fmt.Sprintf("Set alias %s -> %s", fields[1], id)}, nil
+	return []string{fmt.Sprintf("Set alias '%s' to '%s'.", fields[1], id)}, nil
 }
 
 // resolvePeer turns an operator's peer argument into a PeerId: "me" is this

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/big"
 	"strings"
 
@@ -83,9 +84,10 @@ func (n *Node) cmdBalance(ctx context.Context, _ string) ([]string, error) {
 	if err != nil {
 		return nil, describe(err)
 	}
+	sym := n.chain.client.TokenSymbol()
 	return []string{
-		fmt.Sprintf("%s balance:  %s %s", n.chain.client.TokenSymbol(), formatTokens(token), n.chain.client.TokenSymbol()),
-		fmt.Sprintf("Native balance: %s", formatTokens(native)),
+		fmt.Sprintf("%-16s%s %s", sym+" Balance:", formatTokens(token), sym),
+		fmt.Sprintf("%-16s%s %s", "ETH Balance:", formatTokens(native), api.NativeCurrency),
 	}, nil
 }
 
@@ -94,15 +96,31 @@ func (n *Node) cmdChannels(_ context.Context, _ string) ([]string, error) {
 		return nil, errNoChainCmd
 	}
 	in, out := chainAPI{n.chain}.Channels(false)
-	if len(in)+len(out) == 0 {
-		return []string{"No open channels."}, nil
-	}
+	sym := n.chain.client.TokenSymbol()
 	var lines []string
-	for _, list := range [][]api.Channel{out, in} {
-		for _, c := range list {
-			bal, _ := new(big.Int).SetString(c.Balance, 10)
-			lines = append(lines, fmt.Sprintf("%-8s %s  %s  %s %s", c.Type, c.PeerID, c.Status, formatTokens(bal), n.chain.client.TokenSymbol()))
+	block := func(c api.Channel, kind, party string) {
+		bal, _ := new(big.Int).SetString(c.Balance, 10)
+		status := c.Status
+		if c.ClosureTime != "" {
+			status += " (can be finalized from " + c.ClosureTime + ")"
 		}
+		lines = append(lines,
+			fmt.Sprintf("%-24s%s", kind+" Channel:", c.ChannelID),
+			fmt.Sprintf("%-24s%s", party+":", c.PeerID),
+			fmt.Sprintf("%-24s%s", "Status:", status),
+			fmt.Sprintf("%-24s%s %s", "Balance:", formatTokens(bal), sym))
+	}
+	for _, c := range out {
+		block(c, "Outgoing", "To")
+	}
+	if len(out) == 0 {
+		lines = append(lines, "No open channels from node.")
+	}
+	for _, c := range in {
+		block(c, "Incoming", "From")
+	}
+	if len(in) == 0 {
+		lines = append(lines, "No open channels to node.")
 	}
 	return lines, nil
 }
@@ -127,7 +145,7 @@ func (n *Node) cmdOpen(ctx context.Context, args string) ([]string, error) {
 	if err != nil {
 		return nil, describe(err)
 	}
-	return []string{fmt.Sprintf("Opened channel %s to %s with %s %s (tx %s)", chID, id, f[1], n.chain.client.TokenSymbol(), tx)}, nil
+	return []string{fmt.Sprintf("Successfully opened channel %s to %s with %s %s (tx %s)", chID, id, f[1], n.chain.client.TokenSymbol(), tx)}, nil
 }
 
 func (n *Node) cmdClose(ctx context.Context, args string) ([]string, error) {
@@ -153,9 +171,11 @@ func (n *Node) cmdClose(ctx context.Context, args string) ([]string, error) {
 	case tx == "":
 		return []string{"Channel is already " + before + "."}, nil
 	case before == "Open" && outgoing:
-		return []string{fmt.Sprintf("Initiated closure of the channel to %s (tx %s); run close again after the closure period.", id, tx)}, nil
+		minutes := int64(math.Ceil(n.chain.client.ClosurePeriod().Minutes()))
+		return []string{fmt.Sprintf("Initiated channel closure, the channel must remain open for at least %d minutes. "+
+			"Please send the close command again once the cool-off has passed. Receipt: %s. (channel to %s)", minutes, tx, id)}, nil
 	}
-	return []string{fmt.Sprintf("Closed the channel with %s (tx %s).", id, tx)}, nil
+	return []string{fmt.Sprintf("Closing channel. Receipt: %s. (channel with %s closed)", tx, id)}, nil
 }
 
 func (n *Node) cmdWithdraw(ctx context.Context, args string) ([]string, error) {
@@ -185,7 +205,7 @@ func (n *Node) cmdWithdraw(ctx context.Context, args string) ([]string, error) {
 	if err != nil {
 		return nil, describe(err)
 	}
-	return []string{fmt.Sprintf("Withdrew %s %s to %s (tx %s)", f[0], strings.ToUpper(f[1]), to.Hex(), tx)}, nil
+	return []string{fmt.Sprintf("Withdrawing %s %s to %s, receipt %s.", f[0], strings.ToUpper(f[1]), to.Hex(), tx)}, nil
 }
 
 func (n *Node) cmdTickets(context.Context, string) ([]string, error) {
@@ -199,12 +219,17 @@ func (n *Node) cmdTickets(context.Context, string) ([]string, error) {
 	sym := n.chain.client.TokenSymbol()
 	tok := func(v string) string { b, _ := new(big.Int).SetString(v, 10); return formatTokens(b) + " " + sym }
 	return []string{
-		fmt.Sprintf("Pending:    %d (awaiting the next hop's acknowledgement)", st.Pending),
-		fmt.Sprintf("Unredeemed: %d worth %s", st.Unredeemed, tok(st.UnredeemedValue)),
-		fmt.Sprintf("Redeemed:   %d worth %s", st.Redeemed, tok(st.RedeemedValue)),
-		fmt.Sprintf("Losing:     %d (win proportion %.2f)", st.LosingTickets, st.WinProportion),
-		fmt.Sprintf("Neglected:  %d", st.Neglected),
-		fmt.Sprintf("Rejected:   %d worth %s", st.Rejected, tok(st.RejectedValue)),
+		"Tickets:",
+		fmt.Sprintf("- Pending:          %d (awaiting the next hop's acknowledgement)", st.Pending),
+		fmt.Sprintf("- Unredeemed:       %d", st.Unredeemed),
+		fmt.Sprintf("- Unredeemed Value: %s", tok(st.UnredeemedValue)),
+		fmt.Sprintf("- Redeemed:         %d", st.Redeemed),
+		fmt.Sprintf("- Redeemed Value:   %s", tok(st.RedeemedValue)),
+		fmt.Sprintf("- Losing Tickets:   %d", st.LosingTickets),
+		fmt.Sprintf("- Win Proportion:   %.0f%%", st.WinProportion*100),
+		fmt.Sprintf("- Neglected:        %d", st.Neglected),
+		fmt.Sprintf("- Rejected:         %d", st.Rejected),
+		fmt.Sprintf("- Rejected Value:   %s", tok(st.RejectedValue)),
 	}, nil
 }
 
@@ -216,7 +241,8 @@ func (n *Node) cmdRedeem(ctx context.Context, _ string) ([]string, error) {
 	if err != nil {
 		return nil, describe(err)
 	}
-	return []string{fmt.Sprintf("Redeemed %d tickets worth %s %s.", rep.Redeemed, formatTokens(rep.Value.ToBig()), n.chain.client.TokenSymbol())}, nil
+	return []string{fmt.Sprintf("Redeemed all tickets. Run 'tickets' for details (%d tickets worth %s %s).",
+		rep.Redeemed, formatTokens(rep.Value.ToBig()), n.chain.client.TokenSymbol())}, nil
 }
 
 func (n *Node) cmdInfo(ctx context.Context, _ string) ([]string, error) {
@@ -224,18 +250,23 @@ func (n *Node) cmdInfo(ctx context.Context, _ string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := []string{"Network: " + info.Network}
-	for _, a := range info.ListeningAddresses {
-		out = append(out, "Listening on: "+a)
+	announced := strings.Join(info.AnnouncedAddresses, ",")
+	if announced == "" {
+		announced = "(not announced)"
+	}
+	out := []string{
+		"Announcing to other nodes as: " + announced,
+		"Listening on: " + strings.Join(info.ListeningAddresses, ","),
+		"Running on: " + info.Network,
 	}
 	if n.chain == nil {
 		return append(out, "Chain: none (--provider not set)"), nil
 	}
 	return append(out,
+		fmt.Sprintf("RELAY Token: %s (%s)", info.TokenContract, info.TokenSymbol),
+		"RELAY Channels: "+info.ChannelsContract,
+		fmt.Sprintf("Channel closure period: %d minutes (%d s)", (info.ClosurePeriod+59)/60, info.ClosurePeriod),
 		fmt.Sprintf("Chain id: %d", info.ChainID),
-		"Channels contract: "+info.ChannelsContract,
-		fmt.Sprintf("Token contract: %s (%s)", info.TokenContract, info.TokenSymbol),
-		fmt.Sprintf("Channel closure period: %d s", info.ClosurePeriod),
 		fmt.Sprintf("Indexed: %d channels, %d announced peers, next block %d", info.ChannelsIndexed, info.PeersAnnounced, info.IndexedBlock),
 	), nil
 }

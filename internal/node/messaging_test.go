@@ -178,12 +178,12 @@ func TestAdminSendDirectAndExplicit(t *testing.T) {
 	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, strings.Repeat("x", 501), b.id.PeerID()), &errBody); s != http.StatusBadRequest || errBody.Status != "MESSAGE_TOO_LARGE" || !strings.Contains(errBody.Error, "500 bytes") {
 		t.Fatalf("REST too long: %d %+v", s, errBody)
 	}
-	out = admin.run("tickets", func(s string) bool { return strings.HasPrefix(s, "Rejected") })
-	if out[0] != "Pending:    0 (awaiting the next hop's acknowledgement)" {
+	out = admin.run("tickets", func(s string) bool { return strings.HasPrefix(s, "- Rejected Value:") })
+	if out[0] != "Tickets:" || out[1] != "- Pending:          0 (awaiting the next hop's acknowledgement)" {
 		t.Fatalf("tickets: %q", out)
 	}
-	out = admin.run("balance", func(s string) bool { return strings.HasPrefix(s, "Native") })
-	if !strings.HasPrefix(out[0], "RELAY balance:  99 RELAY") {
+	out = admin.run("balance", func(s string) bool { return strings.HasPrefix(s, "ETH Balance:") })
+	if !strings.HasPrefix(out[0], "RELAY Balance:  99 RELAY") {
 		t.Fatalf("balance: %q", out)
 	}
 

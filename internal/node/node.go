@@ -38,6 +38,7 @@ type Node struct {
 	log      *slog.Logger
 	id       *identity.Identity
 	hub      *ws.Hub
+	stop     context.CancelFunc // ends Run (the admin quit command); set by Run before it serves
 	metrics  *prometheus.Registry
 	host     *p2p.Host
 	db       *store.DB
@@ -267,6 +268,9 @@ func (n *Node) Identity() *identity.Identity { return n.id }
 // Run serves until ctx ends, then shuts down within the configured timeout.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.close()
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	n.stop = stop
 	n.log.Info("relayd started", "version", Version,
 		"peerId", n.id.PeerID().String(), "address", n.id.Address().Hex(), "p2p", n.cfg.Host,
 		"api", "http://"+n.apiLn.Addr().String()+api.Prefix, "admin", "ws://"+n.adminLn.Addr().String())

@@ -51,8 +51,8 @@ func TestAdminCommandsAndShutdown(t *testing.T) {
 	}
 	want := map[string]bool{
 		"admin > address": false,
-		"PeerId (relay address): " + n.Identity().PeerID().String(): false,
-		"Native address:         " + n.Identity().Address().Hex():   false,
+		"RELAY Address:  " + n.Identity().PeerID().String() + " (PeerId)":       false,
+		"ETH Address:    " + n.Identity().Address().Hex() + " (native address)": false,
 	}
 	sawStartLog := false
 	deadline := time.Now().Add(10 * time.Second)
@@ -181,19 +181,20 @@ func TestPeersPingAndAliases(t *testing.T) {
 	admin := dialAdmin(t, b)
 
 	out := admin.run("ping "+a.id.PeerID().String(), func(s string) bool { return true })
-	if !strings.HasPrefix(out[0], "Pong from "+a.id.PeerID().String()) {
+	if !strings.HasPrefix(out[0], "Pong received in: ") || !strings.HasSuffix(out[0], " ms, from "+a.id.PeerID().String()+")") {
 		t.Fatalf("ping: %q", out)
 	}
 	out = admin.run("alias "+a.id.PeerID().String()+" alice", func(string) bool { return true })
-	if out[0] != "Set alias alice -> "+a.id.PeerID().String() {
+	if out[0] != "Set alias 'alice' to '"+a.id.PeerID().String()+"'." {
 		t.Fatalf("alias: %q", out)
 	}
 	out = admin.run("ping alice", func(string) bool { return true })
-	if !strings.HasPrefix(out[0], "Pong from "+a.id.PeerID().String()) {
+	if !strings.HasPrefix(out[0], "Pong received in: ") || !strings.HasSuffix(out[0], " ms, from "+a.id.PeerID().String()+")") {
 		t.Fatalf("ping by alias: %q", out)
 	}
 	out = admin.run("peers", func(s string) bool { return strings.Contains(s, a.id.PeerID().String()) })
-	if out[0] != "1 known peers:" || !strings.Contains(out[1], "connected") {
+	if !strings.HasPrefix(out[0], "network peers status: 1 nodes in total, ") ||
+		!strings.HasPrefix(out[1], "- id: "+a.id.PeerID().String()+", quality: ") || !strings.Contains(out[1], ", connected, ") {
 		t.Fatalf("peers: %q", out)
 	}
 	out = admin.run("ping nobody", func(string) bool { return true })
