@@ -8,6 +8,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/ws"
 )
 
 // PeerAddresses implements api.Node: what the peer announced on chain (none
@@ -100,4 +101,16 @@ func (h health) Ready(ctx context.Context) []api.ReadyCheck {
 	indexer := api.ReadyCheck{Name: "indexer", Ready: next+readyLag > head,
 		Detail: fmt.Sprintf("indexed below block %d; chain head %d", next, head)}
 	return []api.ReadyCheck{{Name: "chain", Ready: true, Detail: fmt.Sprintf("head %d", head)}, indexer, p2p}
+}
+
+// wireAppAPI gives the REST API the WebSocket streams and the readiness
+// checks.
+func (n *Node) wireAppAPI(cfg *api.Config) error {
+	s, err := ws.NewAppStreams(n.hub, n.log.With("component", "api"))
+	if err != nil {
+		return err
+	}
+	n.streams = s
+	cfg.Streams, cfg.Health = s, health{n}
+	return nil
 }

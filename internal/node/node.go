@@ -38,6 +38,7 @@ type Node struct {
 	log      *slog.Logger
 	id       *identity.Identity
 	hub      *ws.Hub
+	streams  *ws.AppStreams     // the REST port's WebSocket streams (appapi.go)
 	stop     context.CancelFunc // ends Run (the admin quit command); set by Run before it serves
 	metrics  *prometheus.Registry
 	host     *p2p.Host
@@ -139,6 +140,9 @@ func (n *Node) buildServers() error {
 	}
 	if n.chain != nil {
 		cfg.Chain, cfg.Tickets = chainAPI{n.chain}, ticketsAPI{n.msg}
+	}
+	if err := n.wireAppAPI(&cfg); err != nil {
+		return err
 	}
 	apiHandler, err := api.New(cfg)
 	if err != nil {
@@ -293,6 +297,7 @@ func (n *Node) Run(ctx context.Context) error {
 		serve("profile", n.profileSrv, n.profileLn)
 	}
 	g.Go(func() error { return n.host.Run(gctx) })
+	g.Go(func() error { return n.streams.Run(gctx) })
 	g.Go(func() error { return n.msg.relay.Run(gctx) })
 	g.Go(func() error { return n.replay.Run(gctx, 200*time.Millisecond) })
 	if s := n.chain; s != nil {

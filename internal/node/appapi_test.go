@@ -1,0 +1,185 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/multiformats/go-multiaddr"
+
+	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/relay"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// restGet calls the node's REST port and returns the status and body.
+func restGet(t *testing.T, n *Node, method, path, body string, token bool) (int, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, "http://"+n.APIAddr().String()+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token {
+		req.Header.Set("X-Auth-Token", "S3cret!token")
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestMessageStreamOnRESTPort: an app on the REST port receives what the
+// node delivers, as numbered message frames, and the admin stream carries
+// the admin frames; both end when the node stops.
+func TestMessageStreamOnRESTPort(t *testing.T) {
+	n, stop := runNode(t, testConfig(t))
+	base := "ws://" + n.APIAddr().String() + api.Prefix
+	dial := func(path string) *websocket.Conn {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		c, _, err := websocket.Dial(ctx, base+path+"?apiToken="+url.QueryEscape("S3cret!token"), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.CloseNow() })
+		return c
+	}
+	msgs, admin := dial("/messages/websocket"), dial("/node/stream/websocket")
+	read := func(c *websocket.Conn) []byte {
+		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+		defer cancel()
+		_, b, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	// The stream's reader may subscribe after the client connected:
+	// deliver until a message reaches the client.
+	var m ws.AppMessage
+	deadline := time.Now().Add(10 * time.Second)
+	for m.Body != "hello app" {
+		if time.Now().After(deadline) {
+			t.Fatal("no message on the stream")
+		}
+		now := time.Now()
+		n.deliver(relay.Received{Text: "hello app", SentAt: now, ReceivedAt: now})
+		if err := json.Unmarshal(read(msgs), &m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.Type != "message" || m.ID < time.Now().Add(-time.Minute).UnixMicro() || m.ReceivedAt == "" {
+		t.Fatalf("frame %+v", m)
+	}
+	for found := false; !found; {
+		var f ws.Frame
+		json.Unmarshal(read(admin), &f)
+		found = f.Type == ws.TypeMessage && f.Msg == "hello app"
+	}
+	stop()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for {
+		if _, _, err := msgs.Read(ctx); err != nil {
+			if websocket.CloseStatus(err) != websocket.StatusGoingAway {
+				t.Fatalf("after stop: %v, want going away", err)
+			}
+			break
+		}
+	}
+}
+
+// TestSignMessage: REST and the admin command sign sha256 of the prefixed
+// message with the node's key; the signature verifies with its public key.
+func TestSignMessage(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	status, body := restGet(t, n, "POST", api.Prefix+"/messages/sign", `{"message":"hello"}`, true)
+	var got api.SignResponse
+	if status != 200 || json.Unmarshal([]byte(body), &got) != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	sig, err := hexutil.Decode(got.Signature)
+	if err != nil || len(sig) != 64 {
+		t.Fatalf("signature %q", got.Signature)
+	}
+	digest := sha256.Sum256([]byte("RELAY Signed Message: hello"))
+	if !crypto.VerifySignature(n.id.PublicKey(), digest[:], sig) {
+		t.Fatal("the signature does not verify with the node's key over the prefixed message")
+	}
+	other := sha256.Sum256([]byte("hello"))
+	if crypto.VerifySignature(n.id.PublicKey(), other[:], sig) {
+		t.Fatal("the signature verifies without the prefix")
+	}
+	out := dialAdmin(t, n).run("sign hello", func(string) bool { return true })
+	if out[0] != "Signed message: "+got.Signature {
+		t.Fatalf("admin sign: %q, want the REST signature %s", out[0], got.Signature)
+	}
+}
+
+// TestHealthEndpoints: /healthz and /readyz answer without a token; a node
+// without a chain is ready once its transport listens.
+func TestHealthEndpoints(t *testing.T) {
+	n := startNode(t, testConfig(t))
+	if status, body := restGet(t, n, "GET", "/healthz", "", false); status != 200 || !strings.Contains(body, `"ok"`) {
+		t.Fatalf("healthz: %d %s", status, body)
+	}
+	status, body := restGet(t, n, "GET", "/readyz", "", false)
+	var r api.Readiness
+	if status != 200 || json.Unmarshal([]byte(body), &r) != nil || !r.Ready || len(r.Checks) != 2 {
+		t.Fatalf("readyz: %d %s", status, body)
+	}
+}
+
+// TestPeerInfoAdapter: the REST peer carries heartbeat counts and lastSeen
+// in milliseconds.
+func TestPeerInfoAdapter(t *testing.T) {
+	seen := time.UnixMilli(1795305600123)
+	id, _ := identity.Generate()
+	m, _ := multiaddr.NewMultiaddr("/ip4/127.0.0.1/tcp/9091")
+	got := peerInfo(p2p.PeerInfo{ID: id.PeerID(), Addrs: []multiaddr.Multiaddr{m}, LastSeen: seen, HeartbeatsSent: 7, HeartbeatsSucceeded: 5})
+	if got.LastSeen != 1795305600123 || got.Heartbeats != (api.Heartbeats{Sent: 7, Success: 5}) || got.MultiAddrs[0] != "/ip4/127.0.0.1/tcp/9091" {
+		t.Fatalf("%+v", got)
+	}
+	if never := peerInfo(p2p.PeerInfo{ID: id.PeerID()}); never.LastSeen != 0 {
+		t.Fatalf("never seen: lastSeen %d", never.LastSeen)
+	}
+}
+
+// TestEntryNodesAndPeerAddresses: the static peers are entry nodes; the
+// transport's addresses of a peer are its observed ones.
+func TestEntryNodesAndPeerAddresses(t *testing.T) {
+	other, _ := identity.Generate()
+	cfg := testConfig(t)
+	cfg.Peers = []string{"/ip4/127.0.0.1/tcp/1/p2p/" + other.PeerID().String()}
+	n := startNode(t, cfg)
+	status, body := restGet(t, n, "GET", api.Prefix+"/node/entryNodes", "", true)
+	var entries map[string]api.EntryNode
+	if status != 200 || json.Unmarshal([]byte(body), &entries) != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	e, ok := entries[other.PeerID().String()]
+	if !ok || !e.IsEligible || len(e.Multiaddrs) != 1 || e.Multiaddrs[0] != "/ip4/127.0.0.1/tcp/1" {
+		t.Fatalf("entry nodes %s", body)
+	}
+	status, body = restGet(t, n, "GET", api.Prefix+"/peerInfo/"+other.PeerID().String(), "", true)
+	if status != 200 || body != `{"announced":[],"observed":["/ip4/127.0.0.1/tcp/1"]}`+"\n" {
+		t.Fatalf("peerInfo: %d %s", status, body)
+	}
+}
