@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-
-	"github.com/relayd/relayd/internal/relay"
 )
 
 // autoRedeemInterval is how often the auto-redeem strategy looks at the tickets waiting.
@@ -35,26 +33,16 @@ func (s *settlement) runAutoRedeem(ctx context.Context) error {
 		if !st.AutoRedeem {
 			continue
 		}
-		r := redeemer{s.client}
-		var rep relay.RedeemReport
 		var err error
 		switch {
 		case from != nil:
-			rep, err = n.msg.ledger.RedeemFrom(ctx, r, *from)
+			_, err = s.redeemTickets(ctx, from, "incoming channel closing")
 		default:
 			stats, serr := n.msg.ledger.Statistics()
 			if serr != nil || !st.redeemPolicy().ShouldRedeem(stats.Unredeemed, stats.UnredeemedValue.ToBig()) {
 				continue
 			}
-			rep, err = n.msg.ledger.Redeem(ctx, r)
-		}
-		if rep.Redeemed > 0 || rep.Losing > 0 || rep.Neglected > 0 {
-			why := "threshold reached"
-			if from != nil {
-				why = "incoming channel closing"
-			}
-			n.log.Info("auto-redeem: tickets redeemed", "why", why, "redeemed", rep.Redeemed,
-				"tokens", formatTokens(rep.Value.ToBig()), "losing", rep.Losing, "neglected", rep.Neglected)
+			_, err = s.redeemTickets(ctx, nil, "auto-redeem threshold reached")
 		}
 		if err != nil && ctx.Err() == nil {
 			n.log.Warn("auto-redeem: redemption failed; retrying at the next check", "err", err)

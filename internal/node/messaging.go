@@ -289,17 +289,16 @@ func (t ticketsAPI) RedeemTickets(ctx context.Context, from *peer.ID) error {
 }
 
 func (t ticketsAPI) redeem(ctx context.Context, from *peer.ID) (relay.RedeemReport, error) {
-	r := redeemer{t.m.n.chain.client}
 	var rep relay.RedeemReport
 	var err error
 	if from == nil {
-		rep, err = t.m.ledger.Redeem(ctx, r)
+		rep, err = t.m.n.chain.redeemTickets(ctx, nil, "requested")
 	} else {
 		addr, aerr := t.m.n.chain.addressOf(*from)
 		if aerr != nil {
 			return rep, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: aerr.Error()}
 		}
-		rep, err = t.m.ledger.RedeemFrom(ctx, r, addr)
+		rep, err = t.m.n.chain.redeemTickets(ctx, &addr, "requested")
 	}
 	if err == nil {
 		err = t.m.n.chain.waitHead(ctx)
