@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"math/big"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
@@ -82,7 +84,8 @@ type IndexerConfig struct {
 	// MaxRange bounds the blocks of one eth_getLogs query (DefaultMaxRange); it is halved while
 	// the provider rejects a range.
 	MaxRange uint64
-	// MaxBackoff caps the retry delay while the provider is down (DefaultMaxBackoff).
+	// MaxBackoff caps the retry delay while the provider is down (DefaultMaxBackoff); with the
+	// jitter a wait is up to 1.5 × MaxBackoff.
 	MaxBackoff time.Duration
 	// ReindexOnNewChain makes the indexer drop its stored state and index again from StartBlock
 	// when the provider serves another chain than the one indexed (another chain id, contract or
@@ -119,6 +122,8 @@ type Indexer struct {
 	hash    common.Hash   // hash of block next-1 (zero when unknown)
 	ready   bool          // next is verified to be on the provider's chain
 	changed chan struct{} // closed and replaced when next or ready change
+
+	head atomic.Uint64 // the provider's head as last read
 
 	lastPersist time.Time
 	persisted   uint64 // next as last committed to the store
@@ -232,7 +237,11 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	}
 	verified := ix.persisted == 0
 
-	backoff := ix.cfg.PollInterval
+	// While the provider is down: exponential backoff with jitter, from PollInterval up to
+	// MaxBackoff, so that nodes that lost one provider together do not retry in step.
+	retry := &backoff.ExponentialBackOff{InitialInterval: ix.cfg.PollInterval, RandomizationFactor: 0.5,
+		Multiplier: 2, MaxInterval: ix.cfg.MaxBackoff}
+	retry.Reset()
 	var outageSince time.Time
 	if verified {
 		ix.setReady()
@@ -258,10 +267,11 @@ func (ix *Indexer) Run(ctx context.Context) error {
 			} else {
 				ix.log.Debug("chain indexer retry failed", "err", err)
 			}
-			wait, backoff = backoff, min(2*backoff, ix.cfg.MaxBackoff)
+			wait = retry.NextBackOff()
 		case !outageSince.IsZero():
 			ix.log.Info("chain indexer reads the chain again", "after", time.Since(outageSince).Round(time.Millisecond))
-			outageSince, backoff = time.Time{}, ix.cfg.PollInterval
+			outageSince = time.Time{}
+			retry.Reset()
 		}
 		if err == nil && !caughtUp {
 			continue
@@ -301,6 +311,7 @@ func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err
 	if err != nil {
 		return false, err
 	}
+	ix.head.Store(head)
 	if head+1 < next {
 		// The chain the indexer followed reached block next-1. A provider below it lags, or
 		// serves another chain (a dev chain restarted fresh mines only when sent transactions).
@@ -547,6 +558,9 @@ func (ix *Indexer) Next() uint64 {
 	n, _ := ix.cursor()
 	return n
 }
+
+// Head returns the provider's latest block as Run last read it, 0 before the first read.
+func (ix *Indexer) Head() uint64 { return ix.head.Load() }
 
 // WaitSynced blocks until every event up to and including block is in the Graph and has been
 // passed to OnEvent, or ctx ends. After a restart it waits at least until the stored cursor has

@@ -254,6 +254,9 @@ func TestIndexerSurvivesOutage(t *testing.T) {
 	if _, err := ix.Announcement(b); err != nil {
 		t.Fatalf("announcement made during the outage: %v", err)
 	}
+	if h := ix.Head(); h < head {
+		t.Fatalf("Head %d after the outage, want at least %d", h, head)
+	}
 }
 
 // TestGraphOnlyShowsChainStates watches the graph from another goroutine while a channel goes

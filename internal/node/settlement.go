@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/big"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -65,9 +66,6 @@ func (s *settlement) addressOf(id peer.ID) (common.Address, error) {
 	return addr, err
 }
 
-// announceRetry is how often an unfunded node checks its balance again.
-var announceRetry = 5 * time.Second
-
 // buildSettlement connects to --provider; nil when the node runs without a
 // chain.
 func (n *Node) buildSettlement(ctx context.Context) error {
@@ -81,7 +79,10 @@ func (n *Node) buildSettlement(ctx context.Context) error {
 		Channels:    common.HexToAddress(n.cfg.ChannelsContract),
 		Logger:      n.log.With("component", "chain"),
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, chain.ErrNoContract):
+		return &StartupError{"channelsContract", fmt.Errorf("%w (the address of the RelayChannels contract on the chain --provider serves)", err)}
+	case err != nil:
 		return &StartupError{"provider", err}
 	}
 	s := &settlement{n: n, client: client, graph: channels.NewGraph(), closing: make(chan common.Address, 256)}
@@ -160,8 +161,14 @@ func (s *settlement) onEvent(ev chain.Event) {
 		if c.Destination == self {
 			dir, other = "incoming", c.Source
 		}
-		s.n.log.Info("channel updated", "direction", dir, "counterparty", other,
-			"status", c.Status.String(), "balance", c.Balance.String(), "epoch", c.Epoch)
+		// A status change is news; a balance change within a state (every redeemed ticket
+		// makes one) is detail, or a redemption of 150 tickets would log 150 lines.
+		level := slog.LevelInfo
+		if ev.Previous != nil && ev.Previous.Status == c.Status && ev.Previous.Epoch == c.Epoch {
+			level = slog.LevelDebug
+		}
+		s.n.log.Log(context.Background(), level, "channel updated", "direction", dir, "counterparty", other,
+			"status", c.Status.String(), "balance", formatTokens(c.Balance)+" "+s.client.TokenSymbol(), "epoch", c.Epoch)
 		if dir == "incoming" && c.Status == channels.PendingToClose && (ev.Previous == nil || ev.Previous.Status != channels.PendingToClose) {
 			select {
 			case s.closing <- c.Source: // its tickets are void once it is closed
@@ -208,44 +215,41 @@ func (s *settlement) announce(ctx context.Context) error {
 		return nil
 	}
 	warned := false
-	for {
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
 		native, err := s.client.NativeBalance(ctx, s.n.id.Address())
-		if err == nil && native.Sign() > 0 {
-			if _, err = s.client.Announce(ctx, addrs); err == nil {
-				s.n.log.Info("node announced on chain", "multiaddrs", len(addrs))
-				return nil
+		if err == nil && native.Sign() == 0 {
+			if !warned {
+				s.n.log.Warn("node is not funded: send native currency to its address to announce it", "address", s.n.id.Address())
+				warned = true
 			}
+			return struct{}{}, errNotFunded
 		}
-		switch {
-		case ctx.Err() != nil:
-			return nil
-		case err != nil:
+		if err == nil {
+			_, err = s.client.Announce(ctx, addrs)
+		}
+		if err != nil && ctx.Err() == nil {
 			s.n.log.Warn("announcement failed, retrying", "err", err)
-		case !warned:
-			s.n.log.Warn("node is not funded: send native currency to its address to announce it", "address", s.n.id.Address().Hex())
-			warned = true
 		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(announceRetry):
-		}
+		return struct{}{}, err
+	}, backoff.WithBackOff(announceRetry.backOff()), backoff.WithMaxElapsedTime(0))
+	if err == nil {
+		s.n.log.Info("node announced on chain", "multiaddrs", len(addrs))
 	}
+	return nil
 }
 
-// waitIndexed waits until the indexer has caught up with the chain head.
+// errNotFunded makes announce retry while the node has no native currency.
+var errNotFunded = errors.New("not funded")
+
+// waitIndexed waits until the indexer has caught up with the chain head; while the provider
+// does not answer it retries with backoff (providerRetry).
 func (s *settlement) waitIndexed(ctx context.Context) error {
-	for {
-		head, err := s.client.BlockNumber(ctx)
-		if err == nil {
-			return s.indexer.WaitSynced(ctx, head)
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(announceRetry):
-		}
+	head, err := backoff.Retry(ctx, func() (uint64, error) { return s.client.BlockNumber(ctx) },
+		backoff.WithBackOff(providerRetry.backOff()), backoff.WithMaxElapsedTime(0))
+	if err != nil {
+		return err
 	}
+	return s.indexer.WaitSynced(ctx, head)
 }
 
 // synced waits until the indexer has read the chain up to its current head,
@@ -347,6 +351,16 @@ func (c chainAPI) Balances(ctx context.Context) (*big.Int, *big.Int, error) {
 
 func (c chainAPI) TokenSymbol() string { return c.s.client.TokenSymbol() }
 
+// amount renders an amount in the smallest unit for an operator: in tokens (or whole units of the
+// native currency) with the symbol, and the smallest unit the API speaks in brackets.
+func (c chainAPI) amount(native bool, v *big.Int) string {
+	sym := c.s.client.TokenSymbol()
+	if native {
+		sym = "native"
+	}
+	return fmt.Sprintf("%s %s (%s wei)", formatTokens(v), sym, v)
+}
+
 func (c chainAPI) Withdraw(ctx context.Context, native bool, amount *big.Int, to common.Address) (string, error) {
 	nativeBal, tokenBal, err := c.Balances(ctx)
 	if err != nil {
@@ -358,7 +372,7 @@ func (c chainAPI) Withdraw(ctx context.Context, native bool, amount *big.Int, to
 	}
 	if amount.Cmp(have) > 0 {
 		return "", &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
-			Msg: fmt.Sprintf("amount %s is more than the balance %s", amount, have)}
+			Msg: fmt.Sprintf("amount %s is more than the balance %s", c.amount(native, amount), c.amount(native, have))}
 	}
 	tx, err := send(ctx, to, amount)
 	if err != nil {
@@ -439,7 +453,7 @@ func (c chainAPI) OpenChannel(ctx context.Context, id peer.ID, amount *big.Int) 
 	}
 	if amount.Cmp(balance) > 0 {
 		return "", "", &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
-			Msg: fmt.Sprintf("amount %s is more than the token balance %s", amount, balance)}
+			Msg: fmt.Sprintf("amount %s is more than the token balance %s", c.amount(false, amount), c.amount(false, balance))}
 	}
 	tx, err := c.s.client.FundChannel(ctx, dst, amount)
 	if err != nil {

@@ -1,9 +1,11 @@
 package node
 
 import (
+	"errors"
 	"fmt"
 	"math/big"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +103,25 @@ func TestChannelLifecycleOverREST(t *testing.T) {
 	if st := net.call(a, http.MethodPost, "/account/withdraw", fmt.Sprintf(`{"amount":%q,"currency":"RELAY","recipient":%q}`, tokens(1000).String(), b.id.Address().Hex()), &errBody); st != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
 		t.Fatalf("withdraw over balance: %d %+v", st, errBody)
 	}
+	// An operator reads the amounts in tokens (the API's wei in brackets).
+	if !strings.Contains(errBody.Error, "amount 1000 RELAY ("+tokens(1000).String()+" wei) is more than the balance ") {
+		t.Fatalf("withdraw over balance says %q", errBody.Error)
+	}
+}
+
+// TestWrongChannelsContract: a node given another contract's address (the token's) or an
+// address without code as --channelsContract refuses to start, naming that flag.
+func TestWrongChannelsContract(t *testing.T) {
+	ch := startDevChain(t)
+	for _, addr := range []string{ch.TokenAddress().Hex(), "0x000000000000000000000000000000000000dEaD"} {
+		cfg := testConfig(t)
+		cfg.Provider, cfg.ChannelsContract = ch.RPCURL(), addr
+		_, err := New(cfg, os.Stderr)
+		var se *StartupError
+		if !errors.As(err, &se) || se.Flag != "channelsContract" || !strings.HasPrefix(err.Error(), "--channelsContract: ") {
+			t.Fatalf("--channelsContract %s: %v", addr, err)
+		}
+	}
 }
 
 // TestUnfundedNodeSaysSoThenAnnounces: a node without native currency
@@ -108,8 +129,8 @@ func TestChannelLifecycleOverREST(t *testing.T) {
 // itself once funded.
 func TestUnfundedNodeSaysSoThenAnnounces(t *testing.T) {
 	net := newTestNet(t, 1)
-	announceRetry = 50 * time.Millisecond
-	defer func() { announceRetry = 5 * time.Second }()
+	defer func(p retryPolicy) { announceRetry = p }(announceRetry)
+	announceRetry = retryPolicy{Initial: 50 * time.Millisecond, Max: 100 * time.Millisecond}
 	cfg := testConfig(t)
 	cfg.Provider, cfg.ChannelsContract = net.chain.RPCURL(), net.chain.ChannelsAddress().Hex()
 	cfg.LogLevel = "info"
