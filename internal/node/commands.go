@@ -28,7 +28,6 @@ func (n *Node) commands() []ws.Command {
 		{Name: "quit", Usage: "quit", Help: "Stop the node (as a signal would).", Run: n.cmdQuit, After: n.quit},
 		n.settingsCommand(),
 		n.signCommand(),
-		n.signCommand(),
 	}, n.chainCommands()...)
 }
 
