@@ -93,6 +93,13 @@ func (n *Node) cmdPeers(context.Context, string) ([]string, error) {
 		}
 		out = append(out, fmt.Sprintf("- id: %s, quality: %.2f, %s, last seen: %s", p.ID, p.Quality, state, seen))
 	}
+	if s := n.chain; s != nil {
+		announced := s.graph.Snapshot().Peers()
+		out = append(out, fmt.Sprintf("%d peers have announced themselves on chain:", len(announced)))
+		for _, a := range announced {
+			out = append(out, strings.Join(a.Multiaddrs, ","))
+		}
+	}
 	return out, nil
 }
 

@@ -167,7 +167,7 @@ func (n *Node) cmdClose(ctx context.Context, args string) ([]string, error) {
 	}
 	switch {
 	case tx == "" && before == "PendingToClose":
-		return []string{"Channel is closing; the closure period has not passed yet. Run close again later."}, nil
+		return []string{"Closing channel, closure window still active. Run close again once the closure period has passed."}, nil
 	case tx == "":
 		return []string{"Channel is already " + before + "."}, nil
 	case before == "Open" && outgoing:

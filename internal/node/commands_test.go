@@ -104,6 +104,14 @@ func TestChainCommandsOriginalWording(t *testing.T) {
 	if !regexp.MustCompile(`^Initiated channel closure, the channel must remain open for at least 1 minutes\. Please send the close command again once the cool-off has passed\. Receipt: 0x[0-9a-f]{64}\. \(channel to ` + bID + `\)$`).MatchString(out[0]) {
 		t.Fatalf("close: %q", out)
 	}
+	out = admin.run("close "+bID, last(""))
+	if out[0] != "Closing channel, closure window still active. Run close again once the closure period has passed." {
+		t.Fatalf("close again: %q", out)
+	}
+	out = admin.run("peers", last("2 peers have announced themselves on chain:"))
+	if len(out) != 3 || !strings.HasPrefix(out[0], "network peers status: 1 nodes in total, ") || !strings.HasPrefix(out[1], "- id: "+bID+", quality: ") {
+		t.Fatalf("peers: %q", out)
+	}
 	to := b.id.Address().Hex()
 	out = admin.run("withdraw 0.5 native "+to, last(""))
 	if !regexp.MustCompile(`^Withdrawing 0\.5 NATIVE to ` + to + `, receipt 0x[0-9a-f]{64}\.$`).MatchString(out[0]) {
