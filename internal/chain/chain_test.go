@@ -250,8 +250,8 @@ func TestRevertsSendNothing(t *testing.T) {
 	}
 	// Funding beyond the token balance is refused before approving anything.
 	before := pendingNonce(t, e, c.Address())
-	if _, err := c.FundChannel(t.Context(), bob, tokens(5)); !errors.Is(err, chain.ErrInsufficientFunds) {
-		t.Fatalf("fund beyond balance: %v", err)
+	if _, err := c.FundChannel(t.Context(), bob, tokens(5)); !errors.Is(err, chain.ErrInsufficientFunds) || !strings.Contains(err.Error(), " below 5 RELAY") {
+		t.Fatalf("fund beyond balance: %v (want the amounts in tokens)", err)
 	}
 	if after := pendingNonce(t, e, c.Address()); after != before {
 		t.Fatalf("fund beyond balance sent %d transactions", after-before)
@@ -349,5 +349,18 @@ func wantGraphMatchesChain(t *testing.T, g *channels.Graph, c *chain.Client, src
 	got, ok := g.Channel(src, dst)
 	if !ok || !got.Equal(onChain) || got.Status != status {
 		t.Fatalf("graph %+v (known %v), chain %+v, want status %v", got, ok, onChain, status)
+	}
+}
+
+func TestTokens(t *testing.T) {
+	for wei, want := range map[string]string{"0": "0", "1": "0.000000000000000001", "20000000000000000": "0.02",
+		"1000000000000000000": "1", "123450000000000000000": "123.45"} {
+		v, _ := new(big.Int).SetString(wei, 10)
+		if got := chain.Tokens(v); got != want {
+			t.Errorf("Tokens(%s) = %q, want %q", wei, got, want)
+		}
+	}
+	if chain.Tokens(nil) != "0" {
+		t.Error("Tokens(nil)")
 	}
 }

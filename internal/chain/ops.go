@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/big"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -67,7 +68,8 @@ func (c *Client) FundChannel(ctx context.Context, dst common.Address, amount *bi
 		return common.Hash{}, fmt.Errorf("fund channel: %w", err)
 	}
 	if balance.Cmp(amount) < 0 {
-		return common.Hash{}, fmt.Errorf("fund channel: token balance %s below %s: %w", balance, amount, ErrInsufficientFunds)
+		return common.Hash{}, fmt.Errorf("fund channel: token balance %s %s below %s %s: %w",
+			Tokens(balance), c.symbol, Tokens(amount), c.symbol, ErrInsufficientFunds)
 	}
 	allowance, err := callView(ctx, c, c.token, tokenABI.PackAllowance(c.addr, c.channels), tokenABI.UnpackAllowance)
 	if err != nil {
@@ -138,3 +140,14 @@ func (c *Client) RedeemTicket(ctx context.Context, tk tickets.Ticket, response [
 	}
 	return h, nil
 }
+
+// Tokens renders an amount in the smallest unit (18 decimals, the token's and the native
+// currency's) as whole units without trailing zeros ("0.02"), for messages an operator reads.
+func Tokens(v *big.Int) string {
+	if v == nil {
+		return "0"
+	}
+	return strings.TrimSuffix(strings.TrimRight(new(big.Rat).SetFrac(v, oneToken).FloatString(18), "0"), ".")
+}
+
+var oneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
