@@ -284,7 +284,10 @@ func (s *session) Do(line []rune, pos int) ([][]rune, int) {
 	cmd, arg, word := before[0], len(before)-1, head[i+1:]
 
 	s.mu.Lock()
-	stale := time.Since(s.peersAt) > peersRefresh
+	stale := peerCommands[cmd] && time.Since(s.peersAt) > peersRefresh
+	if stale {
+		s.peersAt = time.Now()
+	}
 	var ids, names []string
 	for name, id := range s.aliases {
 		names = append(names, name)
@@ -293,8 +296,8 @@ func (s *session) Do(line []rune, pos int) ([][]rune, int) {
 	ids = append(ids, s.peers...)
 	settings := s.settings
 	s.mu.Unlock()
-	if stale && peerCommands[cmd] {
-		go s.refreshPeers()
+	if stale {
+		go s.ask("peers", s.setPeers) // for the next Tab
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)

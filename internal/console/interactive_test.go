@@ -110,3 +110,32 @@ func TestSessionPrintsEachCommandOnce(t *testing.T) {
 }
 
 var timeFarFuture = time.Now().Add(24 * time.Hour)
+
+// FuzzCompletion: whatever the node's replies and the line being edited,
+// completion neither panics nor offers text that does not extend the word.
+func FuzzCompletion(f *testing.F) {
+	f.Add("me -> 16Uiu2HAm", "- id: 16Uiu2HAm, quality: 1.00", "send al,16Ui", 12)
+	f.Add("a -> b", "- id: ", "ping ", 5)
+	f.Add("", "", "日本 語", 2)
+	f.Fuzz(func(t *testing.T, alias, peer, line string, pos int) {
+		s := &session{peersAt: timeFarFuture}
+		s.setNames(parseHelp([]string{"h", "  " + line}))
+		s.setAliases([]string{alias})
+		s.setPeers([]string{peer})
+		s.setSettings([]string{alias, peer})
+		r := []rune(line)
+		if pos < 0 || pos > len(r) {
+			return
+		}
+		got, n := s.Do(r, pos)
+		if n < 0 || n > pos {
+			t.Fatalf("length %d beyond the cursor %d", n, pos)
+		}
+		if len(got) > 0 && n > 0 {
+			word := string(r[pos-n : pos])
+			if strings.ContainsAny(word, " \t") {
+				t.Fatalf("completed word %q spans a space", word)
+			}
+		}
+	})
+}
