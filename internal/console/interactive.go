@@ -40,12 +40,13 @@ const peersRefresh = 15 * time.Second
 func Interactive(ctx context.Context, c *Conn, historyFile string) error {
 	s := &session{ctx: ctx, c: c, out: os.Stdout}
 	ready := make(chan struct{})
-	s.ask("help", func(lines []string) { s.setNames(parseHelp(lines)); close(ready) })
+	s.ask("help", func(lines []string) { s.setNames(parseHelp(lines)) })
 	s.ask("alias", s.setAliases)
 	s.ask("settings", s.setSettings)
-	s.refreshPeers()
-	// The reply to help comes after the whole replay: print up to it before
-	// the prompt appears.
+	s.peersAt = time.Now()
+	s.ask("peers", func(lines []string) { s.setPeers(lines); close(ready) })
+	// The replies come after the whole replay, in order: print up to the
+	// last one before the prompt appears, which can then complete at once.
 	wait := time.NewTimer(startWait)
 	defer wait.Stop()
 	for starting := true; starting; {
@@ -188,13 +189,6 @@ func (s *session) send(line string, hidden bool, done func([]string)) error {
 
 // ask sends one of relayctl's own commands; done gets its output.
 func (s *session) ask(line string, done func([]string)) { _ = s.send(line, true, done) }
-
-func (s *session) refreshPeers() {
-	s.mu.Lock()
-	s.peersAt = time.Now()
-	s.mu.Unlock()
-	s.ask("peers", s.setPeers)
-}
 
 // handle prints one frame, or collects it for the hidden command it
 // answers. The echo of the operator's own command is not printed: the line
