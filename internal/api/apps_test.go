@@ -23,6 +23,7 @@ import (
 func TestTrailingSlash(t *testing.T) {
 	f := newSpecFixture(t)
 	f.reset()
+	f.self.openChannels = map[peer.ID]bool{f.other.PeerID(): true} // one: the fake lists a map
 	srv := serveConfig(t, f.self.config(false))
 	bob := f.other.PeerID().String()
 	token := http.Header{"X-Auth-Token": {testToken}}
@@ -200,17 +201,20 @@ func TestMessageStreamOverREST(t *testing.T) {
 		}
 		return m
 	}
-	// Run subscribes before the node delivers; poll until the first message
-	// reaches a client.
-	c := dial(wsURL)
-	var first ws.AppMessage
+	// Run subscribes to the hub by itself: wait for it. With since=0 the
+	// client also gets what arrives while its connection is set up.
 	deadline := time.Now().Add(5 * time.Second)
-	for first.Body != "first" {
+	for hub.Clients() != 1 {
 		if time.Now().After(deadline) {
-			t.Fatal("no message on the stream")
+			t.Fatal("the streams never subscribed to the hub")
 		}
-		hub.Publish(ws.TypeMessage, "first")
-		first = read(c)
+		time.Sleep(5 * time.Millisecond)
+	}
+	c := dial(wsURL + "&since=0")
+	hub.Publish(ws.TypeMessage, "first")
+	first := read(c)
+	if first.Body != "first" {
+		t.Fatalf("first %+v", first)
 	}
 	hub.Publish(ws.TypeMessage, "second")
 	if m := read(c); m.Body != "second" || m.ID <= first.ID {

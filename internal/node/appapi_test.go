@@ -54,14 +54,27 @@ func TestMessageStreamOnRESTPort(t *testing.T) {
 	dial := func(path string) *websocket.Conn {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
-		c, _, err := websocket.Dial(ctx, base+path+"?apiToken="+url.QueryEscape("S3cret!token"), nil)
+		sep := "?"
+		if strings.Contains(path, "?") {
+			sep = "&"
+		}
+		c, _, err := websocket.Dial(ctx, base+path+sep+"apiToken="+url.QueryEscape("S3cret!token"), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { c.CloseNow() })
 		return c
 	}
-	msgs, admin := dial("/messages/websocket"), dial("/node/stream/websocket")
+	// The streams subscribe to the hub when the node runs: wait for it.
+	// With since=0 the client also gets what arrives while it connects.
+	deadline := time.Now().Add(10 * time.Second)
+	for n.hub.Clients() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the streams never subscribed to the hub")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	msgs, admin := dial("/messages/websocket?since=0"), dial("/node/stream/websocket")
 	read := func(c *websocket.Conn) []byte {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer cancel()
@@ -71,21 +84,13 @@ func TestMessageStreamOnRESTPort(t *testing.T) {
 		}
 		return b
 	}
-	// The stream's reader may subscribe after the client connected:
-	// deliver until a message reaches the client.
+	now := time.Now()
+	n.deliver(relay.Received{Text: "hello app", SentAt: now, ReceivedAt: now})
 	var m ws.AppMessage
-	deadline := time.Now().Add(10 * time.Second)
-	for m.Body != "hello app" {
-		if time.Now().After(deadline) {
-			t.Fatal("no message on the stream")
-		}
-		now := time.Now()
-		n.deliver(relay.Received{Text: "hello app", SentAt: now, ReceivedAt: now})
-		if err := json.Unmarshal(read(msgs), &m); err != nil {
-			t.Fatal(err)
-		}
+	if err := json.Unmarshal(read(msgs), &m); err != nil {
+		t.Fatal(err)
 	}
-	if m.Type != "message" || m.ID < time.Now().Add(-time.Minute).UnixMicro() || m.ReceivedAt == "" {
+	if m.Body != "hello app" || m.Type != "message" || m.ID < time.Now().Add(-time.Minute).UnixMicro() || m.ReceivedAt == "" {
 		t.Fatalf("frame %+v", m)
 	}
 	for found := false; !found; {
