@@ -293,6 +293,10 @@ func TestInteractiveQuitAsksFirst(t *testing.T) {
 	default:
 		t.Fatal("the node did not get quit")
 	}
+	n.stop() // as the node does after answering: relayctl leaves quietly
+	if code := term.exitCode(); code != 0 {
+		t.Fatalf("exit code %d after quit, want 0; the terminal shows:\n%s", code, term.screen())
+	}
 	select {
 	case <-quits:
 		t.Fatal("quit was sent twice")

@@ -84,10 +84,10 @@ func Interactive(ctx context.Context, c *Conn, historyFile string) error {
 
 	ended := make(chan struct{})
 	go func() {
-		defer close(ended)
 		for f := range c.Frames() {
 			s.handle(f)
 		}
+		close(ended)  // before Readline returns, so the loop below sees why
 		stdin.Close() // unblock Readline: the node went away
 	}()
 	go func() {
@@ -98,6 +98,7 @@ func Interactive(ctx context.Context, c *Conn, historyFile string) error {
 		}
 	}()
 
+	quitting := false
 	for {
 		line, err := rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
@@ -123,14 +124,21 @@ func Interactive(ctx context.Context, c *Conn, historyFile string) error {
 			}
 		}
 		if err := s.send(line, false, nil); err != nil {
-			break
+			<-ended // the connection is gone, so its reader ends too
+			return c.Err()
 		}
-		if name == "alias" {
+		switch name {
+		case "alias":
 			s.ask("alias", s.setAliases)
+		case "quit":
+			quitting = true
 		}
 	}
 	select {
 	case <-ended:
+		if quitting {
+			return nil // the node stopped as asked
+		}
 		return c.Err()
 	default:
 		return nil
