@@ -217,11 +217,12 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 		g.Edges = append(g.Edges, e)
 	}
 	// Two relayers where such a path exists; in a sparse graph three, the most a packet carries
-	// (the sender then pays 0.03).
+	// (the sender then pays 0.03 plus its padding). Every channel must carry the largest padding
+	// relay.Send may draw (PROTOCOL.md §4.5), so that the path does not depend on the draw.
 	m.rngMu.Lock()
-	nodes, err := path.Select(m.rng, g, self, to, path.DefaultRelayers, tickets.AmountFor(1))
+	nodes, err := path.SelectPadded(m.rng, g, self, to, path.DefaultRelayers, tickets.AmountFor(1), tickets.PadMax)
 	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		if longer, lerr := path.Select(m.rng, g, self, to, path.MaxRelayers, tickets.AmountFor(1)); lerr == nil {
+		if longer, lerr := path.SelectPadded(m.rng, g, self, to, path.MaxRelayers, tickets.AmountFor(1), tickets.PadMax); lerr == nil {
 			nodes, err = longer, nil
 		}
 	}

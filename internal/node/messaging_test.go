@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/relayd/relayd/internal/tickets"
 )
 
 var ackChallenge = regexp.MustCompile(`^0x0[23][0-9a-f]{64}$`)
@@ -44,7 +46,8 @@ func TestPaidMessageOverTwoRelayers(t *testing.T) {
 	net := newTestNet(t, 5)
 	a, r1, r2, b, r3 := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
 	net.open(a, r1, tokens(1))
-	net.open(r1, r2, centToken) // exactly one ticket's worth
+	r1r2 := new(big.Int).Mul(centToken, big.NewInt(1+tickets.PadMax)) // one ticket's worth, with the largest padding
+	net.open(r1, r2, r1r2)
 	net.open(r2, b, tokens(1))
 	bFrames, r1Frames, r2Frames := watch(t, b), watch(t, r1), watch(t, r2)
 
@@ -56,18 +59,20 @@ func TestPaidMessageOverTwoRelayers(t *testing.T) {
 	}
 	expectMessage(t, bFrames, "hello private world")
 
-	// Each relayer holds one acknowledged ticket: 0.02 at R1, 0.01 at R2.
-	for _, c := range []struct {
-		n      *Node
-		from   *Node
-		amount *big.Int
-	}{{r1, a, new(big.Int).Mul(centToken, big.NewInt(2))}, {r2, r1, centToken}} {
+	// Each relayer holds one acknowledged ticket: 0.02 plus the sender's padding at R1, 0.01
+	// less at R2 (PROTOCOL.md §4.5).
+	var paid [2]*big.Int
+	for i, c := range []struct {
+		n    *Node
+		from *Node
+	}{{r1, a}, {r2, r1}} {
 		var list []ticketView
 		net.eventually("the relayer's ticket is acknowledged", func() bool {
 			net.mustCall(c.n, http.MethodGet, "/tickets", "", http.StatusOK, &list)
 			return len(list) == 1
 		})
-		if list[0].Amount != c.amount.String() || list[0].Index != "1" || list[0].Counterparty != c.from.id.PeerID().String() {
+		paid[i], _ = new(big.Int).SetString(list[0].Amount, 10)
+		if paid[i] == nil || list[0].Index != "1" || list[0].Counterparty != c.from.id.PeerID().String() {
 			t.Fatalf("ticket %+v", list[0])
 		}
 		var perChannel []ticketView
@@ -85,19 +90,24 @@ func TestPaidMessageOverTwoRelayers(t *testing.T) {
 		}
 	}
 
-	// Redeem on both relayers: each nets exactly 0.01 (R1 earns 0.02 and
-	// pays 0.01 through its channel to R2); A's channel paid 0.02.
+	if lo, hi := new(big.Int).Mul(centToken, big.NewInt(2)), new(big.Int).Mul(centToken, big.NewInt(2+tickets.PadMax)); paid[0].Cmp(lo) < 0 ||
+		paid[0].Cmp(hi) > 0 || new(big.Int).Sub(paid[0], paid[1]).Cmp(centToken) != 0 {
+		t.Fatalf("R1's ticket %s, R2's %s: want 0.02 to 0.09, and 0.01 less", paid[0], paid[1])
+	}
+
+	// Redeem on both relayers: each nets exactly 0.01 (R1 earns its ticket and
+	// pays R2's, 0.01 less, through its channel to R2); A's channel paid R1's.
 	net.mustCall(r1, http.MethodPost, "/tickets/redeem", "", http.StatusNoContent, nil)
 	net.mustCall(r2, http.MethodPost, "/channels/tickets/redeem", "", http.StatusNoContent, nil)
 	net.eventually("redemptions are indexed", func() bool {
 		c1, _ := net.channel(r1, r2, "outgoing")
 		c0, _ := net.channel(a, r1, "outgoing")
-		return c1.Balance == "0" && c0.Balance == new(big.Int).Sub(tokens(1), new(big.Int).Mul(centToken, big.NewInt(2))).String()
+		return c1.Balance == new(big.Int).Sub(r1r2, paid[1]).String() && c0.Balance == new(big.Int).Sub(tokens(1), paid[0]).String()
 	})
-	if got := new(big.Int).Sub(net.tokenBalance(r1), r1Wallet); got.Cmp(new(big.Int).Mul(centToken, big.NewInt(2))) != 0 {
+	if got := new(big.Int).Sub(net.tokenBalance(r1), r1Wallet); got.Cmp(paid[0]) != 0 {
 		t.Fatalf("R1's wallet rose by %s", got)
 	}
-	if got := new(big.Int).Sub(net.tokenBalance(r2), r2Wallet); got.Cmp(centToken) != 0 {
+	if got := new(big.Int).Sub(net.tokenBalance(r2), r2Wallet); got.Cmp(paid[1]) != 0 {
 		t.Fatalf("R2's wallet rose by %s", got)
 	}
 	var st struct {
@@ -106,17 +116,18 @@ func TestPaidMessageOverTwoRelayers(t *testing.T) {
 		Unredeemed    int
 	}
 	net.mustCall(r1, http.MethodGet, "/tickets/statistics", "", http.StatusOK, &st)
-	if st.Redeemed != 1 || st.Unredeemed != 0 || st.RedeemedValue != new(big.Int).Mul(centToken, big.NewInt(2)).String() {
+	if st.Redeemed != 1 || st.Unredeemed != 0 || st.RedeemedValue != paid[0].String() {
 		t.Fatalf("R1 statistics %+v", st)
 	}
 	if s := net.call(r1, http.MethodGet, "/channels/"+a.id.PeerID().String()+"/tickets", "", nil); s != http.StatusNotFound {
 		t.Fatalf("per-channel tickets after redeem: %d", s)
 	}
 
-	// R1 → R2 is now depleted: no path, nothing forwarded (once A has indexed it too).
+	// R1 → R2 can no longer carry a ticket with the largest padding: no path, nothing
+	// forwarded (once A has indexed it too).
 	net.eventually("A sees R1 → R2 depleted", func() bool {
 		c, ok := a.chain.graph.Channel(r1.id.Address(), r2.id.Address())
-		return ok && c.Balance.Sign() == 0
+		return ok && c.Balance.Cmp(new(big.Int).Sub(r1r2, paid[1])) == 0
 	})
 	var errBody struct{ Status, Error string }
 	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"again","recipient":%q}`, b.id.PeerID()), &errBody); s != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
