@@ -128,6 +128,8 @@ func (c *Conn) Err() error {
 		return fmt.Errorf("%w: the node closed it", ErrClosed)
 	case errors.As(c.err, &ce):
 		return fmt.Errorf("%w: the node closed it (%s)", ErrClosed, ws.Escape(ce.Reason))
+	case errors.Is(c.err, io.EOF) || errors.Is(c.err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("%w: the node went away without closing it (killed, or the network failed)", ErrClosed)
 	}
 	return fmt.Errorf("%w: %s", ErrClosed, ws.Escape(c.err.Error()))
 }

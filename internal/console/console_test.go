@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -333,5 +334,29 @@ func TestRunOnceWithTab(t *testing.T) {
 	}
 	if out.String() != "a\\tb\ndone\n" {
 		t.Fatalf("output %q", out.String())
+	}
+}
+
+// TestConnectionCutSaysSo: a node that vanishes without a close frame
+// (killed) is reported as such.
+func TestConnectionCutSaysSo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		b, _ := json.Marshal(ws.NewFrame(ws.TypeLog, "ws client connected [ authentication ENABLED ]", time.Now()))
+		c.Write(r.Context(), websocket.MessageText, b)
+		c.Read(r.Context()) // the command
+		c.CloseNow()        // no close frame
+	}))
+	t.Cleanup(srv.Close)
+	c, err := Dial(t.Context(), srv.URL, token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = RunOnce(t.Context(), c, "balance", io.Discard, nil)
+	if !errors.Is(err, ErrClosed) || !strings.Contains(err.Error(), "the node went away without closing it") {
+		t.Fatalf("RunOnce = %v", err)
 	}
 }
