@@ -256,7 +256,7 @@ func (c *Chain) start(ctx context.Context) error {
 		return fmt.Errorf("dev chain deployer client: %w", err)
 	}
 	c.log.Info("dev chain started", "rpc", c.RPCURL(), "chainId", ChainID,
-		"token", d.Token, "channels", d.Channels, "closurePeriod", c.cfg.ClosurePeriod)
+		"token", d.Token.Hex(), "channels", d.Channels.Hex(), "closurePeriod", c.cfg.ClosurePeriod)
 	return nil
 }
 

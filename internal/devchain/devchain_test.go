@@ -1,12 +1,15 @@
 package devchain
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
 	"log/slog"
 	"math/big"
 	"net"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,11 +21,17 @@ import (
 )
 
 func TestDevChainServesDeploysAndFunds(t *testing.T) {
-	c, err := New(t.Context(), Config{ClosurePeriod: 90 * time.Second})
+	var logs syncBuffer
+	c, err := New(t.Context(), Config{ClosurePeriod: 90 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
+	// The start line names the contracts by their EIP-55 addresses (slog alone would write them
+	// in lower case).
+	if l := logs.String(); !strings.Contains(l, "token="+c.TokenAddress().Hex()) || !strings.Contains(l, "channels="+c.ChannelsAddress().Hex()) {
+		t.Fatalf("start log %q lacks the checksummed addresses", l)
+	}
 
 	for _, url := range []string{c.RPCURL(), c.WSURL()} {
 		eth, err := ethclient.DialContext(t.Context(), url)
@@ -179,3 +188,21 @@ func BenchmarkReceiptLatency(b *testing.B) {
 }
 
 func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// syncBuffer is a bytes.Buffer safe for the chain's goroutines and the test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
