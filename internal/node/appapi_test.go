@@ -188,3 +188,43 @@ func TestEntryNodesAndPeerAddresses(t *testing.T) {
 		t.Fatalf("peerInfo: %d %s", status, body)
 	}
 }
+
+// TestReadyzWithChain: a node with a chain is ready once its indexer has
+// caught up; when the chain provider goes away, /readyz is 503 naming it.
+func TestReadyzWithChain(t *testing.T) {
+	ch := startDevChain(t)
+	n := startNode(t, fundedNodeConfig(t, ch, tokens(10)))
+	ready := func(want int) api.Readiness {
+		t.Helper()
+		var r api.Readiness
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			status, body := restGet(t, n, "GET", "/readyz", "", false)
+			if status == want {
+				if err := json.Unmarshal([]byte(body), &r); err != nil {
+					t.Fatalf("%d %s", status, body)
+				}
+				return r
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("readyz never %d: %d %s", want, status, body)
+			}
+			time.Sleep(20 * time.Millisecond) // polling interval
+		}
+	}
+	r := ready(http.StatusOK)
+	var names []string
+	for _, c := range r.Checks {
+		names = append(names, c.Name)
+	}
+	if strings.Join(names, ",") != "chain,indexer,p2p" || !r.Ready {
+		t.Fatalf("ready: %+v", r)
+	}
+	if err := ch.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = ready(http.StatusServiceUnavailable)
+	if r.Ready || len(r.NotReady) == 0 || r.NotReady[0] != "chain" {
+		t.Fatalf("provider gone: %+v", r)
+	}
+}
