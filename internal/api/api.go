@@ -258,6 +258,9 @@ func (s *Server) buildMux() http.Handler {
 	// is, or cleans to, a path under Prefix.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.EscapedPath()
+		if underPrefix(p) && cors(w, r) {
+			return
+		}
 		clean := cleanPath(p)
 		switch {
 		case clean == p && trailingSlash(p):
@@ -281,6 +284,33 @@ func (s *Server) buildMux() http.Handler {
 			notFound.ServeHTTP(w, r)
 		}
 	})
+}
+
+// CORS: pages on other origins (the original interface's admin UI, served
+// on its own port, and apps) may call the API. It takes the token only
+// from headers the page sets itself, never from anything a browser sends
+// by itself, so '*' gives a page nothing without the token. The streams
+// decide on origins themselves (authenticator.wrapStream).
+const (
+	corsMethods = "GET, POST, PUT, DELETE, OPTIONS"
+	corsHeaders = "Authorization, X-Auth-Token, Content-Type"
+	corsMaxAge  = "600"
+)
+
+// cors allows any origin on r's answer, and answers a preflight request
+// (204, before authentication: browsers send preflights without
+// credentials), reporting true when it did.
+func cors(w http.ResponseWriter, r *http.Request) bool {
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", "*")
+	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+		return false
+	}
+	h.Set("Access-Control-Allow-Methods", corsMethods)
+	h.Set("Access-Control-Allow-Headers", corsHeaders)
+	h.Set("Access-Control-Max-Age", corsMaxAge)
+	w.WriteHeader(http.StatusNoContent)
+	return true
 }
 
 // trailingSlash reports whether p is an operation's path under Prefix

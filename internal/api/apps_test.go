@@ -437,3 +437,80 @@ func TestPathRefusedInWords(t *testing.T) {
 		}
 	}
 }
+
+// TestCORS: a page on another origin (the original's admin UI on its own
+// port) can call the API: preflights are answered without a token, and
+// every answer under the prefix allows any origin, the 403 too.
+func TestCORS(t *testing.T) {
+	srv, _ := newTestServer(t, false)
+	origin := http.Header{"Origin": {"http://127.0.0.1:3000"}}
+	pre := origin.Clone()
+	pre.Set("Access-Control-Request-Method", "POST")
+	pre.Set("Access-Control-Request-Headers", "authorization, content-type")
+	resp, body := send(t, http.MethodOptions, srv.URL+Prefix+"/messages/", pre, "")
+	if resp.StatusCode != http.StatusNoContent || len(body) != 0 || resp.Header.Get("Access-Control-Allow-Origin") != "*" ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Fatalf("preflight: %d %v %s", resp.StatusCode, resp.Header, body)
+	}
+	for _, h := range []http.Header{origin, {"Origin": {"http://127.0.0.1:3000"}, "Authorization": {basic(testToken)}}} {
+		resp, _ := send(t, http.MethodGet, srv.URL+Prefix+"/node/version", h, "")
+		if resp.Header.Get("Access-Control-Allow-Origin") != "*" {
+			t.Errorf("%d without Access-Control-Allow-Origin", resp.StatusCode)
+		}
+	}
+	// An OPTIONS that is not a preflight is an ordinary request: token first.
+	if resp, body := send(t, http.MethodOptions, srv.URL+Prefix+"/node/version", nil, ""); resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("plain OPTIONS: %d %s", resp.StatusCode, body)
+	}
+}
+
+// TestStreamOrigins: a page on another origin may open a stream when it
+// shows the token (query or header); with only the ambient cookie, or with
+// authentication off, the upgrade keeps the same-origin check.
+func TestStreamOrigins(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		disableAuth bool
+		query       string
+		header      http.Header
+		ok          bool
+	}{
+		{"token in the query", false, "?apiToken=" + url.QueryEscape(testToken), nil, true},
+		{"token in a header", false, "", http.Header{"X-Auth-Token": {testToken}}, true},
+		{"cookie only", false, "", http.Header{"Cookie": {"X-Auth-Token=" + url.QueryEscape(testToken)}}, false},
+		{"authentication off", true, "", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := newFakeNode(t).config(tc.disableAuth)
+			srv := serveConfig(t, cfg)
+			h := http.Header{"Origin": {"http://elsewhere.example"}}
+			for k, v := range tc.header {
+				h[k] = v
+			}
+			ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+			defer cancel()
+			c, resp, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+Prefix+"/node/stream/websocket"+tc.query,
+				&websocket.DialOptions{HTTPHeader: h})
+			if c != nil {
+				defer c.CloseNow()
+			}
+			if tc.ok != (err == nil) {
+				t.Fatalf("dial: %v, want ok %v", err, tc.ok)
+			}
+			if !tc.ok && (resp == nil || resp.StatusCode != http.StatusForbidden) {
+				t.Fatalf("refusal %v", resp)
+			}
+		})
+	}
+	// The same origin is fine with the cookie alone.
+	srv := serveConfig(t, newFakeNode(t).config(false))
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(srv.URL, "http")+Prefix+"/node/stream/websocket",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Origin": {srv.URL}, "Cookie": {"X-Auth-Token=" + url.QueryEscape(testToken)}}})
+	if err != nil {
+		t.Fatalf("same origin with the cookie: %v", err)
+	}
+	c.CloseNow()
+}

@@ -68,14 +68,24 @@ func (a *authenticator) allowed(r *http.Request) bool {
 
 // allowedStream is allowed, or the token in the apiToken query parameter
 // or the X-Auth-Token cookie: a browser's WebSocket cannot set headers, so
-// the original interface's streams took the token there.
-func (a *authenticator) allowedStream(r *http.Request) bool {
+// the original interface's streams took the token there. shown reports
+// that the request shows the token itself (a header or the query), not
+// only an ambient cookie, and not nothing because authentication is off.
+func (a *authenticator) allowedStream(r *http.Request) (ok, shown bool) {
+	if a.disabled {
+		return true, false
+	}
 	if a.allowed(r) {
-		return true
+		return true, true
 	}
 	if t := r.URL.Query().Get("apiToken"); t != "" && a.Check(t) {
-		return true
+		return true, true
 	}
+	return a.cookie(r), false
+}
+
+// cookie reports whether r carries the token in an X-Auth-Token cookie.
+func (a *authenticator) cookie(r *http.Request) bool {
 	for _, name := range []string{"X-Auth-Token", "x-auth-token"} {
 		c, err := r.Cookie(name)
 		if err != nil || c.Value == "" {
@@ -92,12 +102,23 @@ func (a *authenticator) allowedStream(r *http.Request) bool {
 	return false
 }
 
-// wrapStream is wrap for the WebSocket streams (allowedStream).
+// wrapStream is wrap for the WebSocket streams (allowedStream). A page on
+// another origin (the original's admin UI on its own port) may open a
+// stream when it shows the token itself, in the query or a header: the
+// Origin header is dropped then, so the upgrade does not check it. A
+// cookie is ambient, sent by the browser for any page: with only a cookie
+// (or with authentication off, when any page could connect), the
+// WebSocket library's same-origin check stays.
 func (a *authenticator) wrapStream(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !a.allowedStream(r) {
+		ok, shown := a.allowedStream(r)
+		if !ok {
 			writeJSON(w, http.StatusForbidden, authFailure)
 			return
+		}
+		if shown && r.Header.Get("Origin") != "" {
+			r = r.Clone(r.Context())
+			r.Header.Del("Origin")
 		}
 		next.ServeHTTP(w, r)
 	})
