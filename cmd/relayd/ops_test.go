@@ -67,6 +67,12 @@ func TestPasswordFile(t *testing.T) {
 	checkOneLineError(t, relayd(t, append(base, "--passwordFile", pw)...), "--apiPort")
 	checkOneLineError(t, relayd(t, append(base, "--password", "file-secret\n")...), "--password")
 	checkOneLineError(t, relayd(t, append(base, "--password", "file-secret")...), "--apiPort")
+	// A file with another password: the error names the file's flag.
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("not-it\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	checkOneLineError(t, relayd(t, append(base, "--passwordFile", other)...), "--passwordFile: does not decrypt")
 
 	if err := os.Chmod(pw, 0o644); err != nil {
 		t.Fatal(err)

@@ -95,7 +95,11 @@ func New(cfg config.Config, logOut *os.File) (*Node, error) {
 	case errors.Is(err, identity.ErrNotFound):
 		return nil, &StartupError{"identity", fmt.Errorf("%s does not exist (pass --init to create it)", cfg.Identity)}
 	case errors.Is(err, identity.ErrWrongPassword):
-		return nil, &StartupError{"password", fmt.Errorf("does not decrypt the keystore %s", cfg.Identity)}
+		flag := "password"
+		if cfg.PasswordFile != "" {
+			flag = "passwordFile" // the password came from there
+		}
+		return nil, &StartupError{flag, fmt.Errorf("does not decrypt the keystore %s", cfg.Identity)}
 	case err != nil:
 		return nil, &StartupError{"identity", err}
 	}
