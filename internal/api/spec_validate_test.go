@@ -141,7 +141,8 @@ func FuzzValidation(f *testing.F) {
 	for _, s := range []string{`{"peerId":"x"}`, `{`, `[]`, `{"peerId":1}`, `null`, `{"peerId":"a"}{}`,
 		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","alias":"b"}`, `{"alias":{"x":[1,2]}}`, `"\u0000"`,
 		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","amount":"1"}`, `{"amount":"0x10","currency":"relay","recipient":"0x035C68d5251AfF759Ea945A05783F2290EA0Accf"}`,
-		`{"body":"hi","recipient":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz"}`, `{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","direction":"incoming"}`} {
+		`{"body":"hi","recipient":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz"}`, `{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","direction":"incoming"}`,
+		`{"message":"hello"}`, `{"body":"hi","recipient":"me"}`, `{"body":"hi","recipient":"bob","path":[]}`} {
 		f.Add(s)
 	}
 	id, err := identity.Generate()
@@ -166,6 +167,7 @@ func FuzzValidation(f *testing.F) {
 		{http.MethodPost, "/messages", []int{http.StatusAccepted}},
 		{http.MethodPost, "/channels", []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}},
 		{http.MethodDelete, "/channels", []int{http.StatusOK, http.StatusNotFound}},
+		{http.MethodPost, "/messages/sign", []int{http.StatusOK}},
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, op := range ops {
