@@ -49,7 +49,7 @@ func (n *Node) buildMessaging() error {
 	}
 	cfg := relay.Config{
 		Key:          n.id.PrivateKey(),
-		Transport:    n.host,
+		Transport:    n.relayTransport(),
 		Replay:       replay,
 		Deliver:      n.deliver,
 		MixDelayMin:  mix.Min,
@@ -71,7 +71,7 @@ func (n *Node) buildMessaging() error {
 		if err != nil {
 			return err
 		}
-		cfg.Payments = m.ledger
+		cfg.Payments = costPayments{m.ledger} // tells cover traffic what its first tickets cost
 	}
 	if m.relay, err = relay.New(cfg); err != nil {
 		return err
@@ -83,6 +83,9 @@ func (n *Node) buildMessaging() error {
 // deliver shows a message this node received on every admin connection:
 // the three log lines, then the message frame, back to back.
 func (n *Node) deliver(r relay.Received) {
+	if n.cover != nil && n.cover.returned(r) {
+		return // this node's own loop cover packet: dropped silently
+	}
 	latency := r.ReceivedAt.Sub(r.SentAt).Milliseconds()
 	n.nm.latency.Observe(r.ReceivedAt.Sub(r.SentAt).Seconds())
 	now := n.hub.Now()
@@ -186,6 +189,17 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 	if err != nil {
 		return nil, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: err.Error()}
 	}
+	hops, err := m.pathTo(s, to)
+	if err != nil {
+		return nil, sendError(err)
+	}
+	return hops, nil
+}
+
+// pathTo selects relayers from this node to the account to over the indexed channel graph,
+// preferring peers with good heartbeats, and returns them followed by to's PeerId. to may be
+// this node itself: a loop, for cover traffic.
+func (m *messaging) pathTo(s *settlement, to common.Address) ([]peer.ID, error) {
 	quality := map[peer.ID]float64{}
 	for _, p := range m.n.host.Peers() {
 		quality[p.ID] = p.Quality
@@ -219,16 +233,22 @@ func (m *messaging) pickPath(recipient peer.ID) ([]peer.ID, error) {
 	// Two relayers where such a path exists; in a sparse graph three, the most a packet carries
 	// (the sender then pays 0.03 plus its padding). Every channel must carry the largest padding
 	// relay.Send may draw (PROTOCOL.md §4.5), so that the path does not depend on the draw.
+	sel := func(relayers int) ([]path.Node, error) {
+		if to == self {
+			return path.SelectLoopPadded(m.rng, g, self, relayers, tickets.AmountFor(1), tickets.PadMax)
+		}
+		return path.SelectPadded(m.rng, g, self, to, relayers, tickets.AmountFor(1), tickets.PadMax)
+	}
 	m.rngMu.Lock()
-	nodes, err := path.SelectPadded(m.rng, g, self, to, path.DefaultRelayers, tickets.AmountFor(1), tickets.PadMax)
+	nodes, err := sel(path.DefaultRelayers)
 	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		if longer, lerr := path.SelectPadded(m.rng, g, self, to, path.MaxRelayers, tickets.AmountFor(1), tickets.PadMax); lerr == nil {
+		if longer, lerr := sel(path.MaxRelayers); lerr == nil {
 			nodes, err = longer, nil
 		}
 	}
 	m.rngMu.Unlock()
 	if err != nil {
-		return nil, sendError(err)
+		return nil, err
 	}
 	hops := make([]peer.ID, len(nodes))
 	for i, nd := range nodes {

@@ -24,6 +24,7 @@ import (
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/ws"
@@ -47,6 +48,7 @@ type Node struct {
 	chain    *settlement // nil without --provider
 	msg      *messaging
 	settings *settings
+	cover    *coverTraffic
 	strategy *strategy.Runner // nil without a chain
 	nm       nodeMetrics
 	apiLn    net.Listener
@@ -56,6 +58,8 @@ type Node struct {
 	// With --profileAddress only.
 	profileLn  net.Listener
 	profileSrv *http.Server
+	// wrapTransport, when set (tests), wraps the transport the relay uses.
+	wrapTransport func(relay.Transport) relay.Transport
 }
 
 // StartupError is a problem a user fixes by changing one flag or the
@@ -73,6 +77,12 @@ func (e *StartupError) Unwrap() error { return e.Err }
 // until Run. logOut receives the node's log lines (they also go to the
 // admin WebSocket).
 func New(cfg config.Config, logOut *os.File) (*Node, error) {
+	return newNode(cfg, logOut, nil)
+}
+
+// newNode is New; wrap, when not nil, wraps the transport the relay sends and receives frames
+// through (tests record what a node puts on the wire with it).
+func newNode(cfg config.Config, logOut *os.File, wrap func(relay.Transport) relay.Transport) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -107,7 +117,7 @@ func New(cfg config.Config, logOut *os.File) (*Node, error) {
 		log.Info("created new identity", "keystore", cfg.Identity)
 	}
 
-	n := &Node{cfg: cfg, log: log, id: id, hub: hub, metrics: prometheus.NewRegistry()}
+	n := &Node{cfg: cfg, log: log, id: id, hub: hub, metrics: prometheus.NewRegistry(), wrapTransport: wrap}
 	if err := n.build(); err != nil {
 		n.close()
 		return nil, err
@@ -229,6 +239,9 @@ func (n *Node) build() error {
 		return err
 	}
 	n.settings.onChange = n.applySettings
+	if n.cover, err = n.buildCover(); err != nil {
+		return err
+	}
 	if n.chain != nil {
 		if n.strategy, err = n.buildStrategy(); err != nil {
 			return err
@@ -304,6 +317,7 @@ func (n *Node) Run(ctx context.Context) error {
 	g.Go(func() error { return n.streams.Run(gctx) })
 	g.Go(func() error { return n.msg.relay.Run(gctx) })
 	g.Go(func() error { return n.replay.Run(gctx, 200*time.Millisecond) })
+	g.Go(func() error { return n.cover.Run(gctx) })
 	if s := n.chain; s != nil {
 		g.Go(func() error {
 			err := s.indexer.Run(gctx)

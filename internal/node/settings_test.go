@@ -60,16 +60,16 @@ func TestMixingAndCoverSettings(t *testing.T) {
 
 	a := dialAdmin(t, n)
 	first := func(string) bool { return true }
-	for line, want := range map[string]string{
-		"settings mixDelayMean":        "30ms",
-		"settings mixDelayMean 40ms":   `You have set your "mixDelayMean" settings to "40ms".`,
-		"settings coverRate 1.5":       `You have set your "coverRate" settings to "1.5".`,
-		"settings mixDelayMean 1 hour": "settings takes a name and a value",
-		"settings mixDelayMean 1h":     "mixDelayMean must be a duration such as 20ms from 0 to 10s",
-		"settings coverRate 200":       "coverRate must be a number of packets per second from 0 to 100",
+	for _, c := range []struct{ line, want string }{ // in order: the first reads the value before the second sets it
+		{"settings mixDelayMean", "30ms"},
+		{"settings mixDelayMean 40ms", `You have set your "mixDelayMean" settings to "40ms".`},
+		{"settings coverRate 1.5", `You have set your "coverRate" settings to "1.5".`},
+		{"settings mixDelayMean 1 hour", "settings takes a name and a value"},
+		{"settings mixDelayMean 1h", "mixDelayMean must be a duration such as 20ms from 0 to 10s"},
+		{"settings coverRate 200", "coverRate must be a number of packets per second from 0 to 100"},
 	} {
-		if out := a.run(line, first); !strings.Contains(out[0], want) {
-			t.Errorf("%s: %q, want %q", line, out[0], want)
+		if out := a.run(c.line, first); !strings.Contains(out[0], c.want) {
+			t.Errorf("%s: %q, want %q", c.line, out[0], c.want)
 		}
 	}
 	if m := n.msg.relay.Mixing(); m.Mean != 40*time.Millisecond {
