@@ -219,45 +219,61 @@ func TestAdminSendDirectAndExplicit(t *testing.T) {
 	expectMessage(t, bFrames, a.id.PeerID().String()+":signed hello")
 }
 
-// TestPathAvoidsASpentChannel: once the tickets A signed on A → R1 use up its balance (nothing
-// redeemed, so the chain still shows it full), A routes over R2 instead of handing R1 a ticket it
-// would refuse, and every message it accepts arrives.
+// TestPathAvoidsASpentChannel: once the tickets A signed on A → R1 leave less than a first ticket
+// with the largest padding (nothing redeemed, so the chain still shows it full), A routes over R2
+// instead of handing R1 a ticket it might refuse, and every message it accepts arrives.
 func TestPathAvoidsASpentChannel(t *testing.T) {
 	net := newTestNet(t, 5)
 	a, r1, r2, r3, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
-	threeMessages := new(big.Int).Mul(centToken, big.NewInt(6)) // 0.02 each over two relayers
-	net.open(a, r1, threeMessages)
+	// 0.15: room for at least one message (0.02 to 0.09 each, PROTOCOL.md §4.5), not for ten.
+	funding := new(big.Int).Mul(centToken, big.NewInt(15))
+	net.open(a, r1, funding)
 	net.open(r1, r3, tokens(1))
 	net.open(r2, r3, tokens(1))
 	net.open(r3, b, tokens(1))
 	bFrames := watch(t, b)
-	send := func(text string) {
+	// sendUntilRefused sends until A refuses with NOT_ENOUGH_BALANCE and returns how many it
+	// accepted; each of those arrives.
+	sendUntilRefused := func(via string) int {
 		t.Helper()
-		net.mustCall(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, text, b.id.PeerID()), http.StatusAccepted, nil)
-		expectMessage(t, bFrames, text)
-	}
-	refused := func(why string) {
-		t.Helper()
-		var errBody struct{ Status string }
-		if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":"no way","recipient":%q}`, b.id.PeerID()), &errBody); s != http.StatusUnprocessableEntity || errBody.Status != "NOT_ENOUGH_BALANCE" {
-			t.Fatalf("%s: %d %+v", why, s, errBody)
+		for i := range 10 {
+			text := fmt.Sprintf("over %s, %d", via, i)
+			var answer any // the ack challenge, or the error envelope
+			s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, text, b.id.PeerID()), &answer)
+			if errBody, _ := answer.(map[string]any); s == http.StatusUnprocessableEntity && errBody["status"] == "NOT_ENOUGH_BALANCE" {
+				if i == 0 {
+					t.Fatalf("over %s: the first message was refused", via)
+				}
+				return i
+			}
+			if s != http.StatusAccepted {
+				t.Fatalf("over %s, message %d: %d %v", via, i, s, answer)
+			}
+			expectMessage(t, bFrames, text)
 		}
+		t.Fatalf("over %s: 10 messages on a channel of 0.15", via)
+		return 0
 	}
-	for i := range 3 {
-		send(fmt.Sprintf("over R1, %d", i)) // the only path
+	held := func(n *Node) int {
+		var list []ticketView
+		net.mustCall(n, http.MethodGet, "/tickets", "", http.StatusOK, &list)
+		return len(list)
 	}
-	refused("a fourth message A → R1 cannot pay for")
+	overR1 := sendUntilRefused("R1") // the only path
 	// On chain both of A's channels now hold the same; only A → R2 can still pay.
-	net.open(a, r2, threeMessages)
-	for i := range 3 {
-		send(fmt.Sprintf("over R2, %d", i))
+	net.open(a, r2, funding)
+	overR2 := sendUntilRefused("R2")
+	net.eventually("the relayers hold a ticket per message", func() bool { return held(r1) == overR1 && held(r2) == overR2 })
+	var st struct{ Rejected int }
+	net.mustCall(r1, http.MethodGet, "/tickets/statistics", "", http.StatusOK, &st)
+	if st.Rejected != 0 {
+		t.Fatalf("R1 rejected %d of A's tickets", st.Rejected)
 	}
-	refused("both of A's channels are spent")
 }
 
 // TestThreeRelayersWhereTwoCannotReach: in a sparse graph with no path of 2 relayers to the
 // recipient, POST /messages takes a path of 3 (the most a packet carries) instead of refusing:
-// A → R1 → R2 → R3 → B, R1's ticket worth 0.03.
+// A → R1 → R2 → R3 → B, R1's ticket worth 0.03 plus the sender's padding (0 to 0.07).
 func TestThreeRelayersWhereTwoCannotReach(t *testing.T) {
 	net := newTestNet(t, 5)
 	a, r1, r2, r3, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
@@ -273,8 +289,9 @@ func TestThreeRelayersWhereTwoCannotReach(t *testing.T) {
 		net.mustCall(r1, http.MethodGet, "/tickets", "", http.StatusOK, &tks)
 		return len(tks) == 1
 	})
-	if want := new(big.Int).Mul(centToken, big.NewInt(3)).String(); tks[0].Amount != want {
-		t.Fatalf("R1's ticket is worth %s, want %s (three relayers ahead)", tks[0].Amount, want)
+	if got, _ := new(big.Int).SetString(tks[0].Amount, 10); got == nil || got.Cmp(new(big.Int).Mul(centToken, big.NewInt(3))) < 0 ||
+		got.Cmp(new(big.Int).Mul(centToken, big.NewInt(3+tickets.PadMax))) > 0 {
+		t.Fatalf("R1's ticket is worth %s, want 0.03 to 0.10 (three relayers ahead, and the padding)", tks[0].Amount)
 	}
 	out := dialAdmin(t, a).run("send "+b.id.PeerID().String()+" again the long way", func(string) bool { return true })
 	if !strings.HasPrefix(out[0], "Message sent to "+b.id.PeerID().String()+" over 3 relayers") {
