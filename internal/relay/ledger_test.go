@@ -528,3 +528,40 @@ func TestLedgerSignsNothingAboveTheLargestAmount(t *testing.T) {
 		t.Fatalf("MaxTicketAmount %s, want %s", MaxTicketAmount.Dec(), want.Dec())
 	}
 }
+
+// TestLedgerRecipientTakesThePadding: as the recipient (final) the ledger accepts a ticket of
+// any amount the channel covers, counts one worth more than 0 as pending until Acknowledge
+// stores it, and a relayer's ticket worth more than MaxTicketAmount is refused.
+func TestLedgerRecipientTakesThePadding(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.open(e.sourceAddr, e.selfAddr, tickets.AmountFor(10))
+	zero := e.incoming(t, 1, uint256.Int{})
+	pad := e.incoming(t, 2, tickets.AmountFor(tickets.PadMax))
+	if err := e.l.AcceptTicket(e.sourceAddr, &zero, true); err != nil {
+		t.Fatalf("recipient's ticket worth 0: %v", err)
+	}
+	if err := e.l.AcceptTicket(e.sourceAddr, &pad, true); err != nil {
+		t.Fatalf("recipient's padded ticket: %v", err)
+	}
+	if st, _ := e.l.Statistics(); st.Pending != 1 {
+		t.Fatalf("pending %d, want 1: the padded ticket until it is stored, not the one worth 0", st.Pending)
+	}
+	over := e.incoming(t, 3, tickets.AmountFor(4)) // 0.07 of the 0.10 is owed already
+	if err := e.l.AcceptTicket(e.sourceAddr, &over, true); !errors.Is(err, ErrTicketBalance) {
+		t.Fatalf("recipient's ticket over the balance: %v, want ErrTicketBalance", err)
+	}
+	if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: pad, Response: responseFor(2)}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := e.l.Statistics()
+	if err != nil || st.Pending != 0 || st.Unredeemed != 1 || st.UnredeemedValue != pad.Amount {
+		t.Fatalf("after storing: %+v, %v", st, err)
+	}
+	var tooMuch uint256.Int
+	tooMuch.AddUint64(&MaxTicketAmount, 1)
+	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	relayed := e.incoming(t, 4, tooMuch)
+	if err := e.l.AcceptTicket(e.sourceAddr, &relayed, false); !errors.Is(err, ErrTicketAmount) {
+		t.Fatalf("relayer's ticket above MaxTicketAmount: %v, want ErrTicketAmount", err)
+	}
+}
