@@ -129,10 +129,13 @@ func testBalances(t *testing.T, c *testCluster) {
 
 // testPaidMessages: node 1 sends three messages to node 5 over REST; each
 // arrives on node 5's WebSocket with its four frames. The relayers are the
-// nodes whose tickets are not empty afterwards: two per message, neither the
-// sender nor the recipient. After redeeming, each relayer's holdings (wallet
-// plus outgoing channels) rose by 0.01 per message it relayed and the
-// sender's fell by 0.02 per message.
+// nodes other than the recipient whose tickets are not empty afterwards: two
+// per message, neither the sender nor the recipient, worth 0.02 plus the
+// sender's padding and 0.01 less (PROTOCOL.md §4.5); the recipient holds the
+// padding, as tickets worth more than 0. After redeeming, each relayer's
+// holdings (wallet plus outgoing channels) rose by 0.01 per message it
+// relayed, the recipient's by the padding, and the sender's fell by 0.02 per
+// message plus the padding.
 func testPaidMessages(t *testing.T, c *testCluster) {
 	sender, recipient := c.nodes[0], c.nodes[nodeCount-1]
 	before := map[int]*big.Int{}
@@ -148,26 +151,37 @@ func testPaidMessages(t *testing.T, c *testCluster) {
 	}
 
 	counts := map[int]int{}
-	c.eventually("every relayer's ticket is acknowledged", func() bool {
-		total := 0
+	c.eventually("every relayer's ticket is acknowledged, the recipient's stored", func() bool {
+		relayed := 0
 		for _, n := range c.nodes {
 			counts[n.index] = len(c.tickets(n))
-			total += counts[n.index]
+			if n != recipient {
+				relayed += counts[n.index]
+			}
 		}
-		return total == 2*messages
+		var st struct{ Pending int }
+		c.mustCall(recipient, http.MethodGet, "/tickets/statistics", "", http.StatusOK, &st)
+		return relayed == 2*messages && st.Pending == 0
 	})
-	if counts[sender.index] != 0 || counts[recipient.index] != 0 {
-		t.Fatalf("tickets per node %v: the sender and the recipient are no relayers", counts)
+	if counts[sender.index] != 0 || counts[recipient.index] > messages {
+		t.Fatalf("tickets per node %v: the sender is no relayer, the recipient holds at most one per message", counts)
 	}
+	maxFirst := new(big.Int).Mul(cent, big.NewInt(9)) // 0.02 plus the largest padding, 0.07
+	maxPad := new(big.Int).Mul(cent, big.NewInt(7))
 	for _, n := range c.nodes {
 		for _, tk := range c.tickets(n) {
-			if a := parseWei(t, tk.Amount); a.Cmp(cent) != 0 && a.Cmp(new(big.Int).Mul(cent, big.NewInt(2))) != 0 {
-				t.Errorf("node %d ticket amount %s, want 0.01 or 0.02", n.index, tk.Amount)
+			a := parseWei(t, tk.Amount)
+			if n == recipient && (a.Sign() <= 0 || a.Cmp(maxPad) > 0) {
+				t.Errorf("recipient's ticket amount %s, want 0.01 to 0.07", tk.Amount)
+			}
+			if n != recipient && (a.Cmp(cent) < 0 || a.Cmp(maxFirst) > 0) {
+				t.Errorf("node %d ticket amount %s, want 0.01 to 0.09", n.index, tk.Amount)
 			}
 		}
 	}
 	t.Logf("tickets per node after %d messages: %v", messages, counts)
 
+	padding := new(big.Int)
 	for _, n := range c.nodes {
 		if counts[n.index] > 0 {
 			c.mustCall(n, http.MethodPost, "/tickets/redeem", "", http.StatusNoContent, nil)
@@ -182,12 +196,19 @@ func testPaidMessages(t *testing.T, c *testCluster) {
 			if st.Redeemed != counts[n.index] {
 				t.Errorf("node %d statistics %+v, want %d redeemed", n.index, st, counts[n.index])
 			}
+			if n == recipient {
+				padding = parseWei(t, st.RedeemedValue)
+			}
 		}
 	}
 	want := func(n node) *big.Int {
 		d := new(big.Int).Mul(cent, big.NewInt(int64(counts[n.index])))
-		if n == sender {
+		switch n {
+		case recipient:
+			d.Set(padding)
+		case sender:
 			d.Sub(d, new(big.Int).Mul(cent, big.NewInt(2*messages)))
+			d.Sub(d, padding)
 		}
 		return d.Add(d, before[n.index])
 	}
