@@ -268,7 +268,13 @@ func TestCoverTraffic(t *testing.T) {
 		t.Fatalf("%v cover packets sent without a loop", sent)
 	}
 
+	// Off while the loop's last channel is indexed: a node that has indexed it sends over it
+	// before the relayer that pays it has, which loses that packet (a fresh channel's race, not
+	// the subject here).
+	net.mustCall(a, http.MethodPut, "/settings/coverRate", `{"settingValue":0}`, http.StatusNoContent, nil)
+	waitFor(t, "cover sends under way to end", func() bool { return len(a.cover.slots) == 0 })
 	net.open(r2, a, tokens(10)) // the loop a → r1 → r2 → a
+	net.mustCall(a, http.MethodPut, "/settings/coverRate", `{"settingValue":20}`, http.StatusNoContent, nil)
 	net.eventually("cover packets back", func() bool { return net.metricFloat(a, "relayd_cover_packets_returned_total") >= 5 })
 	net.mustCall(a, http.MethodPut, "/settings/coverRate", `{"settingValue":0}`, http.StatusNoContent, nil)
 	var sent float64
