@@ -59,7 +59,7 @@ func (f *fakeNode) DeleteAlias(a string) error {
 func (f *fakeNode) Settings() (map[string]any, error) {
 	return map[string]any{"strategy": f.strategy(), "includeRecipient": false, "maxChannels": 5, "channelFunding": "10000000000000000000",
 		"autoRedeem": false, "autoRedeemCount": 100, "autoRedeemValue": "1000000000000000000",
-		"mixDelayMean": "20ms", "coverRate": 0}, nil
+		"mixDelayMean": "20ms", "coverRate": 0, "relayers": 2}, nil
 }
 
 func (f *fakeNode) strategy() string {

@@ -13,6 +13,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -321,6 +322,7 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--mixDelayMean", c.cfg.MixDelayMean.String(),
 		"--mixDelayMax", c.cfg.MixDelayMax.String(),
 		"--coverRate", strconv.FormatFloat(c.cfg.CoverRate, 'f', -1, 64),
+		"--relayers", strconv.Itoa(cmp.Or(c.cfg.Relayers, config.DefaultRelayers)),
 	}
 	if c.cfg.ProfilePortBase != 0 {
 		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))

@@ -132,6 +132,7 @@ func TestValidate(t *testing.T) {
 		{"mixDelayMax", func(c *Config) { c.MixDelayMean, c.MixDelayMax = 50*time.Millisecond, 20*time.Millisecond }},
 		{"coverRate", func(c *Config) { c.CoverRate = -1 }},
 		{"coverRate", func(c *Config) { c.CoverRate = 101 }},
+		{"relayers", func(c *Config) { c.Relayers = 4 }},
 		{"channelFunding", func(c *Config) { c.ChannelFunding = big.NewInt(0) }},
 		{"channelFunding", func(c *Config) { c.ChannelFunding = nil }},
 		{"env", func(c *Config) { c.EnvFile = "" }},

@@ -94,6 +94,9 @@ type Config struct {
 	MixDelayMax time.Duration
 	// CoverRate is every node's --coverRate: loop cover packets per second (0: none).
 	CoverRate float64
+	// Relayers is every node's --relayers: relayers of its own messages and cover loops
+	// (0: config.DefaultRelayers).
+	Relayers int
 	// ChannelFunding is the balance every channel of the mesh is opened with
 	// (smallest unit).
 	ChannelFunding *big.Int
@@ -231,6 +234,8 @@ func (c Config) Validate() error {
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMean (it caps each exponential draw; 0: 10 × the mean)"}
 	case !(c.CoverRate >= 0 && c.CoverRate <= config.MaxCoverRate):
 		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", config.MaxCoverRate)}
+	case c.Relayers != 0 && (c.Relayers < config.MinRelayers || c.Relayers > config.MaxRelayers):
+		return &FieldError{"relayers", fmt.Sprintf("must be %d or %d", config.MinRelayers, config.MaxRelayers)}
 	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0:
 		return &FieldError{"channelFunding", "must be a positive amount"}
 	case c.EnvFile == "":

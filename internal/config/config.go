@@ -58,6 +58,7 @@ type Config struct {
 	MixDelayMean      time.Duration // initial mixDelayMean setting: mean of the exponential per-hop delay (DefaultMixDelayMean); 0: uniform up to MixDelayMax
 	MixDelayMax       time.Duration // cap of each per-hop delay; 0: min + 10 × the mean (relay.MixingFor)
 	CoverRate         float64       // initial coverRate setting: loop cover packets per second (0 to MaxCoverRate; 0: off)
+	Relayers          int           // initial relayers setting: relayers of the node's own paths (MinRelayers to MaxRelayers; 0: DefaultRelayers)
 	ShutdownTimeout   time.Duration
 	Strategy          string        // initial channel strategy setting: passive (default) or promiscuous
 	MaxChannels       int           // initial maxChannels setting; 0: the strategy's default
@@ -84,6 +85,15 @@ const MaxMixDelayMean = 10 * time.Second
 const (
 	DefaultCoverRate = 0
 	MaxCoverRate     = 100
+)
+
+// DefaultRelayers is how many relayers the node's own messages and cover loops take when
+// neither --relayers nor the stored relayers setting says; MinRelayers and MaxRelayers bound
+// both (the interface's "at least two relayers"; a packet has at most four hops).
+const (
+	DefaultRelayers = 2
+	MinRelayers     = 2
+	MaxRelayers     = 3
 )
 
 // FieldError is a configuration error about one flag. Its text names the
@@ -143,6 +153,7 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 		c.CoverRate = r
 		return nil
 	})
+	fs.IntVar(&c.Relayers, "relayers", DefaultRelayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried), at first start (afterwards the stored relayers setting wins)", MinRelayers, MaxRelayers))
 	fs.StringVar(&c.Strategy, "strategy", "passive", "channel strategy at first start (passive or promiscuous); afterwards the stored setting wins (PUT /api/v2/settings, admin settings)")
 	fs.IntVar(&c.MaxChannels, "maxChannels", 5, "outgoing channels the promiscuous strategy keeps open, at first start")
 	fs.StringVar(&c.ChannelFunding, "channelFunding", "10", "tokens each channel the strategy opens is funded with, at first start")
@@ -275,6 +286,9 @@ func (c Config) Validate() error {
 	}
 	if !(c.CoverRate >= 0 && c.CoverRate <= MaxCoverRate) { // also refuses NaN
 		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", MaxCoverRate)}
+	}
+	if c.Relayers != 0 && (c.Relayers < MinRelayers || c.Relayers > MaxRelayers) { // 0: DefaultRelayers
+		return &FieldError{"relayers", fmt.Sprintf("must be %d or %d", MinRelayers, MaxRelayers)}
 	}
 	if c.ShutdownTimeout <= 0 {
 		return &FieldError{"shutdownTimeout", "must be positive"}

@@ -116,6 +116,8 @@ func TestValidate(t *testing.T) {
 		{"negative cover rate", func(c *Config) { c.CoverRate = -1 }, "coverRate"},
 		{"cover rate above the bound", func(c *Config) { c.CoverRate = MaxCoverRate + 0.5 }, "coverRate"},
 		{"cover rate not a number", func(c *Config) { c.CoverRate = math.NaN() }, "coverRate"},
+		{"one relayer", func(c *Config) { c.Relayers = 1 }, "relayers"},
+		{"four relayers", func(c *Config) { c.Relayers = 4 }, "relayers"},
 		{"provider needs contract", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, "channelsContract"},
 		{"provider with contract", func(c *Config) {
 			c.Provider = "ws://127.0.0.1:8545"

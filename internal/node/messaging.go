@@ -239,11 +239,12 @@ func (m *messaging) pathTo(s *settlement, to common.Address) ([]peer.ID, error) 
 		}
 		return path.SelectPadded(m.rng, g, self, to, relayers, tickets.AmountFor(1), tickets.PadMax)
 	}
+	want, other := m.relayers()
 	m.rngMu.Lock()
-	nodes, err := sel(path.DefaultRelayers)
+	nodes, err := sel(want)
 	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		if longer, lerr := sel(path.MaxRelayers); lerr == nil {
-			nodes, err = longer, nil
+		if alt, lerr := sel(other); lerr == nil {
+			nodes, err = alt, nil
 		}
 	}
 	m.rngMu.Unlock()
@@ -255,6 +256,21 @@ func (m *messaging) pathTo(s *settlement, to common.Address) ([]peer.ID, error) 
 		hops[i] = nd.Peer
 	}
 	return hops, nil
+}
+
+// relayers returns how many relayers the node's own paths take (the relayers setting) and the
+// count to try where no such path exists.
+func (m *messaging) relayers() (want, other int) {
+	want = path.DefaultRelayers
+	if m.n.settings != nil {
+		if r := m.n.settings.get().Relayers; r >= path.MinRelayers && r <= path.MaxRelayers {
+			want = r
+		}
+	}
+	if want == path.MaxRelayers {
+		return want, path.DefaultRelayers
+	}
+	return want, path.MaxRelayers
 }
 
 // ticketsAPI is the ledger as the REST API and the admin commands see it.

@@ -299,3 +299,36 @@ func TestThreeRelayersWhereTwoCannotReach(t *testing.T) {
 	}
 	expectMessage(t, bFrames, "again the long way")
 }
+
+// TestRelayersSetting: the relayers setting makes the node's own messages take three
+// relayers where a path of three exists, and two again when set back; a path of the preferred
+// count that does not exist falls back to the other.
+func TestRelayersSetting(t *testing.T) {
+	net := newTestNet(t, 5)
+	a, r1, r2, r3, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
+	net.open(a, r1, tokens(1))
+	net.open(r1, r2, tokens(1))
+	net.open(r2, b, tokens(1))
+	net.open(r2, r3, tokens(1))
+	net.open(r3, b, tokens(1))
+	bFrames := watch(t, b)
+	admin := dialAdmin(t, a)
+	send := func(text string, relayers int) {
+		t.Helper()
+		out := admin.run("send "+b.id.PeerID().String()+" "+text, func(string) bool { return true })
+		if want := fmt.Sprintf("Message sent to %s over %d relayers", b.id.PeerID(), relayers); !strings.HasPrefix(out[0], want) {
+			t.Fatalf("send %q: %q, want %q", text, out, want)
+		}
+		expectMessage(t, bFrames, text)
+	}
+	send("two by default", 2)
+	net.mustCall(a, http.MethodPut, "/settings/relayers", `{"settingValue":3}`, http.StatusNoContent, nil)
+	send("now three", 3)
+	var e struct{ Status string }
+	if s := net.call(a, http.MethodPut, "/settings/relayers", `{"settingValue":4}`, &e); s != http.StatusBadRequest || e.Status != "INVALID_SETTING_VALUE" {
+		t.Fatalf("relayers 4: %d %+v", s, e)
+	}
+	// Without r3's channel to B no path of three exists: the node falls back to two.
+	net.mustCall(a, http.MethodPut, "/settings/relayers", `{"settingValue":2}`, http.StatusNoContent, nil)
+	send("two again", 2)
+}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,6 +42,7 @@ type Settings struct {
 	AutoRedeemValue  *big.Int // smallest unit
 	MixDelayMean     time.Duration
 	CoverRate        float64 // loop cover packets per second
+	Relayers         int     // relayers of the node's own messages and cover loops
 }
 
 // Errors of settings.update.
@@ -113,6 +115,8 @@ var settingDefs = []settingDef{
 			return json.Marshal(t)
 		},
 	},
+	intSetting("relayers", "relayers of this node's own messages and cover loops (2 or 3; where no such path exists the other count is tried)", config.MinRelayers, config.MaxRelayers,
+		func(s *Settings) *int { return &s.Relayers }),
 	{
 		name: "coverRate", help: fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself, paid like messages (0 to %d; 0: off)", config.MaxCoverRate),
 		get: func(s Settings) any { return s.CoverRate },
@@ -271,7 +275,7 @@ type settings struct {
 func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
 	v := Settings{Strategy: strategy.Passive, MaxChannels: strategy.DefaultMaxChannels, ChannelFunding: defaultChannelFunding,
 		AutoRedeemCount: defaultAutoRedeemCount, AutoRedeemValue: defaultAutoRedeemValue,
-		MixDelayMean: cfg.MixDelayMean, CoverRate: cfg.CoverRate}
+		MixDelayMean: cfg.MixDelayMean, CoverRate: cfg.CoverRate, Relayers: cmp.Or(cfg.Relayers, config.DefaultRelayers)}
 	if cfg.Strategy != "" {
 		n, err := strategy.Parse(cfg.Strategy)
 		if err != nil {
