@@ -49,6 +49,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.Float64Var(&cfg.CoverRate, "coverRate", cfg.CoverRate, "loop cover packets per second per node (0: none)")
 	fs.DurationVar(&cfg.ChainDelay, "chainDelay", cfg.ChainDelay, "time for a transaction to be mined")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "each node's promiscuous strategy's maxChannels")
+	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's messages and cover loops where such a path exists (2 or 3; 0: 2)")
 	balance := fs.Uint64("balance", 500, "tokens every node holds at the start")
 	funding := fs.Uint64("channelFunding", 100, "tokens each channel the strategy opens is funded with")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every random draw: the same flags give the same report")

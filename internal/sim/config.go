@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"github.com/relayd/relayd/internal/path"
 	"math/big"
 	"time"
 )
@@ -34,7 +35,10 @@ type Config struct {
 	StrategyInterval, HeartbeatInterval time.Duration
 	// MaxChannels and ChannelFunding are the promiscuous strategy's settings; Balance is what
 	// every node holds at the start.
-	MaxChannels    int
+	MaxChannels int
+	// Relayers is every node's relayers setting: the relayers its messages and cover loops take
+	// where such a path exists (else the other count); 0 is 2.
+	Relayers       int
 	ChannelFunding *big.Int
 	Balance        *big.Int
 	// ClosurePeriod is the channels contract's closure period.
@@ -124,6 +128,8 @@ func (c Config) Validate() error {
 		return bad("warmup/duration/drain/joinWindow/chainDelay", "must not be negative (duration positive)")
 	case c.StrategyInterval <= 0 || c.HeartbeatInterval <= 0:
 		return bad("strategyInterval/heartbeatInterval", "must be positive")
+	case c.Relayers != 0 && (c.Relayers < path.MinRelayers || c.Relayers > path.MaxRelayers):
+		return bad("relayers", "must be 2 or 3")
 	case c.MaxChannels < 1:
 		return bad("maxChannels", "must be at least 1")
 	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0 || c.Balance == nil || c.Balance.Sign() < 0:

@@ -561,17 +561,21 @@ func splitmix(x uint64) uint64 {
 // a copy of every channel into the sender.
 var loopAddr = common.Address{0x10, 0x0b}
 
-// pickPath is internal/node's pickPath over the sender's view: 2 relayers where a path of 2
-// exists, else 3. It returns the relayers, then the recipient. A path from a node to itself
+// pickPath is internal/node's pathTo over the sender's view: Config.Relayers relayers (the
+// node's relayers setting, default 2) where such a path exists, else the other count. It returns the relayers, then the recipient. A path from a node to itself
 // (to == from) is a cover loop.
 func (s *Sim) pickPath(from, to int) ([]int, error) {
 	g, dst := s.graph(from, to)
 	self := s.nodes[from]
 	price := amount(1)
-	nodes, err := path.Select(s.pathRng, g, self.addr, dst, path.DefaultRelayers, price)
+	want, other := path.DefaultRelayers, path.MaxRelayers
+	if s.cfg.Relayers == path.MaxRelayers {
+		want, other = other, want
+	}
+	nodes, err := path.Select(s.pathRng, g, self.addr, dst, want, price)
 	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		if longer, lerr := path.Select(s.pathRng, g, self.addr, dst, path.MaxRelayers, price); lerr == nil {
-			nodes, err = longer, nil
+		if alt, lerr := path.Select(s.pathRng, g, self.addr, dst, other, price); lerr == nil {
+			nodes, err = alt, nil
 		}
 	}
 	if err != nil {

@@ -324,3 +324,19 @@ func TestPathsOnThePartSelectReachesAreTheSame(t *testing.T) {
 		t.Fatalf("%d of %d compared found a path, %d kills: want both outcomes, under churn", found, compared, s.st.kills)
 	}
 }
+
+// TestRelayersSetting: with Relayers 3 the paths take three relayers where they exist, as the
+// node's relayers setting makes them; by default two.
+func TestRelayersSetting(t *testing.T) {
+	two := run(t, small(t, nil))
+	three := run(t, small(t, func(c *Config) { c.Relayers = 3 }))
+	if two.ThreeRelayers > 0.5 || three.ThreeRelayers < 0.9 {
+		t.Fatalf("share of 3-relayer paths: %.3f by default, %.3f with Relayers 3; want few and nearly all", two.ThreeRelayers, three.ThreeRelayers)
+	}
+	if three.Delivery < 0.999 {
+		t.Fatalf("delivery %.4f with 3 relayers", three.Delivery)
+	}
+	if _, err := New(small(t, func(c *Config) { c.Relayers = 4 })); !errors.Is(err, ErrBadConfig) {
+		t.Fatalf("Relayers 4: %v", err)
+	}
+}
