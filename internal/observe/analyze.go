@@ -14,7 +14,7 @@ import (
 const MinMessageSize = 1000
 
 // maxFrontier bounds the packets the tracing follows per step (the heaviest ones).
-const maxFrontier = 4096
+const maxFrontier = 16384
 
 // flight is a run of transmissions on one link direction, taken as one burst.
 type flight struct {
@@ -308,7 +308,9 @@ func sample(targets map[int]int, max int) []int {
 // No mass on any candidate leaves the uniform distribution.
 func score(mass map[int]float64, isSender map[int]bool, recipient, sender, cands int) (float64, float64) {
 	var total, best float64
-	for s, w := range mass {
+	keys := sortedKeys(mass)
+	for _, s := range keys {
+		w := mass[s]
 		if isSender[s] && s != recipient && w > 0 {
 			total += w
 			best = max(best, w)
@@ -319,7 +321,8 @@ func score(mass map[int]float64, isSender map[int]bool, recipient, sender, cands
 	}
 	var h float64
 	ties := 0
-	for s, w := range mass {
+	for _, s := range keys {
+		w := mass[s]
 		if !isSender[s] || s == recipient || w <= 0 {
 			continue
 		}
@@ -392,7 +395,8 @@ func (ix *index) trace(target int, k kernel, p3 float64, useClass bool) map[int]
 	frontier := map[int]float64{target: 1}
 	for depth := 1; depth <= 4 && len(frontier) > 0; depth++ {
 		if depth == 3 {
-			for e, w := range frontier {
+			for _, e := range sortedKeys(frontier) {
+				w := frontier[e]
 				mass[ix.events[e].from] += w * (1 - p3)
 				frontier[e] = w * p3
 			}
@@ -401,14 +405,15 @@ func (ix *index) trace(target int, k kernel, p3 float64, useClass bool) map[int]
 			}
 		}
 		if depth == 4 {
-			for e, w := range frontier {
-				mass[ix.events[e].from] += w
+			for _, e := range sortedKeys(frontier) {
+				mass[ix.events[e].from] += frontier[e]
 			}
 			break
 		}
 		next := map[int]float64{}
-		for e, w := range prune(frontier) {
-			ix.predecessors(e, w, k, useClass, next)
+		frontier = prune(frontier)
+		for _, e := range sortedKeys(frontier) {
+			ix.predecessors(e, frontier[e], k, useClass, next)
 		}
 		frontier = next
 	}
@@ -451,6 +456,16 @@ func (ix *index) predecessors(e int, w float64, k kernel, useClass bool, next ma
 	}
 }
 
+// sortedKeys returns m's keys in order, so that sums over m do not depend on map order.
+func sortedKeys(m map[int]float64) []int {
+	keys := make([]int, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 // prune keeps the maxFrontier heaviest entries.
 func prune(f map[int]float64) map[int]float64 {
 	if len(f) <= maxFrontier {
@@ -464,7 +479,12 @@ func prune(f map[int]float64) map[int]float64 {
 	for e, w := range f {
 		all = append(all, kv{e, w})
 	}
-	slices.SortFunc(all, func(a, b kv) int { return cmp.Compare(b.w, a.w) })
+	slices.SortFunc(all, func(a, b kv) int {
+		if c := cmp.Compare(b.w, a.w); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.e, b.e)
+	})
 	out := make(map[int]float64, maxFrontier)
 	for _, x := range all[:maxFrontier] {
 		out[x.e] = x.w

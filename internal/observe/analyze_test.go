@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -183,6 +184,26 @@ func TestKernelIsADensity(t *testing.T) {
 		}
 		if math.Abs(sum-1) > 0.01 {
 			t.Errorf("%+v: integrates to %.4f", d, sum)
+		}
+	}
+}
+
+// TestAnalyzeIsDeterministic: the same input gives the same report to the last bit.
+func TestAnalyzeIsDeterministic(t *testing.T) {
+	net := toyNet{nodes: 30, senders: 20, mean: 30 * time.Millisecond, proc: time.Millisecond}
+	tx, truth := net.run(5, 1500, 5*time.Millisecond)
+	opts := Options{Senders: senders(20), Delay: Delay{Mean: 30 * time.Millisecond, Jitter: time.Millisecond}, MaxScored: 300}
+	a, err := Analyze(tx, truth, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		b, err := Analyze(tx, truth, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("two analyses of the same input differ: %+v vs %+v", a.Timing.MeanEntropy, b.Timing.MeanEntropy)
 		}
 	}
 }
