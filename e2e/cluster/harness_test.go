@@ -172,6 +172,9 @@ func startCluster(t *testing.T, extra ...string) *testCluster {
 		"--adminPortBase", strconv.Itoa(base+1+nodeCount),
 		"--p2pPortBase", strconv.Itoa(base+1+2*nodeCount),
 		"--mixDelayMean", "0", "--mixDelayMax", "5ms", // uniform 0-5 ms: quick tests
+		// Paths of two relayers and no cover traffic: the tests count tickets and amounts per
+		// message (TestObserver sets the defaults back through the settings).
+		"--relayers", "2", "--coverRate", "0",
 	)
 	c.cmd.Args = append(c.cmd.Args, extra...)
 	c.netns = slices.Contains(extra, "--netns")

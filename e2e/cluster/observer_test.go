@@ -45,7 +45,7 @@ func TestObserver(t *testing.T) {
 	}
 	senders, recipients := []int{1, 2, 3, 4, 5, 6}, []int{7, 8, 9, 10}
 
-	off := observeRun(t, env, bench.Config{Senders: senders, Recipients: recipients, Messages: 60, Rate: 5, Concurrency: 1}, observe.Delay{})
+	off := observeRun(t, env, bench.Config{Senders: senders, Recipients: recipients, Messages: 60, Rate: 5, Concurrency: 1}, observe.Delay{}, 0.05)
 	t.Logf("mixing off, one message at a time: entropy %.2f of %.2f bits, top-1 %.1f %% (random %.1f %%)", off.Timing.MeanEntropy, off.MaxEntropy, 100*off.Timing.Top1, 100*off.RandomGuess)
 	if off.Timing.Top1 < 0.9 {
 		t.Errorf("without mixing the observer linked %.1f %% of the messages, want at least 90 %%", 100*off.Timing.Top1)
@@ -58,7 +58,8 @@ func TestObserver(t *testing.T) {
 	}
 	setting("mixDelayMean", fmt.Sprintf("%q", config.DefaultMixDelayMean.String()))
 	setting("coverRate", fmt.Sprint(config.DefaultCoverRate))
-	def := observeRun(t, env, bench.Config{Senders: senders, Recipients: recipients, Messages: 1500, Rate: 100}, observe.Delay{Mean: config.DefaultMixDelayMean})
+	setting("relayers", fmt.Sprint(config.DefaultRelayers))
+	def := observeRun(t, env, bench.Config{Senders: senders, Recipients: recipients, Messages: 1500, Rate: 100}, observe.Delay{Mean: config.DefaultMixDelayMean}, 0.97)
 	t.Logf("defaults (mixing mean %v, cover %v/s), 100 msg/s: entropy %.2f of %.2f bits (%.0f %%), top-1 %.1f %% (%.2f× random)",
 		config.DefaultMixDelayMean, config.DefaultCoverRate, def.Timing.MeanEntropy, def.MaxEntropy, 100*def.Timing.EntropyShare, 100*def.Timing.Top1, def.Timing.Top1OverRandom)
 	if def.Timing.Top1 > 0.5 || def.Timing.Top1OverRandom > 3 || def.Timing.EntropyShare < 0.6 {
@@ -71,8 +72,8 @@ func TestObserver(t *testing.T) {
 }
 
 // observeRun runs a bench with the capture on and returns what the observer learned,
-// assuming the hop delay d.
-func observeRun(t *testing.T, env bench.Env, cfg bench.Config, d observe.Delay) observe.Report {
+// assuming the hop delay d and the share of paths with three relayers.
+func observeRun(t *testing.T, env bench.Env, cfg bench.Config, d observe.Delay, threeRelayers float64) observe.Report {
 	t.Helper()
 	hosts, err := env.HostAddrs()
 	if err != nil {
@@ -103,7 +104,7 @@ func observeRun(t *testing.T, env bench.Env, cfg bench.Config, d observe.Delay) 
 	}
 	msgs, _ := bench.GroundTruth(rep)
 	out, err := observe.Analyze(cp.Transmissions(), msgs, observe.Options{
-		Delay: d, Senders: cfg.Senders, FlightGap: capture.FlightGap, ThreeRelayerShare: 0.05,
+		Delay: d, Senders: cfg.Senders, FlightGap: capture.FlightGap, ThreeRelayerShare: threeRelayers,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ const (
 	MaxSparseNodes = 100
 	// DefaultMaxChannels is how many channels each node of a sparse network
 	// opens by its strategy.
-	DefaultMaxChannels = 4
+	DefaultMaxChannels = 8
 	// DefaultStrategyInterval is the channel strategy's tick in a sparse
 	// network: short, so that the network forms in seconds.
 	DefaultStrategyInterval = 2 * time.Second
@@ -149,6 +149,7 @@ func DefaultConfig() Config {
 		ClosurePeriod:  DefaultClosurePeriod,
 		MixDelayMean:   config.DefaultMixDelayMean,
 		CoverRate:      config.DefaultCoverRate,
+		Relayers:       config.DefaultRelayers,
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,
 		Topology:       Mesh,

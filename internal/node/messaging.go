@@ -243,8 +243,12 @@ func (m *messaging) pathTo(s *settlement, to common.Address) ([]peer.ID, error) 
 	m.rngMu.Lock()
 	nodes, err := sel(want)
 	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		if alt, lerr := sel(other); lerr == nil {
+		alt, lerr := sel(other)
+		switch {
+		case lerr == nil:
 			nodes, err = alt, nil
+		case errors.Is(err, path.ErrNoPath) && errors.Is(lerr, path.ErrNotEnoughBalance):
+			err = lerr // a path of the other count exists, its channels cannot pay: say so
 		}
 	}
 	m.rngMu.Unlock()

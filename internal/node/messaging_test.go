@@ -300,9 +300,10 @@ func TestThreeRelayersWhereTwoCannotReach(t *testing.T) {
 	expectMessage(t, bFrames, "again the long way")
 }
 
-// TestRelayersSetting: the relayers setting makes the node's own messages take three
-// relayers where a path of three exists, and two again when set back; a path of the preferred
-// count that does not exist falls back to the other.
+// TestRelayersSetting: the node's own messages take three relayers by default where such a
+// path exists, two once the relayers setting says so; 4 is refused. (Where no path of the
+// preferred count exists the node takes the other: TestPaidMessageOverTwoRelayers, whose
+// network has no path of three.)
 func TestRelayersSetting(t *testing.T) {
 	net := newTestNet(t, 5)
 	a, r1, r2, r3, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3], net.nodes[4]
@@ -321,14 +322,13 @@ func TestRelayersSetting(t *testing.T) {
 		}
 		expectMessage(t, bFrames, text)
 	}
-	send("two by default", 2)
-	net.mustCall(a, http.MethodPut, "/settings/relayers", `{"settingValue":3}`, http.StatusNoContent, nil)
-	send("now three", 3)
+	send("three by default", 3)
+	net.mustCall(a, http.MethodPut, "/settings/relayers", `{"settingValue":2}`, http.StatusNoContent, nil)
+	send("now two", 2)
 	var e struct{ Status string }
 	if s := net.call(a, http.MethodPut, "/settings/relayers", `{"settingValue":4}`, &e); s != http.StatusBadRequest || e.Status != "INVALID_SETTING_VALUE" {
 		t.Fatalf("relayers 4: %d %+v", s, e)
 	}
-	// Without r3's channel to B no path of three exists: the node falls back to two.
-	net.mustCall(a, http.MethodPut, "/settings/relayers", `{"settingValue":2}`, http.StatusNoContent, nil)
-	send("two again", 2)
+	net.mustCall(a, http.MethodPut, "/settings/relayers", `{"settingValue":3}`, http.StatusNoContent, nil)
+	send("three again", 3)
 }

@@ -53,7 +53,7 @@ func Parse(s string) (Name, error) {
 
 // Defaults of Policy.
 const (
-	DefaultMaxChannels     = 5
+	DefaultMaxChannels     = 8
 	DefaultOpenQuality     = 0.5
 	DefaultCloseQuality    = 0.1
 	DefaultMaxOpensPerTick = 2
