@@ -68,7 +68,7 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 	m := &metrics{
 		received:         c("packets_received_total", "Msg frames received."),
 		forwarded:        c("packets_forwarded_total", "Packets forwarded to their next hop."),
-		delivered:        c("packets_delivered_total", "Messages delivered to this node as recipient."),
+		delivered:        c("packets_delivered_total", "Packets for which this node was the recipient, its own returning loop cover packets included (relayd_cover_packets_returned_total counts those)."),
 		sent:             c("packets_sent_total", "Messages this node sent."),
 		acksReceived:     c("acks_received_total", "Valid acknowledgements received."),
 		acksSent:         c("acks_sent_total", "Acknowledgements sent to previous hops."),
