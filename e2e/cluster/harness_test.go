@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/relayd/relayd/internal/wait"
 )
 
 const (
@@ -337,13 +339,7 @@ func (c *testCluster) mustCall(n node, method, path, body string, want int, out 
 // eventually polls cond until it holds or waitTimeout passes.
 func (c *testCluster) eventually(what string, cond func() bool) {
 	c.t.Helper()
-	deadline := time.Now().Add(waitTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			c.t.Fatalf("timed out after %s waiting until %s", waitTimeout, what)
-		}
-		time.Sleep(pollEvery) // polling interval, not synchronisation
-	}
+	wait.For(c.t, cond, waitTimeout, what)
 }
 
 func parseWei(t *testing.T, s string) *big.Int {

@@ -20,6 +20,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 // secrets are what the provider URLs of these tests hide in their path, query and user info.
@@ -195,13 +196,7 @@ var big1 = common.Big1
 // eventually polls cond until it holds or timeout passes.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.For(t, cond, timeout, what)
 }
 
 // syncBuffer is a bytes.Buffer safe for a logger and a test reading it at once.

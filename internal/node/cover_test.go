@@ -21,6 +21,7 @@ import (
 
 	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/relay"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 // testCover is a coverTraffic over fakes: send and timer are the test's.
@@ -225,13 +226,7 @@ func TestCoverReason(t *testing.T) {
 // waitFor polls cond until it holds or 10 s pass.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond) // polling interval, not synchronisation
-	}
+	wait.For(t, cond, 10*time.Second, what)
 }
 
 // metricFloat reads a metric of n as a number (0 when absent).

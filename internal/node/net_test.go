@@ -18,6 +18,7 @@ import (
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/devchain"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 const testToken = "S3cret!token"
@@ -102,13 +103,7 @@ func fundedNodeConfig(tb testing.TB, ch *devchain.Chain, tok *big.Int) config.Co
 // eventually polls cond until it holds or 30 s pass.
 func (net *testNet) eventually(what string, cond func() bool) {
 	net.t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			net.t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
+	wait.For(net.t, cond, 30*time.Second, what)
 }
 
 // call makes a REST call on n and decodes a JSON answer into out (if not nil).

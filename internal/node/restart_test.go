@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 // TestRestartedNodesReachPeersAtOnce: a sender S and a relayer R1, each its own process, are
@@ -152,13 +153,4 @@ func post(t *testing.T, base, method, path, body string, out any) int {
 }
 
 // pollUntil polls cond every 20 ms until it holds (true) or d passes (false).
-func pollUntil(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(20 * time.Millisecond) // polling interval, not synchronisation
-	}
-	return true
-}
+func pollUntil(d time.Duration, cond func() bool) bool { return wait.Until(cond, d) }

@@ -9,6 +9,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relayd/relayd/internal/wait"
 )
 
 const (
@@ -94,13 +96,7 @@ func introduce(t testing.TB, a, b *Host) {
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(2 * time.Millisecond) // poll interval, not synchronisation
-	}
+	wait.For(t, cond, timeout, what)
 }
 
 // counterValue returns the value of a counter in reg with the given labels.

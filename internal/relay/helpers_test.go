@@ -20,6 +20,7 @@ import (
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 const testChainID = 1337
@@ -248,13 +249,7 @@ func newNet(t *testing.T, opts netOptions, names ...string) map[string]*testNode
 // eventually polls cond until it holds or the deadline passes.
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(2 * time.Millisecond) // poll interval, not synchronisation
-	}
+	wait.For(t, cond, timeout, what)
 }
 
 func counter(c prometheus.Counter) float64 {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/relayd/relayd/internal/wait"
 )
 
 // appHarness runs AppStreams over a hub, served at /messages (?since=) and
@@ -60,13 +62,7 @@ func newAppHarness(t *testing.T, now func() time.Time) *appHarness {
 // waitFor polls cond until it holds, failing t after 5 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.For(t, cond, 5*time.Second, what)
 }
 
 func (h *appHarness) dial(t *testing.T, path string) *websocket.Conn {
