@@ -17,12 +17,19 @@ import (
 
 const benchUsage = `usage: relayctl bench [--env cluster.env] [--senders 1] [--recipient N | --recipients 1]
                      [--messages 1000] [--rate 500] [--concurrency 16] [--size 100] [--timeout 30s]
-                     [--json] [--plot latency.svg]
+                     [--json] [--plot latency.svg] [--floorRounds 400] [--relayers 0]
 
 Sends paid messages through a running network's REST API and matches their delivery on the
 recipients' admin WebSockets; reports sent, rejected (by reason), delivered and lost messages,
 in total and per recipient, messages that arrived at the wrong recipient, latency percentiles,
 messages/s, and every node's CPU and peak memory from its metrics.
+
+CPU per packet is reported per role (sender per message sent, relayer per packet forwarded,
+recipient per packet delivered, from the nodes' own CPU and relay counters) and as a ratio to
+the floor: the unavoidable public-key work of that packet (ECDH, signature recovery, signature,
+base-point multiplications), which the tool times in its own process right before and right
+after the load, so the ratio survives the machine's changing speed. The sender's floor assumes
+the mean relayers per message read from the counters (or --relayers).
 
 The recipients are --recipient N, or the last --recipients nodes of the env file (default: the
 last node); the senders are the first --senders nodes that do not receive. Messages go round
@@ -52,6 +59,8 @@ type benchOptions struct {
 	maxDuration time.Duration
 	json        bool
 	plot        string
+	floorRounds int
+	relayers    float64
 	churnLog    string
 	observe     string
 	obs         observeOptions
@@ -73,6 +82,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for stragglers after the last API answer")
 	fs.DurationVar(&o.maxDuration, "maxDuration", 10*time.Minute, "longest time spent sending; the rest is reported as not sent")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
+	fs.IntVar(&o.floorRounds, "floorRounds", 400, "rounds of the public-key floor timed before and after the load; negative: none")
+	fs.Float64Var(&o.relayers, "relayers", 0, "relayers per message for the sender's floor; 0 = read from the nodes' counters")
 	fs.StringVar(&o.plot, "plot", "", "write latency over time to this SVG file")
 	fs.StringVar(&o.churnLog, "churnLog", "", "the churn log of a relayd cluster --churn run (<data>/churn.jsonl): split the delivered messages by whether a node was down while they travelled")
 	fs.StringVar(&o.observe, "observe", "", "capture every link of a namespace network during the run (needs root), write DIR/capture.jsonl and DIR/truth.jsonl, and run the observer's attacks (relayctl observe)")
@@ -122,6 +133,7 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 	cfg := bench.Config{
 		Env: env, Senders: senders, Recipients: recipients, Messages: o.messages, Rate: o.rate,
 		Concurrency: o.concurrency, Size: o.size, Timeout: o.timeout, MaxDuration: o.maxDuration,
+		FloorRounds: o.floorRounds, Relayers: o.relayers,
 	}
 	pr := &progressPrinter{w: stderr, tty: tty}
 	cfg.Progress = pr.print

@@ -18,4 +18,13 @@
 // (Config.Concurrency), the time spent sending (Config.MaxDuration) and the
 // time spent waiting for stragglers (Config.Timeout). The clock is injected
 // (Clock) so the rate limiter can be tested without sleeping.
+//
+// Each node's CPU is divided by the packets its relay counters say it handled in its role and
+// compared with the floor, the unavoidable public-key work of such a packet, which the tool
+// times in its own process right before and right after the load (Floor, Cost): the machine's
+// speed moves from minute to minute, a ratio measured within one run much less.
+//
+// The package talks to nodes over HTTP and WebSocket only; of relayd's packages it imports
+// internal/ws and internal/console (frames), internal/observe (the observer's truth file) and
+// internal/por (the floor's base-point multiplications), never the node's internals.
 package bench

@@ -15,7 +15,17 @@ import (
 const (
 	metricCPU = "process_cpu_seconds_total"
 	metricRSS = "process_resident_memory_bytes"
+	// The relay's packet counters, to divide a node's CPU by the packets it handled in its
+	// role: messages it sent (cover loops included), packets it forwarded as a relayer,
+	// packets delivered to it.
+	metricSent      = "relayd_relay_packets_sent_total"
+	metricForwarded = "relayd_relay_packets_forwarded_total"
+	metricDelivered = "relayd_relay_packets_delivered_total"
 )
+
+// packetMetrics are the counters read besides CPU and RSS; a node without them (an older
+// build) still gets its CPU and memory reported.
+var packetMetrics = []string{metricSent, metricForwarded, metricDelivered}
 
 // ParseMetrics returns the values of the unlabelled samples named in names
 // from a Prometheus text exposition; names missing from the text are
@@ -61,6 +71,11 @@ type NodeUsage struct {
 	Scrapes      int     `json:"scrapes"`
 	ScrapeErrors int     `json:"scrapeErrors"`
 	LastError    string  `json:"lastError,omitempty"`
+	// PacketsSent, PacketsForwarded and PacketsDelivered are the node's relay counters over
+	// the same scrapes as CPUSeconds; -1 when its metrics do not have them.
+	PacketsSent      float64 `json:"packetsSent"`
+	PacketsForwarded float64 `json:"packetsForwarded"`
+	PacketsDelivered float64 `json:"packetsDelivered"`
 }
 
 // usage accumulates the scrapes of one node.
@@ -69,10 +84,12 @@ type usage struct {
 	node     Node
 	firstCPU float64
 	lastCPU  float64
-	peakRSS  float64
-	lastRSS  float64
-	ok, errs int
-	lastErr  string
+	// first and last values of packetMetrics, by name; a name is missing when a scrape lacked it.
+	first, last map[string]float64
+	peakRSS     float64
+	lastRSS     float64
+	ok, errs    int
+	lastErr     string
 }
 
 // scrape reads the node's metrics once.
@@ -97,6 +114,18 @@ func (u *usage) scrape(ctx context.Context, c *http.Client, token string) {
 	}
 	if u.ok == 0 {
 		u.firstCPU = cpu
+		u.first = map[string]float64{}
+		for _, name := range packetMetrics {
+			if v, ok := vals[name]; ok {
+				u.first[name] = v
+			}
+		}
+	}
+	u.last = map[string]float64{}
+	for _, name := range packetMetrics {
+		if v, ok := vals[name]; ok {
+			u.last[name] = v
+		}
 	}
 	u.ok++
 	u.lastCPU, u.lastRSS = cpu, rss
@@ -111,7 +140,19 @@ func (u *usage) result(role string, wallSeconds float64) NodeUsage {
 	if wallSeconds > 0 {
 		r.CPUPercent = 100 * r.CPUSeconds / wallSeconds
 	}
+	r.PacketsSent, r.PacketsForwarded, r.PacketsDelivered = u.delta(metricSent), u.delta(metricForwarded), u.delta(metricDelivered)
 	return r
+}
+
+// delta is how much counter name grew between the first and the last scrape, -1 when either
+// lacked it.
+func (u *usage) delta(name string) float64 {
+	a, okA := u.first[name]
+	b, okB := u.last[name]
+	if !okA || !okB {
+		return -1
+	}
+	return b - a
 }
 
 func fetchMetrics(ctx context.Context, c *http.Client, apiURL, token string) (map[string]float64, error) {
@@ -129,5 +170,5 @@ func fetchMetrics(ctx context.Context, c *http.Client, apiURL, token string) (ma
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 		return nil, fmt.Errorf("scrape %s: HTTP %d", apiURL, resp.StatusCode)
 	}
-	return ParseMetrics(io.LimitReader(resp.Body, 8<<20), metricCPU, metricRSS)
+	return ParseMetrics(io.LimitReader(resp.Body, 8<<20), append([]string{metricCPU, metricRSS}, packetMetrics...)...)
 }

@@ -95,6 +95,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 		fmt.Fprintf(&b, "; the machine's CPUs were %.0f %% busy (all processes)", r.HostBusyPercent)
 	}
 	b.WriteString("\n")
+	if r.Cost != nil {
+		r.Cost.writeTable(&b)
+	}
 	for _, n := range r.Nodes {
 		if n.ScrapeErrors > 0 {
 			fmt.Fprintf(&b, "node %d: %d metric scrapes failed, last: %s\n", n.Node, n.ScrapeErrors, n.LastError)

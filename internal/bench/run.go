@@ -57,6 +57,13 @@ type Config struct {
 	// HTTPClient makes every REST call (default: a client whose transport
 	// keeps Concurrency connections per node).
 	HTTPClient *http.Client
+	// FloorRounds is how many rounds of the unavoidable public-key work (Floor) the tool times
+	// right before and right after the load, on one goroutine (default 400, about 0.1–0.3 s
+	// each time; negative: no floor and no Cost in the report).
+	FloorRounds int
+	// Relayers fixes the mean relayers per message for the sender's floor; 0 infers it from
+	// the nodes' relay counters.
+	Relayers float64
 	// Clock times the run (default SystemClock).
 	Clock Clock
 	// RunID names the run in every message text (default: 8 random hex
@@ -136,6 +143,10 @@ type Report struct {
 	// (Linux /proc/stat; 100 = all CPUs all the time), -1 when unknown.
 	HostBusyPercent float64 `json:"hostBusyPercent"`
 
+	// Cost is each role's CPU per packet against the floor timed in the same run (nil when
+	// Config.FloorRounds is negative).
+	Cost *Cost `json:"cost,omitempty"`
+
 	Samples []Sample `json:"-"`
 
 	// Churn splits the messages by the churn of the network, when the tool was given its log
@@ -180,6 +191,9 @@ func (c *Config) setDefaults() error {
 	if c.Clock == nil {
 		c.Clock = SystemClock{}
 	}
+	if c.FloorRounds == 0 {
+		c.FloorRounds = 400
+	}
 	if c.RunID == "" {
 		var b [4]byte
 		if _, err := rand.Read(b[:]); err != nil {
@@ -206,6 +220,8 @@ func (c *Config) validate() error {
 		return fmt.Errorf("messages must be between 1 and 10,000,000, not %d", c.Messages)
 	case c.Rate < 0:
 		return fmt.Errorf("rate must not be negative, not %g", c.Rate)
+	case c.Relayers < 0 || c.Relayers > 10:
+		return fmt.Errorf("relayers must be between 0 (infer) and 10, not %g", c.Relayers)
 	case c.Concurrency > 4096:
 		return fmt.Errorf("concurrency must be at most 4096, not %d", c.Concurrency)
 	case c.Size > MaxMessageSize:
@@ -337,6 +353,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		})
 	}
 
+	// The floor is timed while the network is idle, before the first scrape and after the
+	// last, so neither the nodes' nor this tool's figures include it.
+	var floorBefore, floorAfter Floor
+	var floorErr error
+	if cfg.FloorRounds > 0 {
+		floorBefore, floorErr = MeasureFloor(cfg.FloorRounds)
+	}
+
 	// Metrics: one scrape before, then periodically, then one after.
 	usages := make([]*usage, len(cfg.Env.Nodes))
 	for i, n := range cfg.Env.Nodes {
@@ -407,10 +431,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	scrapeAll(fctx)
 	cancel()
+	if cfg.FloorRounds > 0 && floorErr == nil {
+		floorAfter, floorErr = MeasureFloor(cfg.FloorRounds)
+	}
 	stopRun()
 	bg.Wait()
 
 	rep := buildReport(cfg, tr, start, end, usages)
+	if cfg.FloorRounds > 0 && floorErr == nil {
+		cost := Costs(rep.Nodes, rep.Delivered, floorBefore, floorAfter, cfg.Relayers)
+		rep.Cost = &cost
+	}
 	var wsErrs []error
 	for i, wr := range watchResults {
 		rep.Foreign += wr.foreign
@@ -424,7 +455,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Progress != nil {
 		cfg.Progress(progress())
 	}
-	if err := errors.Join(wsErrs...); err != nil {
+	if err := errors.Join(append(wsErrs, floorErr)...); err != nil {
 		return rep, fmt.Errorf("bench: %w", err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -83,6 +83,20 @@ func TestRunAgainstFakeNetwork(t *testing.T) {
 			t.Fatalf("node %d RSS: %+v", i+1, n)
 		}
 	}
+	// Cost: the fake's counters give 100 sent per scrape at each sender and 200 forwarded at
+	// the relayer, so one relayer per message, 2.5 ms of sender CPU per message sent and
+	// 1.25 ms of relayer CPU per packet forwarded, against a floor this process timed.
+	c := rep.Cost
+	if c == nil || c.RelayersSource != "counters" || c.Relayers != 1 || len(c.Roles) != 3 || c.Before.Rounds != 400 || c.Before.HopNs() <= 0 || c.After.HopNs() <= 0 {
+		t.Fatalf("cost %+v", c)
+	}
+	if s, r := c.Roles[0], c.Roles[1]; s.Role != "sender" || s.PerPacketUs != 2500 || s.Ratio <= 0 || r.Role != "relayer" || r.PerPacketUs != 1250 || r.FloorUs != c.Floor.HopNs()/1e3 {
+		t.Fatalf("roles %+v", c.Roles)
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil || !strings.Contains(table.String(), "× floor") {
+		t.Fatalf("table (%v):\n%s", err, table.String())
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(progress) == 0 || progress[len(progress)-1].Phase != "done" || progress[len(progress)-1].Delivered != 191 {
@@ -157,7 +171,7 @@ func TestReportJSONShape(t *testing.T) {
 	want := []string{"runId", "start", "senders", "recipient", "recipients", "perRecipient", "misrouted", "messages", "rate", "concurrency", "size",
 		"attempted", "notSent", "sent", "rejected", "rejections", "delivered", "lost", "deliveryRatio", "unexpected",
 		"duplicates", "foreign", "wsReconnects", "latency", "nodeLatency", "apiLatency", "sendSeconds", "deliverSeconds",
-		"totalSeconds", "sentPerSecond", "deliveredPerSecond", "nodes", "toolCpuSeconds", "hostBusyPercent"}
+		"totalSeconds", "sentPerSecond", "deliveredPerSecond", "nodes", "toolCpuSeconds", "hostBusyPercent", "cost"}
 	var got []string
 	for k := range m {
 		got = append(got, k)

@@ -137,6 +137,9 @@ func Start(t testing.TB, o Options) *Network {
 			}
 			fmt.Fprintf(w, "# HELP process_cpu_seconds_total x\n# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total %g\n", 10+0.25*float64(k))
 			fmt.Fprintf(w, "process_resident_memory_bytes %g\nrelayd_message_latency_seconds_bucket{le=\"0.005\"} 3\n", rss)
+			// The relay's counters grow by 100 sent, 200 forwarded and 100 delivered packets per
+			// scrape, so a node's CPU per packet is 2.5 ms (1.25 ms forwarded).
+			fmt.Fprintf(w, "relayd_relay_packets_sent_total %d\nrelayd_relay_packets_forwarded_total %d\nrelayd_relay_packets_delivered_total %d\n", 100*k, 200*k, 100*k)
 		})
 		api := httptest.NewServer(mux)
 		t.Cleanup(api.Close)
