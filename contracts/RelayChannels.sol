@@ -49,6 +49,29 @@ contract RelayChannels {
         bytes signature;
     }
 
+    /// @notice One ticket in a redeemTickets group: the fields that differ between the tickets of
+    /// a channel. channelId and epoch come from the group. The signature is EIP-2098's compact
+    /// form: r, and vs = s with (v - 27) in its top bit, 64 bytes instead of a dynamic 65-byte
+    /// array (which would cost an offset and a length word more and a third word for v).
+    struct BatchTicket {
+        uint256 amount;
+        uint64 index;
+        uint64 winProb;
+        address challenge;
+        bytes32 r;
+        bytes32 vs;
+        bytes32 response;
+    }
+
+    /// @notice The tickets of one channel and epoch in a redeemTickets call, in increasing index
+    /// order. channelId must be channelIdOf(source, msg.sender), as in redeemTicket.
+    struct ChannelTickets {
+        bytes32 channelId;
+        address source;
+        uint32 epoch;
+        BatchTicket[] tickets;
+    }
+
     /// @notice Order of the secp256k1 group.
     uint256 internal constant SECP256K1_N = 0xFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFFEBAAEDCE6AF48A03BBFD25E8CD0364141;
     /// @notice x coordinate of the secp256k1 generator G.
@@ -67,6 +90,17 @@ contract RelayChannels {
     /// @notice Channel state by channel id.
     mapping(bytes32 channelId => Channel) public channels;
 
+    /// @notice The account that deployed the contract; the only one allowed to set minWinProb.
+    address public immutable owner;
+
+    /// @notice The network's minimum win probability (56-bit, like Ticket.winProb; MAX_WIN_PROB
+    /// means every ticket wins). Relayers refuse tickets below it when they accept them.
+    /// @dev Deliberately not enforced by redeemTicket or redeemTickets: a relayer accepted its
+    /// tickets under the minimum in force at the time, and raising the minimum must not void
+    /// tickets already accepted (they may be redeemed long after). The contract only publishes
+    /// the value, and MinWinProbUpdated lets indexers follow it.
+    uint64 public minWinProb;
+
     /// @notice A node bound its 64-byte uncompressed public key (no 0x04 prefix) and a multiaddr to
     /// its account. The latest announcement of an account wins.
     event Announcement(address indexed account, bytes publicKey, bytes multiaddr);
@@ -84,8 +118,20 @@ contract RelayChannels {
         uint64 closureTime
     );
 
-    /// @notice A ticket of the channel was redeemed; always followed by the channel's ChannelUpdated.
+    /// @notice A ticket of the channel was redeemed. redeemTicket emits the channel's ChannelUpdated
+    /// right after it; redeemTickets emits one ChannelUpdated after the last ticket of a group it
+    /// paid (and none for a group it paid nothing of).
     event TicketRedeemed(bytes32 indexed channelId, uint64 index, uint256 amount);
+
+    /// @notice redeemTickets did not pay this ticket. reason is the ABI-encoded custom error
+    /// redeemTicket would have reverted with (selector and arguments), e.g. IndexNotIncreasing.
+    /// Every ticket of a redeemTickets call gets exactly one TicketRedeemed or TicketRejected, in
+    /// the order of the call data.
+    event TicketRejected(bytes32 indexed channelId, uint64 index, bytes reason);
+
+    /// @notice The minimum win probability was set (also emitted by the constructor, so that an
+    /// indexer starting at the deployment block sees the initial value).
+    event MinWinProbUpdated(uint64 indexed minWinProb);
 
     /// @notice The token address given to the constructor, or a destination, is the zero address.
     error ZeroAddress();
@@ -113,7 +159,8 @@ contract RelayChannels {
     error IndexNotIncreasing(uint64 ticketIndex, uint64 lastRedeemed);
     /// @notice redeemTicket: ticket.amount exceeds the channel balance.
     error InsufficientChannelBalance(uint256 amount, uint256 balance);
-    /// @notice redeemTicket: ticket.winProb does not fit in 56 bits.
+    /// @notice redeemTicket: ticket.winProb does not fit in 56 bits; constructor and setMinWinProb:
+    /// the minimum does not.
     error InvalidWinProb(uint64 winProb);
     /// @notice redeemTicket: the signature is malformed (length, v, or high s).
     error InvalidSignature();
@@ -125,13 +172,29 @@ contract RelayChannels {
     error ChallengeMismatch(address expected, address actual);
     /// @notice redeemTicket: the ticket did not win (its luck is above winProb).
     error TicketNotWinning();
+    /// @notice setMinWinProb: msg.sender is not the owner.
+    error NotOwner();
 
     /// @param token_ the ERC-20 token of the network.
     /// @param closurePeriodSeconds seconds a source must wait between initiating and finalizing a closure.
-    constructor(IERC20 token_, uint64 closurePeriodSeconds) {
+    /// @param minWinProb_ the initial minimum win probability (MAX_WIN_PROB: every ticket must win).
+    constructor(IERC20 token_, uint64 closurePeriodSeconds, uint64 minWinProb_) {
         if (address(token_) == address(0)) revert ZeroAddress();
+        if (minWinProb_ > MAX_WIN_PROB) revert InvalidWinProb(minWinProb_);
         token = token_;
         closurePeriod = closurePeriodSeconds;
+        owner = msg.sender;
+        minWinProb = minWinProb_;
+        emit MinWinProbUpdated(minWinProb_);
+    }
+
+    /// @notice Sets the network's minimum win probability. Only the owner may. Tickets already
+    /// issued stay redeemable whatever their winProb (see minWinProb).
+    function setMinWinProb(uint64 minWinProb_) external {
+        if (msg.sender != owner) revert NotOwner();
+        if (minWinProb_ > MAX_WIN_PROB) revert InvalidWinProb(minWinProb_);
+        minWinProb = minWinProb_;
+        emit MinWinProbUpdated(minWinProb_);
     }
 
     /// @notice The id of the channel from source to destination.
@@ -229,6 +292,135 @@ contract RelayChannels {
         emit TicketRedeemed(ticket.channelId, ticket.index, ticket.amount);
         _emitUpdated(ticket.channelId, source, msg.sender, ch);
         token.safeTransfer(msg.sender, ticket.amount);
+    }
+
+    /// @notice Pays many tickets to msg.sender in one transaction: the tickets of one or several
+    /// channels, grouped by channel and epoch. Every ticket gets the checks of redeemTicket, in the
+    /// same order (docs/PROTOCOL.md section 4.6), against the channel as the earlier tickets of the
+    /// call left it; a ticket that fails one is not paid and emits TicketRejected with the error
+    /// redeemTicket would revert with, and the others proceed. The call itself reverts only for
+    /// malformed call data, out of gas, or a failed token transfer.
+    /// @dev Gas: one token transfer for the whole call; each group reads its channel once and
+    /// writes it (and emits ChannelUpdated) once, if it paid anything; hashes are computed in
+    /// scratch memory so memory does not grow with the number of tickets. A channel may appear in
+    /// several groups (e.g. two epochs); each group starts from the state the previous one left.
+    /// @param groups the tickets, per channel in increasing index order (a ticket whose index is
+    /// not above the last one paid is rejected with IndexNotIncreasing).
+    function redeemTickets(ChannelTickets[] calldata groups) external {
+        uint256 total;
+        for (uint256 g = 0; g < groups.length; ++g) {
+            total += _redeemGroup(groups[g]);
+        }
+        if (total > 0) token.safeTransfer(msg.sender, total);
+    }
+
+    /// @dev Checks and pays one group of redeemTickets; returns what it paid.
+    function _redeemGroup(ChannelTickets calldata grp) private returns (uint256 paid) {
+        bytes32 id = grp.channelId;
+        BatchTicket[] calldata tks = grp.tickets;
+        // Checks 1-3 of redeemTicket depend on the channel only, so they decide the whole group.
+        if (id != channelIdOf(grp.source, msg.sender)) {
+            _rejectAll(id, tks, abi.encodeWithSelector(NotChannelDestination.selector));
+            return 0;
+        }
+        Channel storage ch = channels[id];
+        if (ch.status == ChannelStatus.Closed) {
+            _rejectAll(id, tks, abi.encodeWithSelector(ChannelNotOpen.selector));
+            return 0;
+        }
+        if (grp.epoch != ch.epoch) {
+            _rejectAll(id, tks, abi.encodeWithSelector(EpochMismatch.selector, grp.epoch, ch.epoch));
+            return 0;
+        }
+        uint256 balance = ch.balance;
+        uint64 lastBefore = ch.ticketIndex;
+        uint64 last = lastBefore;
+        for (uint256 i = 0; i < tks.length; ++i) {
+            BatchTicket calldata t = tks[i];
+            bytes memory reason = _checkBatchTicket(id, grp.source, grp.epoch, t, last, balance);
+            if (reason.length != 0) {
+                emit TicketRejected(id, t.index, reason);
+                continue;
+            }
+            balance -= t.amount;
+            paid += t.amount;
+            last = t.index;
+            emit TicketRedeemed(id, t.index, t.amount);
+        }
+        // A paid ticket always raises the index (even one of amount 0), so this means "paid any".
+        if (last != lastBefore) {
+            ch.balance = balance;
+            ch.ticketIndex = last;
+            _emitUpdated(id, grp.source, msg.sender, ch);
+        }
+    }
+
+    /// @dev Checks 4-9 of redeemTicket for one ticket of a group; returns the ABI-encoded error, or
+    /// empty bytes if the ticket is to be paid. Allocates memory only for a rejection.
+    function _checkBatchTicket(
+        bytes32 id,
+        address source,
+        uint32 epoch,
+        BatchTicket calldata t,
+        uint64 last,
+        uint256 balance
+    ) private view returns (bytes memory) {
+        if (t.index <= last) return abi.encodeWithSelector(IndexNotIncreasing.selector, t.index, last);
+        if (t.amount > balance) return abi.encodeWithSelector(InsufficientChannelBalance.selector, t.amount, balance);
+        if (t.winProb > MAX_WIN_PROB) return abi.encodeWithSelector(InvalidWinProb.selector, t.winProb);
+        bytes32 hash = _ticketHashScratch(id, t.amount, t.index, epoch, t.winProb, t.challenge);
+        (address signer, ECDSA.RecoverError err,) =
+            ECDSA.tryRecover(MessageHashUtils.toEthSignedMessageHash(hash), t.r, t.vs);
+        if (err != ECDSA.RecoverError.NoError) return abi.encodeWithSelector(InvalidSignature.selector);
+        if (signer != source) return abi.encodeWithSelector(SignerNotSource.selector, signer);
+        uint256 r = uint256(t.response);
+        if (r == 0 || r >= SECP256K1_N) return abi.encodeWithSelector(InvalidResponse.selector);
+        address opened = ecrecover(
+            bytes32(0), SECP256K1_G_V, bytes32(SECP256K1_GX), bytes32(mulmod(r, SECP256K1_GX, SECP256K1_N))
+        );
+        if (opened != t.challenge) return abi.encodeWithSelector(ChallengeMismatch.selector, t.challenge, opened);
+        if (!_isWinningScratch(hash, t.response, t.winProb)) return abi.encodeWithSelector(TicketNotWinning.selector);
+        return "";
+    }
+
+    /// @dev Emits TicketRejected with reason for every ticket of a group.
+    function _rejectAll(bytes32 id, BatchTicket[] calldata tks, bytes memory reason) private {
+        for (uint256 i = 0; i < tks.length; ++i) {
+            emit TicketRejected(id, tks[i].index, reason);
+        }
+    }
+
+    /// @dev ticketHash computed in the memory past the free memory pointer, which it leaves
+    /// unchanged (abi.encode would allocate 288 bytes per ticket, and memory cost is quadratic).
+    function _ticketHashScratch(
+        bytes32 channelId,
+        uint256 amount,
+        uint64 index,
+        uint32 epoch,
+        uint64 winProb,
+        address challenge
+    ) private view returns (bytes32 h) {
+        assembly ("memory-safe") {
+            let p := mload(0x40)
+            mstore(p, chainid())
+            mstore(add(p, 0x20), address())
+            mstore(add(p, 0x40), channelId)
+            mstore(add(p, 0x60), amount)
+            mstore(add(p, 0x80), and(index, 0xffffffffffffffff))
+            mstore(add(p, 0xa0), and(epoch, 0xffffffff))
+            mstore(add(p, 0xc0), and(winProb, 0xffffffffffffffff))
+            mstore(add(p, 0xe0), and(challenge, 0xffffffffffffffffffffffffffffffffffffffff))
+            h := keccak256(p, 0x100)
+        }
+    }
+
+    /// @dev isWinning computed in the scratch space (0x00-0x3f) instead of newly allocated memory.
+    function _isWinningScratch(bytes32 hash, bytes32 response, uint64 winProb) private pure returns (bool won) {
+        assembly ("memory-safe") {
+            mstore(0x00, hash)
+            mstore(0x20, response)
+            won := iszero(gt(shr(200, keccak256(0x00, 0x40)), and(winProb, 0xffffffffffffffff)))
+        }
     }
 
     /// @notice Starts closing the channel from msg.sender to destination: Open → PendingToClose with

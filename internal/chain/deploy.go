@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/relayd/relayd/internal/chain/contracts"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
 // DeployBackend is what Deploy needs from a chain: *ethclient.Client and the simulated
@@ -36,13 +37,36 @@ type Deployment struct {
 	Block uint64
 }
 
+// DeployOption changes a default of Deploy.
+type DeployOption func(*deployOptions)
+
+type deployOptions struct {
+	minWinProb uint64
+}
+
+// WithMinWinProb sets the channels contract's initial minimum win probability (56-bit, like a
+// ticket's WinProb). Without it Deploy uses tickets.MaxWinProb: every ticket must win, which is
+// how relayd's dev chain behaved before the minimum existed. The deployer becomes the contract's
+// owner and can change it later (Client.SetMinWinProb).
+func WithMinWinProb(p uint64) DeployOption {
+	return func(o *deployOptions) { o.minWinProb = p }
+}
+
 // Deploy deploys RelayToken, minting initialSupply to the deployer, and RelayChannels for it
-// with the given closure period (whole seconds), and waits until both are mined. Both creations
-// are sent at once (consecutive nonces), so they can share a block. Someone must be producing
-// blocks: a real chain, or a dev chain's Run.
-func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateKey, closurePeriod time.Duration, initialSupply *big.Int) (Deployment, error) {
+// with the given closure period (whole seconds) and minimum win probability (WithMinWinProb;
+// tickets.MaxWinProb by default), and waits until both are mined. The deployer is the channels
+// contract's owner. Both creations are sent at once (consecutive nonces), so they can share a
+// block. Someone must be producing blocks: a real chain, or a dev chain's Run.
+func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateKey, closurePeriod time.Duration, initialSupply *big.Int, opts ...DeployOption) (Deployment, error) {
 	if closurePeriod < 0 || initialSupply == nil || initialSupply.Sign() < 0 {
 		return Deployment{}, fmt.Errorf("deploy: %w: negative closure period or supply", ErrBadConfig)
+	}
+	o := deployOptions{minWinProb: tickets.MaxWinProb}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.minWinProb > tickets.MaxWinProb {
+		return Deployment{}, fmt.Errorf("deploy: %w: minimum win probability %d does not fit in 56 bits", ErrBadConfig, o.minWinProb)
 	}
 	from := crypto.PubkeyToAddress(deployer.PublicKey)
 	chainID, err := backend.ChainID(ctx)
@@ -60,7 +84,7 @@ func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateK
 	}{
 		{"RelayToken", append(common.FromHex(contracts.RelayTokenMetaData.Bin), tokenABI.PackConstructor(initialSupply)...)},
 		{"RelayChannels", append(common.FromHex(contracts.RelayChannelsMetaData.Bin),
-			channelsABI.PackConstructor(tokenAddr, uint64(closurePeriod/time.Second))...)},
+			channelsABI.PackConstructor(tokenAddr, uint64(closurePeriod/time.Second), o.minWinProb)...)},
 	}
 	signer := types.LatestSignerForChainID(chainID)
 	var hashes []common.Hash

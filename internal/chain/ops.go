@@ -141,6 +141,30 @@ func (c *Client) RedeemTicket(ctx context.Context, tk tickets.Ticket, response [
 	return h, nil
 }
 
+// MinWinProb returns the network's minimum win probability as the contract holds it now: a
+// 56-bit value like a ticket's WinProb (tickets.MaxWinProb: every ticket must win). Relayers
+// refuse tickets below it; the contract itself redeems them (raising the minimum does not void
+// tickets already accepted).
+func (c *Client) MinWinProb(ctx context.Context) (uint64, error) {
+	p, err := callView(ctx, c, c.channels, channelsABI.PackMinWinProb(), channelsABI.UnpackMinWinProb)
+	if err != nil {
+		return 0, fmt.Errorf("read minimum win probability: %w", err)
+	}
+	return p, nil
+}
+
+// SetMinWinProb sets the network's minimum win probability (56-bit). Only the contract's owner,
+// the account that deployed it, may: anyone else gets a *RevertError with
+// *contracts.RelayChannelsNotOwner, and a value above tickets.MaxWinProb one with
+// *contracts.RelayChannelsInvalidWinProb; in both cases nothing is sent.
+func (c *Client) SetMinWinProb(ctx context.Context, p uint64) (common.Hash, error) {
+	h, err := c.transact(ctx, c.channels, nil, channelsABI.PackSetMinWinProb(p))
+	if err != nil {
+		return h, fmt.Errorf("set minimum win probability: %w", err)
+	}
+	return h, nil
+}
+
 // Tokens renders an amount in the smallest unit (18 decimals, the token's and the native
 // currency's) as whole units without trailing zeros ("0.02"), for messages an operator reads.
 func Tokens(v *big.Int) string {

@@ -24,6 +24,25 @@ var (
 	_ = abi.ConvertType
 )
 
+// RelayChannelsBatchTicket is an auto generated low-level Go binding around an user-defined struct.
+type RelayChannelsBatchTicket struct {
+	Amount    *big.Int
+	Index     uint64
+	WinProb   uint64
+	Challenge common.Address
+	R         [32]byte
+	Vs        [32]byte
+	Response  [32]byte
+}
+
+// RelayChannelsChannelTickets is an auto generated low-level Go binding around an user-defined struct.
+type RelayChannelsChannelTickets struct {
+	ChannelId [32]byte
+	Source    common.Address
+	Epoch     uint32
+	Tickets   []RelayChannelsBatchTicket
+}
+
 // RelayChannelsTicket is an auto generated low-level Go binding around an user-defined struct.
 type RelayChannelsTicket struct {
 	ChannelId [32]byte
@@ -37,9 +56,9 @@ type RelayChannelsTicket struct {
 
 // RelayChannelsMetaData contains all meta data concerning the RelayChannels contract.
 var RelayChannelsMetaData = bind.MetaData{
-	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"uint64\",\"name\":\"closurePeriodSeconds\",\"type\":\"uint64\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"expected\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"actual\",\"type\":\"address\"}],\"name\":\"ChallengeMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChannelNotOpen\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChannelNotPendingToClose\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChannelPendingToClose\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint64\",\"name\":\"closureTime\",\"type\":\"uint64\"}],\"name\":\"ClosureTimeNotReached\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint32\",\"name\":\"ticketEpoch\",\"type\":\"uint32\"},{\"internalType\":\"uint32\",\"name\":\"channelEpoch\",\"type\":\"uint32\"}],\"name\":\"EpochMismatch\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint64\",\"name\":\"ticketIndex\",\"type\":\"uint64\"},{\"internalType\":\"uint64\",\"name\":\"lastRedeemed\",\"type\":\"uint64\"}],\"name\":\"IndexNotIncreasing\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"InsufficientChannelBalance\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"length\",\"type\":\"uint256\"}],\"name\":\"InvalidPublicKeyLength\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"InvalidResponse\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"InvalidSignature\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"}],\"name\":\"InvalidWinProb\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotChannelDestination\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"derived\",\"type\":\"address\"}],\"name\":\"PublicKeyNotSender\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"token\",\"type\":\"address\"}],\"name\":\"SafeERC20FailedOperation\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"SameSourceAndDestination\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"signer\",\"type\":\"address\"}],\"name\":\"SignerNotSource\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TicketNotWinning\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAmount\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"account\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"bytes\",\"name\":\"publicKey\",\"type\":\"bytes\"},{\"indexed\":false,\"internalType\":\"bytes\",\"name\":\"multiaddr\",\"type\":\"bytes\"}],\"name\":\"Announcement\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"ticketIndex\",\"type\":\"uint64\"},{\"indexed\":false,\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"indexed\":false,\"internalType\":\"uint8\",\"name\":\"status\",\"type\":\"uint8\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"closureTime\",\"type\":\"uint64\"}],\"name\":\"ChannelUpdated\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"TicketRedeemed\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"MAX_WIN_PROB\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes\",\"name\":\"publicKey\",\"type\":\"bytes\"},{\"internalType\":\"bytes\",\"name\":\"multiaddr\",\"type\":\"bytes\"}],\"name\":\"announce\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"response\",\"type\":\"bytes32\"}],\"name\":\"challengeOf\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"pure\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"}],\"name\":\"channelIdOf\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"pure\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"}],\"name\":\"channels\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"ticketIndex\",\"type\":\"uint64\"},{\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"internalType\":\"enumRelayChannels.ChannelStatus\",\"name\":\"status\",\"type\":\"uint8\"},{\"internalType\":\"uint64\",\"name\":\"closureTime\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"}],\"name\":\"closeIncomingChannel\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"closurePeriod\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"}],\"name\":\"finalizeChannelClosure\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"fundChannel\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"}],\"name\":\"initiateChannelClosure\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"hash\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"response\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"}],\"name\":\"isWinning\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"pure\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"},{\"components\":[{\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"},{\"internalType\":\"address\",\"name\":\"challenge\",\"type\":\"address\"},{\"internalType\":\"bytes\",\"name\":\"signature\",\"type\":\"bytes\"}],\"internalType\":\"structRelayChannels.Ticket\",\"name\":\"ticket\",\"type\":\"tuple\"},{\"internalType\":\"bytes32\",\"name\":\"response\",\"type\":\"bytes32\"}],\"name\":\"redeemTicket\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"},{\"internalType\":\"address\",\"name\":\"challenge\",\"type\":\"address\"}],\"name\":\"ticketHash\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
+	ABI: "[{\"inputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"token_\",\"type\":\"address\"},{\"internalType\":\"uint64\",\"name\":\"closurePeriodSeconds\",\"type\":\"uint64\"},{\"internalType\":\"uint64\",\"name\":\"minWinProb_\",\"type\":\"uint64\"}],\"stateMutability\":\"nonpayable\",\"type\":\"constructor\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"expected\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"actual\",\"type\":\"address\"}],\"name\":\"ChallengeMismatch\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChannelNotOpen\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChannelNotPendingToClose\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ChannelPendingToClose\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint64\",\"name\":\"closureTime\",\"type\":\"uint64\"}],\"name\":\"ClosureTimeNotReached\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint32\",\"name\":\"ticketEpoch\",\"type\":\"uint32\"},{\"internalType\":\"uint32\",\"name\":\"channelEpoch\",\"type\":\"uint32\"}],\"name\":\"EpochMismatch\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint64\",\"name\":\"ticketIndex\",\"type\":\"uint64\"},{\"internalType\":\"uint64\",\"name\":\"lastRedeemed\",\"type\":\"uint64\"}],\"name\":\"IndexNotIncreasing\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"}],\"name\":\"InsufficientChannelBalance\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint256\",\"name\":\"length\",\"type\":\"uint256\"}],\"name\":\"InvalidPublicKeyLength\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"InvalidResponse\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"InvalidSignature\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"}],\"name\":\"InvalidWinProb\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotChannelDestination\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"NotOwner\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"derived\",\"type\":\"address\"}],\"name\":\"PublicKeyNotSender\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"token\",\"type\":\"address\"}],\"name\":\"SafeERC20FailedOperation\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"SameSourceAndDestination\",\"type\":\"error\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"signer\",\"type\":\"address\"}],\"name\":\"SignerNotSource\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"TicketNotWinning\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAddress\",\"type\":\"error\"},{\"inputs\":[],\"name\":\"ZeroAmount\",\"type\":\"error\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"address\",\"name\":\"account\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"bytes\",\"name\":\"publicKey\",\"type\":\"bytes\"},{\"indexed\":false,\"internalType\":\"bytes\",\"name\":\"multiaddr\",\"type\":\"bytes\"}],\"name\":\"Announcement\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"},{\"indexed\":true,\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"ticketIndex\",\"type\":\"uint64\"},{\"indexed\":false,\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"indexed\":false,\"internalType\":\"uint8\",\"name\":\"status\",\"type\":\"uint8\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"closureTime\",\"type\":\"uint64\"}],\"name\":\"ChannelUpdated\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"uint64\",\"name\":\"minWinProb\",\"type\":\"uint64\"}],\"name\":\"MinWinProbUpdated\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"indexed\":false,\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"TicketRedeemed\",\"type\":\"event\"},{\"anonymous\":false,\"inputs\":[{\"indexed\":true,\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"indexed\":false,\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"indexed\":false,\"internalType\":\"bytes\",\"name\":\"reason\",\"type\":\"bytes\"}],\"name\":\"TicketRejected\",\"type\":\"event\"},{\"inputs\":[],\"name\":\"MAX_WIN_PROB\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes\",\"name\":\"publicKey\",\"type\":\"bytes\"},{\"internalType\":\"bytes\",\"name\":\"multiaddr\",\"type\":\"bytes\"}],\"name\":\"announce\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"response\",\"type\":\"bytes32\"}],\"name\":\"challengeOf\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"pure\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"},{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"}],\"name\":\"channelIdOf\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"pure\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"}],\"name\":\"channels\",\"outputs\":[{\"internalType\":\"uint256\",\"name\":\"balance\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"ticketIndex\",\"type\":\"uint64\"},{\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"internalType\":\"enumRelayChannels.ChannelStatus\",\"name\":\"status\",\"type\":\"uint8\"},{\"internalType\":\"uint64\",\"name\":\"closureTime\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"}],\"name\":\"closeIncomingChannel\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"closurePeriod\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"}],\"name\":\"finalizeChannelClosure\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"}],\"name\":\"fundChannel\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"destination\",\"type\":\"address\"}],\"name\":\"initiateChannelClosure\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"hash\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"response\",\"type\":\"bytes32\"},{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"}],\"name\":\"isWinning\",\"outputs\":[{\"internalType\":\"bool\",\"name\":\"\",\"type\":\"bool\"}],\"stateMutability\":\"pure\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"minWinProb\",\"outputs\":[{\"internalType\":\"uint64\",\"name\":\"\",\"type\":\"uint64\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"owner\",\"outputs\":[{\"internalType\":\"address\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"},{\"components\":[{\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"},{\"internalType\":\"address\",\"name\":\"challenge\",\"type\":\"address\"},{\"internalType\":\"bytes\",\"name\":\"signature\",\"type\":\"bytes\"}],\"internalType\":\"structRelayChannels.Ticket\",\"name\":\"ticket\",\"type\":\"tuple\"},{\"internalType\":\"bytes32\",\"name\":\"response\",\"type\":\"bytes32\"}],\"name\":\"redeemTicket\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"components\":[{\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"internalType\":\"address\",\"name\":\"source\",\"type\":\"address\"},{\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"components\":[{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"},{\"internalType\":\"address\",\"name\":\"challenge\",\"type\":\"address\"},{\"internalType\":\"bytes32\",\"name\":\"r\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"vs\",\"type\":\"bytes32\"},{\"internalType\":\"bytes32\",\"name\":\"response\",\"type\":\"bytes32\"}],\"internalType\":\"structRelayChannels.BatchTicket[]\",\"name\":\"tickets\",\"type\":\"tuple[]\"}],\"internalType\":\"structRelayChannels.ChannelTickets[]\",\"name\":\"groups\",\"type\":\"tuple[]\"}],\"name\":\"redeemTickets\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"uint64\",\"name\":\"minWinProb_\",\"type\":\"uint64\"}],\"name\":\"setMinWinProb\",\"outputs\":[],\"stateMutability\":\"nonpayable\",\"type\":\"function\"},{\"inputs\":[{\"internalType\":\"bytes32\",\"name\":\"channelId\",\"type\":\"bytes32\"},{\"internalType\":\"uint256\",\"name\":\"amount\",\"type\":\"uint256\"},{\"internalType\":\"uint64\",\"name\":\"index\",\"type\":\"uint64\"},{\"internalType\":\"uint32\",\"name\":\"epoch\",\"type\":\"uint32\"},{\"internalType\":\"uint64\",\"name\":\"winProb\",\"type\":\"uint64\"},{\"internalType\":\"address\",\"name\":\"challenge\",\"type\":\"address\"}],\"name\":\"ticketHash\",\"outputs\":[{\"internalType\":\"bytes32\",\"name\":\"\",\"type\":\"bytes32\"}],\"stateMutability\":\"view\",\"type\":\"function\"},{\"inputs\":[],\"name\":\"token\",\"outputs\":[{\"internalType\":\"contractIERC20\",\"name\":\"\",\"type\":\"address\"}],\"stateMutability\":\"view\",\"type\":\"function\"}]",
 	ID:  "6d3faf96a38a44237bb2c5bcf3aaf5228b",
-	Bin: "0x60c060405234801561000f575f5ffd5b506040516116da3803806116da83398101604081905261002e91610074565b6001600160a01b0382166100555760405163d92e233d60e01b815260040160405180910390fd5b6001600160a01b039091166080526001600160401b031660a0526100c2565b5f5f60408385031215610085575f5ffd5b82516001600160a01b038116811461009b575f5ffd5b60208401519092506001600160401b03811681146100b7575f5ffd5b809150509250929050565b60805160a0516115db6100ff5f395f81816102920152610c4a01525f818161030a0152818161098e01528181610b580152610e2001526115db5ff3fe608060405234801561000f575f5ffd5b50600436106100e5575f3560e01c80637a7ebd7b11610088578063b4037e8011610063578063b4037e80146102b4578063d2e51673146102c7578063ee9e9c4b146102da578063fc0c546a14610305575f5ffd5b80637a7ebd7b146101925780637d923aeb146101f657806392e380291461028d575f5ffd5b806328f7fd78116100c357806328f7fd78146101365780635a4ad35e146101495780635c87beb41461015c578063665a055e1461016f575f5ffd5b8063033aad26146100e9578063075e389f1461010e5780631a7ffe7a14610123575b5f5ffd5b6100f161032c565b6040516001600160401b0390911681526020015b60405180910390f35b61012161011c366004611172565b61033e565b005b610121610131366004611172565b6103fb565b6101216101443660046111d6565b610460565b610121610157366004611240565b610522565b61012161016a366004611297565b6109c3565b61018261017d3660046112d5565b610b86565b6040519015158152602001610105565b6101e56101a0366004611307565b5f60208190529081526040902080546001909101546001600160401b038082169163ffffffff600160401b8204169160ff600160601b83041691600160681b90041685565b604051610105959493929190611332565b61027f6102043660046113a2565b60408051466020820152309181019190915260608101879052608081018690526001600160401b0380861660a083015263ffffffff851660c0830152831660e08201526001600160a01b0382166101008201525f90610120016040516020818303038152906040528051906020012090509695505050505050565b604051908152602001610105565b6100f17f000000000000000000000000000000000000000000000000000000000000000081565b6101216102c2366004611172565b610bd6565b61027f6102d5366004611404565b610ca3565b6102ed6102e8366004611307565b610ced565b6040516001600160a01b039091168152602001610105565b6102ed7f000000000000000000000000000000000000000000000000000000000000000081565b61033b6001600160381b611449565b81565b5f6103493383610ca3565b5f81815260208190526040902090915060026001820154600160601b900460ff16600281111561037b5761037b61131e565b1461039957604051634dccf59f60e01b815260040160405180910390fd5b6001810154600160681b90046001600160401b03164210156103ea57600181015460405163be46066f60e01b8152600160681b9091046001600160401b031660048201526024015b60405180910390fd5b6103f682338584610de5565b505050565b5f6104068233610ca3565b5f8181526020819052604081209192506001820154600160601b900460ff1660028111156104365761043661131e565b0361045457604051636a310f6960e11b815260040160405180910390fd5b6103f682843384610de5565b60408314610484576040516317ab7d5d60e11b8152600481018490526024016103e1565b5f8484604051610495929190611468565b60405190819003902090506001600160a01b03811633146104d45760405163117c4c3b60e01b81526001600160a01b03821660048201526024016103e1565b336001600160a01b03167f5df480f8854903a456738589684a9c046d81dbba3e9cb83d5f6f1bbf3f1cba3286868686604051610513949392919061149f565b60405180910390a25050505050565b61052c8333610ca3565b82351461054c57604051630a45967760e11b815260040160405180910390fd5b81355f908152602081905260408120906001820154600160601b900460ff16600281111561057c5761057c61131e565b0361059a57604051636a310f6960e11b815260040160405180910390fd5b6001810154600160401b900463ffffffff166105bc60808501606086016114d0565b63ffffffff161461060e576105d760808401606085016114d0565b6001820154604051630577b34360e41b815263ffffffff9283166004820152600160401b90910490911660248201526044016103e1565b60018101546001600160401b031661062c60608501604086016114e9565b6001600160401b03161161067b5761064a60608401604085016114e9565b60018201546040516304673c8d60e01b81526001600160401b039283166004820152911660248201526044016103e1565b8054602084013511156106b1578054604051639ae6346160e01b81526020850135600482015260248101919091526044016103e1565b6106c06001600160381b611449565b6001600160401b03166106d960a08501608086016114e9565b6001600160401b0316111561071d576106f860a08401608085016114e9565b60405163ea7c080160e01b81526001600160401b0390911660048201526024016103e1565b5f6107688435602086013561073860608801604089016114e9565b6107486080890160608a016114d0565b61075860a08a0160808b016114e9565b61020460c08b0160a08c01611172565b90505f5f6107b76107a5847f19457468657265756d205369676e6564204d6573736167653a0a3332000000005f908152601c91909152603c902090565b6107b260c0890189611502565b610e4e565b5090925090505f8160038111156107d0576107d061131e565b146107ee57604051638baa579f60e01b815260040160405180910390fd5b866001600160a01b0316826001600160a01b03161461082b5760405163576d4a5d60e01b81526001600160a01b03831660048201526024016103e1565b5f61083586610ced565b905061084760c0880160a08901611172565b6001600160a01b0316816001600160a01b03161461089c5761086f60c0880160a08901611172565b60405163bb9b9a6760e01b81526001600160a01b03918216600482015290821660248201526044016103e1565b6108b1848761017d60a08b0160808c016114e9565b6108ce57604051630554a83160e31b815260040160405180910390fd5b8660200135855f015f8282546108e49190611544565b909155506108fa905060608801604089016114e9565b60018601805467ffffffffffffffff19166001600160401b039290921691909117905586357f71b292a5aad928ec294a31caffb87121cbb3b4e699eb244c2be94fcc3737767661095060608a0160408b016114e9565b604080516001600160401b0390921682526020808c0135908301520160405180910390a26109818735893388610e95565b6109b96001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000163360208a0135610f55565b5050505050505050565b6001600160a01b0382166109ea5760405163d92e233d60e01b815260040160405180910390fd5b336001600160a01b03831603610a135760405163163b4bef60e21b815260040160405180910390fd5b805f03610a3357604051631f2a200560e01b815260040160405180910390fd5b5f610a3e3384610ca3565b5f81815260208190526040902090915060026001820154600160601b900460ff166002811115610a7057610a7061131e565b03610a8e5760405163a794c1ef60e01b815260040160405180910390fd5b5f6001820154600160601b900460ff166002811115610aaf57610aaf61131e565b03610b27576001818101805460ff60601b1916600160601b17808255600890610ae6908490600160401b900463ffffffff16611557565b825463ffffffff9182166101009390930a92830291909202199091161790555060018101805474ffffffffffffffff0000000000ffffffffffffffff191690555b82815f015f828254610b399190611573565b90915550610b4b905082338684610e95565b610b806001600160a01b037f000000000000000000000000000000000000000000000000000000000000000016333086610f8a565b50505050565b5f5f60c88585604051602001610ba6929190918252602082015260400190565b60408051601f1981840301815291905280516020909101206001600160401b038516911c11159150509392505050565b5f610be13383610ca3565b5f818152602081905260409020909150600180820154600160601b900460ff166002811115610c1257610c1261131e565b14610c3057604051636a310f6960e11b815260040160405180910390fd5b60018101805460ff60601b1916600160611b179055610c6f7f000000000000000000000000000000000000000000000000000000000000000042611586565b81600101600d6101000a8154816001600160401b0302191690836001600160401b031602179055506103f682338584610e95565b6040516bffffffffffffffffffffffff19606084811b8216602084015283901b1660348201525f906048016040516020818303038152906040528051906020012090505b92915050565b5f81801580610d0e575070014551231950b75fc4402da1732fc9bebe198110155b15610d2c5760405163c715138d60e01b815260040160405180910390fd5b60015f601b7f79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f8179870014551231950b75fc4402da1732fc9bebe197f79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f817988609604080515f8152602081018083529590955260ff909316928401929092526060830152608082015260a0016020604051602081039080840390855afa158015610dd3573d5f5f3e3d5ffd5b5050604051601f190151949350505050565b80545f825560018201805468ffffffffffffffffff60601b19169055610e0d85858585610e95565b8015610e4757610e476001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000168583610f55565b5050505050565b5f80806041849003610e82578435602086013560408701355f1a610e7489828585610fc0565b955095509550505050610e8c565b505f915060029050825b93509350939050565b805460018201546001600160a01b03848116929086169187917fe917884702a20c5718074fca2637e77badaeb5e89c723369fd46f87b86dac671916001600160401b03811690600160401b810463ffffffff1690600160601b900460ff166002811115610f0457610f0461131e565b6001890154604080519586526001600160401b03948516602087015263ffffffff9093169285019290925260ff166060840152600160681b900416608082015260a00160405180910390a450505050565b610f628383836001611088565b6103f657604051635274afe760e01b81526001600160a01b03841660048201526024016103e1565b610f988484848460016110ea565b610b8057604051635274afe760e01b81526001600160a01b03851660048201526024016103e1565b5f80807f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0841115610ff957505f9150600390508261107e565b604080515f808252602082018084528a905260ff891692820192909252606081018790526080810186905260019060a0016020604051602081039080840390855afa15801561104a573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b03811661107557505f92506001915082905061107e565b92505f91508190505b9450945094915050565b60405163a9059cbb60e01b5f8181526001600160a01b038616600452602485905291602083604481808b5af1925060015f511483166110de5783831516156110d2573d5f823e3d81fd5b5f873b113d1516831692505b60405250949350505050565b6040516323b872dd60e01b5f8181526001600160a01b038781166004528616602452604485905291602083606481808c5af1925060015f5114831661114657838315161561113a573d5f823e3d81fd5b5f883b113d1516831692505b604052505f60605295945050505050565b80356001600160a01b038116811461116d575f5ffd5b919050565b5f60208284031215611182575f5ffd5b61118b82611157565b9392505050565b5f5f83601f8401126111a2575f5ffd5b5081356001600160401b038111156111b8575f5ffd5b6020830191508360208285010111156111cf575f5ffd5b9250929050565b5f5f5f5f604085870312156111e9575f5ffd5b84356001600160401b038111156111fe575f5ffd5b61120a87828801611192565b90955093505060208501356001600160401b03811115611228575f5ffd5b61123487828801611192565b95989497509550505050565b5f5f5f60608486031215611252575f5ffd5b61125b84611157565b925060208401356001600160401b03811115611275575f5ffd5b840160e08187031215611286575f5ffd5b929592945050506040919091013590565b5f5f604083850312156112a8575f5ffd5b6112b183611157565b946020939093013593505050565b80356001600160401b038116811461116d575f5ffd5b5f5f5f606084860312156112e7575f5ffd5b83359250602084013591506112fe604085016112bf565b90509250925092565b5f60208284031215611317575f5ffd5b5035919050565b634e487b7160e01b5f52602160045260245ffd5b8581526001600160401b038516602082015263ffffffff8416604082015260a081016003841061137057634e487b7160e01b5f52602160045260245ffd5b8360608301526001600160401b03831660808301529695505050505050565b803563ffffffff8116811461116d575f5ffd5b5f5f5f5f5f5f60c087890312156113b7575f5ffd5b86359550602087013594506113ce604088016112bf565b93506113dc6060880161138f565b92506113ea608088016112bf565b91506113f860a08801611157565b90509295509295509295565b5f5f60408385031215611415575f5ffd5b61141e83611157565b915061142c60208401611157565b90509250929050565b634e487b7160e01b5f52601160045260245ffd5b6001600160401b038281168282160390811115610ce757610ce7611435565b818382375f9101908152919050565b81835281816020850137505f828201602090810191909152601f909101601f19169091010190565b604081525f6114b2604083018688611477565b82810360208401526114c5818587611477565b979650505050505050565b5f602082840312156114e0575f5ffd5b61118b8261138f565b5f602082840312156114f9575f5ffd5b61118b826112bf565b5f5f8335601e19843603018112611517575f5ffd5b8301803591506001600160401b03821115611530575f5ffd5b6020019150368190038213156111cf575f5ffd5b81810381811115610ce757610ce7611435565b63ffffffff8181168382160190811115610ce757610ce7611435565b80820180821115610ce757610ce7611435565b6001600160401b038181168382160190811115610ce757610ce761143556fea2646970667358221220daa84f5b36f59ffaefe0574096d3a11c2c5adf7fee0f91239d15c385625cd98e64736f6c63430008250033",
+	Bin: "0x60e060405234801561000f575f5ffd5b506040516123c13803806123c183398101604081905261002e91610129565b6001600160a01b0383166100555760405163d92e233d60e01b815260040160405180910390fd5b6100686001670100000000000000610176565b6001600160401b0316816001600160401b031611156100a95760405163ea7c080160e01b81526001600160401b038216600482015260240160405180910390fd5b6001600160a01b0383166080526001600160401b0382811660a0523360c052600180546001600160401b03191691831691821790556040517f07dba1554f142301abdb3e04cc985a8cda14d53663fec4858c56c1dc927518ba905f90a25050506101a7565b80516001600160401b0381168114610124575f5ffd5b919050565b5f5f5f6060848603121561013b575f5ffd5b83516001600160a01b0381168114610151575f5ffd5b925061015f6020850161010e565b915061016d6040850161010e565b90509250925092565b6001600160401b0382811682821603908111156101a157634e487b7160e01b5f52601160045260245ffd5b92915050565b60805160a05160c0516121c66101fb5f395f818161025b01526109e401525f818161029a0152610dbb01525f8181610320015281816109a401528181610c4d01528181610ebd0152610ff101526121c65ff3fe608060405234801561000f575f5ffd5b5060043610610111575f3560e01c80637d923aeb1161009e578063d0926cbc1161006e578063d0926cbc146102cf578063d2e51673146102e2578063e8592f1a146102f5578063ee9e9c4b14610308578063fc0c546a1461031b575f5ffd5b80637d923aeb146102355780638da5cb5b1461025657806392e3802914610295578063b4037e80146102bc575f5ffd5b80635a4ad35e116100e45780635a4ad35e146101755780635b85b19a146101885780635c87beb41461019b578063665a055e146101ae5780637a7ebd7b146101d1575f5ffd5b8063033aad2614610115578063075e389f1461013a5780631a7ffe7a1461014f57806328f7fd7814610162575b5f5ffd5b61011d610342565b6040516001600160401b0390911681526020015b60405180910390f35b61014d610148366004611c13565b610354565b005b61014d61015d366004611c13565b610411565b61014d610170366004611c77565b610476565b61014d610183366004611ce1565b610538565b61014d610196366004611d4e565b6109d9565b61014d6101a9366004611d67565b610ab8565b6101c16101bc366004611d8f565b610c7b565b6040519015158152602001610131565b6102246101df366004611dc1565b5f60208190529081526040902080546001909101546001600160401b038082169163ffffffff600160401b8204169160ff600160601b83041691600160681b90041685565b604051610131959493929190611dec565b610248610243366004611e5c565b610ccb565b604051908152602001610131565b61027d7f000000000000000000000000000000000000000000000000000000000000000081565b6040516001600160a01b039091168152602001610131565b61011d7f000000000000000000000000000000000000000000000000000000000000000081565b61014d6102ca366004611c13565b610d47565b60015461011d906001600160401b031681565b6102486102f0366004611ebe565b610e14565b61014d610303366004611eef565b610e5e565b61027d610316366004611dc1565b610ee4565b61027d7f000000000000000000000000000000000000000000000000000000000000000081565b6103516001600160381b611f72565b81565b5f61035f3383610e14565b5f81815260208190526040902090915060026001820154600160601b900460ff16600281111561039157610391611dd8565b146103af57604051634dccf59f60e01b815260040160405180910390fd5b6001810154600160681b90046001600160401b031642101561040057600181015460405163be46066f60e01b8152600160681b9091046001600160401b031660048201526024015b60405180910390fd5b61040c82338584610fb6565b505050565b5f61041c8233610e14565b5f8181526020819052604081209192506001820154600160601b900460ff16600281111561044c5761044c611dd8565b0361046a57604051636a310f6960e11b815260040160405180910390fd5b61040c82843384610fb6565b6040831461049a576040516317ab7d5d60e11b8152600481018490526024016103f7565b5f84846040516104ab929190611f91565b60405190819003902090506001600160a01b03811633146104ea5760405163117c4c3b60e01b81526001600160a01b03821660048201526024016103f7565b336001600160a01b03167f5df480f8854903a456738589684a9c046d81dbba3e9cb83d5f6f1bbf3f1cba32868686866040516105299493929190611fc8565b60405180910390a25050505050565b6105428333610e14565b82351461056257604051630a45967760e11b815260040160405180910390fd5b81355f908152602081905260408120906001820154600160601b900460ff16600281111561059257610592611dd8565b036105b057604051636a310f6960e11b815260040160405180910390fd5b6001810154600160401b900463ffffffff166105d26080850160608601611ff9565b63ffffffff1614610624576105ed6080840160608501611ff9565b6001820154604051630577b34360e41b815263ffffffff9283166004820152600160401b90910490911660248201526044016103f7565b60018101546001600160401b03166106426060850160408601611d4e565b6001600160401b031611610691576106606060840160408501611d4e565b60018201546040516304673c8d60e01b81526001600160401b039283166004820152911660248201526044016103f7565b8054602084013511156106c7578054604051639ae6346160e01b81526020850135600482015260248101919091526044016103f7565b6106d66001600160381b611f72565b6001600160401b03166106ef60a0850160808601611d4e565b6001600160401b031611156107335761070e60a0840160808501611d4e565b60405163ea7c080160e01b81526001600160401b0390911660048201526024016103f7565b5f61077e8435602086013561074e6060880160408901611d4e565b61075e6080890160608a01611ff9565b61076e60a08a0160808b01611d4e565b61024360c08b0160a08c01611c13565b90505f5f6107cd6107bb847f19457468657265756d205369676e6564204d6573736167653a0a3332000000005f908152601c91909152603c902090565b6107c860c0890189612012565b61101f565b5090925090505f8160038111156107e6576107e6611dd8565b1461080457604051638baa579f60e01b815260040160405180910390fd5b866001600160a01b0316826001600160a01b0316146108415760405163576d4a5d60e01b81526001600160a01b03831660048201526024016103f7565b5f61084b86610ee4565b905061085d60c0880160a08901611c13565b6001600160a01b0316816001600160a01b0316146108b25761088560c0880160a08901611c13565b60405163bb9b9a6760e01b81526001600160a01b03918216600482015290821660248201526044016103f7565b6108c784876101bc60a08b0160808c01611d4e565b6108e457604051630554a83160e31b815260040160405180910390fd5b8660200135855f015f8282546108fa9190612054565b9091555061091090506060880160408901611d4e565b60018601805467ffffffffffffffff19166001600160401b039290921691909117905586357f71b292a5aad928ec294a31caffb87121cbb3b4e699eb244c2be94fcc3737767661096660608a0160408b01611d4e565b604080516001600160401b0390921682526020808c0135908301520160405180910390a26109978735893388611066565b6109cf6001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000163360208a0135611126565b5050505050505050565b336001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001614610a22576040516330cd747160e01b815260040160405180910390fd5b610a316001600160381b611f72565b6001600160401b0316816001600160401b03161115610a6e5760405163ea7c080160e01b81526001600160401b03821660048201526024016103f7565b6001805467ffffffffffffffff19166001600160401b0383169081179091556040517f07dba1554f142301abdb3e04cc985a8cda14d53663fec4858c56c1dc927518ba905f90a250565b6001600160a01b038216610adf5760405163d92e233d60e01b815260040160405180910390fd5b336001600160a01b03831603610b085760405163163b4bef60e21b815260040160405180910390fd5b805f03610b2857604051631f2a200560e01b815260040160405180910390fd5b5f610b333384610e14565b5f81815260208190526040902090915060026001820154600160601b900460ff166002811115610b6557610b65611dd8565b03610b835760405163a794c1ef60e01b815260040160405180910390fd5b5f6001820154600160601b900460ff166002811115610ba457610ba4611dd8565b03610c1c576001818101805460ff60601b1916600160601b17808255600890610bdb908490600160401b900463ffffffff16612067565b825463ffffffff9182166101009390930a92830291909202199091161790555060018101805474ffffffffffffffff0000000000ffffffffffffffff191690555b82815f015f828254610c2e9190612083565b90915550610c40905082338684611066565b610c756001600160a01b037f00000000000000000000000000000000000000000000000000000000000000001633308661115b565b50505050565b5f5f60c88585604051602001610c9b929190918252602082015260400190565b60408051601f1981840301815291905280516020909101206001600160401b038516911c11159150509392505050565b60408051466020820152309181019190915260608101879052608081018690526001600160401b0380861660a083015263ffffffff851660c0830152831660e08201526001600160a01b0382166101008201525f90610120016040516020818303038152906040528051906020012090505b9695505050505050565b5f610d523383610e14565b5f818152602081905260409020909150600180820154600160601b900460ff166002811115610d8357610d83611dd8565b14610da157604051636a310f6960e11b815260040160405180910390fd5b60018101805460ff60601b1916600160611b179055610de07f000000000000000000000000000000000000000000000000000000000000000042612096565b81600101600d6101000a8154816001600160401b0302191690836001600160401b0316021790555061040c82338584611066565b6040516bffffffffffffffffffffffff19606084811b8216602084015283901b1660348201525f906048016040516020818303038152906040528051906020012090505b92915050565b5f805b82811015610ea957610e95848483818110610e7e57610e7e6120b5565b9050602002810190610e9091906120c9565b611191565b610e9f9083612083565b9150600101610e61565b50801561040c5761040c6001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000163383611126565b5f81801580610f05575070014551231950b75fc4402da1732fc9bebe198110155b15610f235760405163c715138d60e01b815260040160405180910390fd5b60015f601b5f5160206121715f395f51905f5270014551231950b75fc4402da1732fc9bebe195f5160206121715f395f51905f528609604080515f8152602081018083529590955260ff909316928401929092526060830152608082015260a0016020604051602081039080840390855afa158015610fa4573d5f5f3e3d5ffd5b5050604051601f190151949350505050565b80545f825560018201805468ffffffffffffffffff60601b19169055610fde85858585611066565b8015611018576110186001600160a01b037f0000000000000000000000000000000000000000000000000000000000000000168583611126565b5050505050565b5f80806041849003611053578435602086013560408701355f1a611045898285856114d8565b95509550955050505061105d565b505f915060029050825b93509350939050565b805460018201546001600160a01b03848116929086169187917fe917884702a20c5718074fca2637e77badaeb5e89c723369fd46f87b86dac671916001600160401b03811690600160401b810463ffffffff1690600160601b900460ff1660028111156110d5576110d5611dd8565b6001890154604080519586526001600160401b03948516602087015263ffffffff9093169285019290925260ff166060840152600160681b900416608082015260a00160405180910390a450505050565b61113383838360016115a0565b61040c57604051635274afe760e01b81526001600160a01b03841660048201526024016103f7565b611169848484846001611602565b610c7557604051635274afe760e01b81526001600160a01b03851660048201526024016103f7565b5f813536826111a360608601866120e7565b90925090506111c16111bb6040870160208801611c13565b33610e14565b8314611209576040805160048152602481019091526020810180516001600160e01b0316630a45967760e11b1790526111ff9084908490849061166f565b505f949350505050565b5f838152602081905260408120906001820154600160601b900460ff16600281111561123757611237611dd8565b0361127f576040805160048152602481019091526020810180516001600160e01b0316636a310f6960e11b1790526112749085908590859061166f565b505f95945050505050565b6001810154600160401b900463ffffffff166112a16060880160408901611ff9565b63ffffffff161461132957611274848484630577b34360e41b6112ca60608c0160408d01611ff9565b600187015460405163ffffffff9283166024820152600160401b909104909116604482015260640160408051601f198184030181529190526020810180516001600160e01b03166001600160e01b03199093169290921790915261166f565b805460018201546001600160401b0316805f5b858110156114765736878783818110611357576113576120b5565b905060e0020190505f6113928a8d60200160208101906113779190611c13565b8e604001602081019061138a9190611ff9565b85888b6116e4565b905080515f146113ec57897f93e4e672e7d2c4b61948797ffb84e05bb75a705a25aa32ec05551617e687756e6113ce6040850160208601611d4e565b836040516113dd92919061212b565b60405180910390a2505061146e565b6113f7823587612054565b955061140482358c612083565b9a506114166040830160208401611d4e565b9350897f71b292a5aad928ec294a31caffb87121cbb3b4e699eb244c2be94fcc3737767661144a6040850160208601611d4e565b604080516001600160401b039092168252853560208301520160405180910390a250505b60010161133c565b50816001600160401b0316816001600160401b0316146114cc5782845560018401805467ffffffffffffffff19166001600160401b0383161790556114cc876114c560408c0160208d01611c13565b3387611066565b50505050505050919050565b5f80807f7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a084111561151157505f91506003905082611596565b604080515f808252602082018084528a905260ff891692820192909252606081018790526080810186905260019060a0016020604051602081039080840390855afa158015611562573d5f5f3e3d5ffd5b5050604051601f1901519150506001600160a01b03811661158d57505f925060019150829050611596565b92505f91508190505b9450945094915050565b60405163a9059cbb60e01b5f8181526001600160a01b038616600452602485905291602083604481808b5af1925060015f511483166115f65783831516156115ea573d5f823e3d81fd5b5f873b113d1516831692505b60405250949350505050565b6040516323b872dd60e01b5f8181526001600160a01b038781166004528616602452604485905291602083606481808c5af1925060015f5114831661165e578383151615611652573d5f823e3d81fd5b5f883b113d1516831692505b604052505f60605295945050505050565b5f5b8281101561101857847f93e4e672e7d2c4b61948797ffb84e05bb75a705a25aa32ec05551617e687756e8585848181106116ad576116ad6120b5565b905060e0020160200160208101906116c59190611d4e565b846040516116d492919061212b565b60405180910390a2600101611671565b60606001600160401b0383166117006040860160208701611d4e565b6001600160401b03161161177e576304673c8d60e01b6117266040860160208701611d4e565b6040516001600160401b03918216602482015290851660448201526064015b60408051601f198184030181529190526020810180516001600160e01b03166001600160e01b0319909316929092179091529050610d3d565b83358210156117a9576040518435602482015260448101839052639ae6346160e01b90606401611745565b6117b86001600160381b611f72565b6001600160401b03166117d16060860160408701611d4e565b6001600160401b031611156118135763ea7c080160e01b6117f86060860160408701611d4e565b6040516001600160401b039091166024820152604401611745565b5f6118a188863561182a6040890160208a01611d4e565b8961183b60608b0160408c01611d4e565b61184b60808c0160608d01611c13565b604080514681523060208201529081019690965260608601949094526001600160401b03928316608086015263ffffffff9190911660a08501521660c08301526001600160a01b031660e0820152610100902090565b90505f5f6118ed6118de847f19457468657265756d205369676e6564204d6573736167653a0a3332000000005f908152601c91909152603c902090565b88608001358960a00135611bc6565b5090925090505f81600381111561190657611906611dd8565b1461193f5750506040805160048152602481019091526020810180516001600160e01b0316638baa579f60e01b1790529150610d3d9050565b886001600160a01b0316826001600160a01b0316146119a65750604080516001600160a01b039290921660248084019190915281518084039091018152604490920190526020810180516001600160e01b031663576d4a5d60e01b1790529150610d3d9050565b60c08701358015806119ca575070014551231950b75fc4402da1732fc9bebe198110155b15611a045750506040805160048152602481019091526020810180516001600160e01b031663c715138d60e01b1790529250610d3d915050565b5f600181601b5f5160206121715f395f51905f5270014551231950b75fc4402da1732fc9bebe195f5160206121715f395f51905f528709604080515f8152602081018083529590955260ff909316928401929092526060830152608082015260a0016020604051602081039080840390855afa158015611a86573d5f5f3e3d5ffd5b5050604051601f1901519150611aa4905060808a0160608b01611c13565b6001600160a01b0316816001600160a01b031614611b315763bb9b9a6760e01b611ad460808b0160608c01611c13565b6040516001600160a01b039182166024820152908316604482015260640160408051601f198184030181529190526020810180516001600160e01b03166001600160e01b0319909316929092179091529550610d3d945050505050565b611b6e8560c08b0135611b4a60608d0160408e01611d4e565b5f835f52826020526001600160401b03821660405f2060c81c111590509392505050565b611ba85750506040805160048152602481019091526020810180516001600160e01b0316630554a83160e31b1790529350610d3d92505050565b505060408051602081019091525f81529a9950505050505050505050565b5f80806001600160ff1b038416601b60ff86901c01611be7888289856114d8565b945094509450505093509350939050565b80356001600160a01b0381168114611c0e575f5ffd5b919050565b5f60208284031215611c23575f5ffd5b611c2c82611bf8565b9392505050565b5f5f83601f840112611c43575f5ffd5b5081356001600160401b03811115611c59575f5ffd5b602083019150836020828501011115611c70575f5ffd5b9250929050565b5f5f5f5f60408587031215611c8a575f5ffd5b84356001600160401b03811115611c9f575f5ffd5b611cab87828801611c33565b90955093505060208501356001600160401b03811115611cc9575f5ffd5b611cd587828801611c33565b95989497509550505050565b5f5f5f60608486031215611cf3575f5ffd5b611cfc84611bf8565b925060208401356001600160401b03811115611d16575f5ffd5b840160e08187031215611d27575f5ffd5b929592945050506040919091013590565b80356001600160401b0381168114611c0e575f5ffd5b5f60208284031215611d5e575f5ffd5b611c2c82611d38565b5f5f60408385031215611d78575f5ffd5b611d8183611bf8565b946020939093013593505050565b5f5f5f60608486031215611da1575f5ffd5b8335925060208401359150611db860408501611d38565b90509250925092565b5f60208284031215611dd1575f5ffd5b5035919050565b634e487b7160e01b5f52602160045260245ffd5b8581526001600160401b038516602082015263ffffffff8416604082015260a0810160038410611e2a57634e487b7160e01b5f52602160045260245ffd5b8360608301526001600160401b03831660808301529695505050505050565b803563ffffffff81168114611c0e575f5ffd5b5f5f5f5f5f5f60c08789031215611e71575f5ffd5b8635955060208701359450611e8860408801611d38565b9350611e9660608801611e49565b9250611ea460808801611d38565b9150611eb260a08801611bf8565b90509295509295509295565b5f5f60408385031215611ecf575f5ffd5b611ed883611bf8565b9150611ee660208401611bf8565b90509250929050565b5f5f60208385031215611f00575f5ffd5b82356001600160401b03811115611f15575f5ffd5b8301601f81018513611f25575f5ffd5b80356001600160401b03811115611f3a575f5ffd5b8560208260051b8401011115611f4e575f5ffd5b6020919091019590945092505050565b634e487b7160e01b5f52601160045260245ffd5b6001600160401b038281168282160390811115610e5857610e58611f5e565b818382375f9101908152919050565b81835281816020850137505f828201602090810191909152601f909101601f19169091010190565b604081525f611fdb604083018688611fa0565b8281036020840152611fee818587611fa0565b979650505050505050565b5f60208284031215612009575f5ffd5b611c2c82611e49565b5f5f8335601e19843603018112612027575f5ffd5b8301803591506001600160401b03821115612040575f5ffd5b602001915036819003821315611c70575f5ffd5b81810381811115610e5857610e58611f5e565b63ffffffff8181168382160190811115610e5857610e58611f5e565b80820180821115610e5857610e58611f5e565b6001600160401b038181168382160190811115610e5857610e58611f5e565b634e487b7160e01b5f52603260045260245ffd5b5f8235607e198336030181126120dd575f5ffd5b9190910192915050565b5f5f8335601e198436030181126120fc575f5ffd5b8301803591506001600160401b03821115612115575f5ffd5b602001915060e081023603821315611c70575f5ffd5b6001600160401b0383168152604060208201525f82518060408401528060208501606085015e5f606082850101526060601f19601f830116840101915050939250505056fe79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798a2646970667358221220a403b5ba3dde0608b1a1170e4cc6881a78b267c3b7e3e7283a312089f3b80c9e64736f6c63430008250033",
 }
 
 // RelayChannels is an auto generated Go binding around an Ethereum contract.
@@ -70,9 +89,9 @@ func (c *RelayChannels) Instance(backend bind.ContractBackend, addr common.Addre
 // PackConstructor is the Go binding used to pack the parameters required for
 // contract deployment.
 //
-// Solidity: constructor(address token_, uint64 closurePeriodSeconds) returns()
-func (relayChannels *RelayChannels) PackConstructor(token_ common.Address, closurePeriodSeconds uint64) []byte {
-	enc, err := relayChannels.abi.Pack("", token_, closurePeriodSeconds)
+// Solidity: constructor(address token_, uint64 closurePeriodSeconds, uint64 minWinProb_) returns()
+func (relayChannels *RelayChannels) PackConstructor(token_ common.Address, closurePeriodSeconds uint64, minWinProb_ uint64) []byte {
+	enc, err := relayChannels.abi.Pack("", token_, closurePeriodSeconds, minWinProb_)
 	if err != nil {
 		panic(err)
 	}
@@ -414,6 +433,76 @@ func (relayChannels *RelayChannels) UnpackIsWinning(data []byte) (bool, error) {
 	return out0, nil
 }
 
+// PackMinWinProb is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd0926cbc.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function minWinProb() view returns(uint64)
+func (relayChannels *RelayChannels) PackMinWinProb() []byte {
+	enc, err := relayChannels.abi.Pack("minWinProb")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackMinWinProb is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xd0926cbc.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function minWinProb() view returns(uint64)
+func (relayChannels *RelayChannels) TryPackMinWinProb() ([]byte, error) {
+	return relayChannels.abi.Pack("minWinProb")
+}
+
+// UnpackMinWinProb is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0xd0926cbc.
+//
+// Solidity: function minWinProb() view returns(uint64)
+func (relayChannels *RelayChannels) UnpackMinWinProb(data []byte) (uint64, error) {
+	out, err := relayChannels.abi.Unpack("minWinProb", data)
+	if err != nil {
+		return *new(uint64), err
+	}
+	out0 := *abi.ConvertType(out[0], new(uint64)).(*uint64)
+	return out0, nil
+}
+
+// PackOwner is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x8da5cb5b.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function owner() view returns(address)
+func (relayChannels *RelayChannels) PackOwner() []byte {
+	enc, err := relayChannels.abi.Pack("owner")
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackOwner is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x8da5cb5b.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function owner() view returns(address)
+func (relayChannels *RelayChannels) TryPackOwner() ([]byte, error) {
+	return relayChannels.abi.Pack("owner")
+}
+
+// UnpackOwner is the Go binding that unpacks the parameters returned
+// from invoking the contract method with ID 0x8da5cb5b.
+//
+// Solidity: function owner() view returns(address)
+func (relayChannels *RelayChannels) UnpackOwner(data []byte) (common.Address, error) {
+	out, err := relayChannels.abi.Unpack("owner", data)
+	if err != nil {
+		return *new(common.Address), err
+	}
+	out0 := *abi.ConvertType(out[0], new(common.Address)).(*common.Address)
+	return out0, nil
+}
+
 // PackRedeemTicket is the Go binding used to pack the parameters required for calling
 // the contract method with ID 0x5a4ad35e.  This method will panic if any
 // invalid/nil inputs are passed.
@@ -434,6 +523,50 @@ func (relayChannels *RelayChannels) PackRedeemTicket(source common.Address, tick
 // Solidity: function redeemTicket(address source, (bytes32,uint256,uint64,uint32,uint64,address,bytes) ticket, bytes32 response) returns()
 func (relayChannels *RelayChannels) TryPackRedeemTicket(source common.Address, ticket RelayChannelsTicket, response [32]byte) ([]byte, error) {
 	return relayChannels.abi.Pack("redeemTicket", source, ticket, response)
+}
+
+// PackRedeemTickets is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xe8592f1a.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function redeemTickets((bytes32,address,uint32,(uint256,uint64,uint64,address,bytes32,bytes32,bytes32)[])[] groups) returns()
+func (relayChannels *RelayChannels) PackRedeemTickets(groups []RelayChannelsChannelTickets) []byte {
+	enc, err := relayChannels.abi.Pack("redeemTickets", groups)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackRedeemTickets is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0xe8592f1a.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function redeemTickets((bytes32,address,uint32,(uint256,uint64,uint64,address,bytes32,bytes32,bytes32)[])[] groups) returns()
+func (relayChannels *RelayChannels) TryPackRedeemTickets(groups []RelayChannelsChannelTickets) ([]byte, error) {
+	return relayChannels.abi.Pack("redeemTickets", groups)
+}
+
+// PackSetMinWinProb is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x5b85b19a.  This method will panic if any
+// invalid/nil inputs are passed.
+//
+// Solidity: function setMinWinProb(uint64 minWinProb_) returns()
+func (relayChannels *RelayChannels) PackSetMinWinProb(minWinProb uint64) []byte {
+	enc, err := relayChannels.abi.Pack("setMinWinProb", minWinProb)
+	if err != nil {
+		panic(err)
+	}
+	return enc
+}
+
+// TryPackSetMinWinProb is the Go binding used to pack the parameters required for calling
+// the contract method with ID 0x5b85b19a.  This method will return an error
+// if any inputs are invalid/nil.
+//
+// Solidity: function setMinWinProb(uint64 minWinProb_) returns()
+func (relayChannels *RelayChannels) TryPackSetMinWinProb(minWinProb uint64) ([]byte, error) {
+	return relayChannels.abi.Pack("setMinWinProb", minWinProb)
 }
 
 // PackTicketHash is the Go binding used to pack the parameters required for calling
@@ -603,6 +736,50 @@ func (relayChannels *RelayChannels) UnpackChannelUpdatedEvent(log *types.Log) (*
 	return out, nil
 }
 
+// RelayChannelsMinWinProbUpdated represents a MinWinProbUpdated event raised by the RelayChannels contract.
+type RelayChannelsMinWinProbUpdated struct {
+	MinWinProb uint64
+	Raw        *types.Log // Blockchain specific contextual infos
+}
+
+const RelayChannelsMinWinProbUpdatedEventName = "MinWinProbUpdated"
+
+// ContractEventName returns the user-defined event name.
+func (RelayChannelsMinWinProbUpdated) ContractEventName() string {
+	return RelayChannelsMinWinProbUpdatedEventName
+}
+
+// UnpackMinWinProbUpdatedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event MinWinProbUpdated(uint64 indexed minWinProb)
+func (relayChannels *RelayChannels) UnpackMinWinProbUpdatedEvent(log *types.Log) (*RelayChannelsMinWinProbUpdated, error) {
+	event := "MinWinProbUpdated"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != relayChannels.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(RelayChannelsMinWinProbUpdated)
+	if len(log.Data) > 0 {
+		if err := relayChannels.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range relayChannels.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
 // RelayChannelsTicketRedeemed represents a TicketRedeemed event raised by the RelayChannels contract.
 type RelayChannelsTicketRedeemed struct {
 	ChannelId [32]byte
@@ -631,6 +808,52 @@ func (relayChannels *RelayChannels) UnpackTicketRedeemedEvent(log *types.Log) (*
 		return nil, bind.ErrEventSignatureMismatch
 	}
 	out := new(RelayChannelsTicketRedeemed)
+	if len(log.Data) > 0 {
+		if err := relayChannels.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
+			return nil, err
+		}
+	}
+	var indexed abi.Arguments
+	for _, arg := range relayChannels.abi.Events[event].Inputs {
+		if arg.Indexed {
+			indexed = append(indexed, arg)
+		}
+	}
+	if err := abi.ParseTopics(out, indexed, log.Topics[1:]); err != nil {
+		return nil, err
+	}
+	out.Raw = log
+	return out, nil
+}
+
+// RelayChannelsTicketRejected represents a TicketRejected event raised by the RelayChannels contract.
+type RelayChannelsTicketRejected struct {
+	ChannelId [32]byte
+	Index     uint64
+	Reason    []byte
+	Raw       *types.Log // Blockchain specific contextual infos
+}
+
+const RelayChannelsTicketRejectedEventName = "TicketRejected"
+
+// ContractEventName returns the user-defined event name.
+func (RelayChannelsTicketRejected) ContractEventName() string {
+	return RelayChannelsTicketRejectedEventName
+}
+
+// UnpackTicketRejectedEvent is the Go binding that unpacks the event data emitted
+// by contract.
+//
+// Solidity: event TicketRejected(bytes32 indexed channelId, uint64 index, bytes reason)
+func (relayChannels *RelayChannels) UnpackTicketRejectedEvent(log *types.Log) (*RelayChannelsTicketRejected, error) {
+	event := "TicketRejected"
+	if len(log.Topics) == 0 {
+		return nil, bind.ErrNoEventSignature
+	}
+	if log.Topics[0] != relayChannels.abi.Events[event].ID {
+		return nil, bind.ErrEventSignatureMismatch
+	}
+	out := new(RelayChannelsTicketRejected)
 	if len(log.Data) > 0 {
 		if err := relayChannels.abi.UnpackIntoInterface(out, event, log.Data); err != nil {
 			return nil, err
@@ -690,6 +913,9 @@ func (relayChannels *RelayChannels) UnpackError(raw []byte) (any, error) {
 	}
 	if bytes.Equal(raw[:4], relayChannels.abi.Errors["NotChannelDestination"].ID.Bytes()[:4]) {
 		return relayChannels.UnpackNotChannelDestinationError(raw[4:])
+	}
+	if bytes.Equal(raw[:4], relayChannels.abi.Errors["NotOwner"].ID.Bytes()[:4]) {
+		return relayChannels.UnpackNotOwnerError(raw[4:])
 	}
 	if bytes.Equal(raw[:4], relayChannels.abi.Errors["PublicKeyNotSender"].ID.Bytes()[:4]) {
 		return relayChannels.UnpackPublicKeyNotSenderError(raw[4:])
@@ -1020,6 +1246,29 @@ func RelayChannelsNotChannelDestinationErrorID() common.Hash {
 func (relayChannels *RelayChannels) UnpackNotChannelDestinationError(raw []byte) (*RelayChannelsNotChannelDestination, error) {
 	out := new(RelayChannelsNotChannelDestination)
 	if err := relayChannels.abi.UnpackIntoInterface(out, "NotChannelDestination", raw); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RelayChannelsNotOwner represents a NotOwner error raised by the RelayChannels contract.
+type RelayChannelsNotOwner struct {
+}
+
+// ErrorID returns the hash of canonical representation of the error's signature.
+//
+// Solidity: error NotOwner()
+func RelayChannelsNotOwnerErrorID() common.Hash {
+	return common.HexToHash("0x30cd74712f59d478562d48e2d35de830db72c60a63dd08ae59199eec990b5bc4")
+}
+
+// UnpackNotOwnerError is the Go binding used to decode the provided
+// error data into the corresponding Go error struct.
+//
+// Solidity: error NotOwner()
+func (relayChannels *RelayChannels) UnpackNotOwnerError(raw []byte) (*RelayChannelsNotOwner, error) {
+	out := new(RelayChannelsNotOwner)
+	if err := relayChannels.abi.UnpackIntoInterface(out, "NotOwner", raw); err != nil {
 		return nil, err
 	}
 	return out, nil

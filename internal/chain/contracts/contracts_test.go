@@ -47,7 +47,7 @@ func TestDeployment(t *testing.T) {
 		t.Error("RelayToken has a mint function")
 	}
 	// A channels contract needs a token.
-	_, _, err := bindDeploy(e, channelsABI.PackConstructor(common.Address{}, 1))
+	_, _, err := bindDeploy(e, channelsABI.PackConstructor(common.Address{}, 1, tickets.MaxWinProb))
 	wantRevert(t, err, new(contracts.RelayChannelsZeroAddress))
 }
 

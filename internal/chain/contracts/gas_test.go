@@ -19,7 +19,7 @@ var gasSteps = []struct {
 	osakaCeiling uint64
 }{
 	{"deploy RelayToken", 1_000_000},
-	{"deploy RelayChannels", 1_500_000},
+	{"deploy RelayChannels", 2_450_000},
 	{"announce", 40_000},
 	{"fundChannel (open)", 120_000},
 	{"fundChannel (top up)", 60_000},

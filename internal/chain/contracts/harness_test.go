@@ -100,7 +100,7 @@ func newEnv(t *testing.T, options ...func(*node.Config, *ethconfig.Config)) *env
 
 	e.tokenAddr = e.deploy("deploy RelayToken", contracts.RelayTokenMetaData.Bin, tokenABI.PackConstructor(totalSupply))
 	e.chanAddr = e.deploy("deploy RelayChannels", contracts.RelayChannelsMetaData.Bin,
-		channelsABI.PackConstructor(e.tokenAddr, uint64(closurePeriod/time.Second)))
+		channelsABI.PackConstructor(e.tokenAddr, uint64(closurePeriod/time.Second), tickets.MaxWinProb))
 	e.token = tokenABI.Instance(e.client, e.tokenAddr)
 	e.channels = channelsABI.Instance(e.client, e.chanAddr)
 	for _, a := range []*actor{e.alice, e.bob, e.carol} {
