@@ -93,15 +93,29 @@ func TestWriteEnvFile(t *testing.T) {
 	}
 }
 
-// TestRenderTable: a header and one aligned row per node with the four
+// TestRenderTable: a header and one aligned row per node with the five
 // URLs and the peer ID.
 func TestRenderTable(t *testing.T) {
-	want := `NODE  PEER ID     REST API                REFERENCE UI                             ADMIN WEBSOCKET
-1     16Uiu2HAmA  http://127.0.0.1:13301  http://127.0.0.1:13301/api/v2/_swagger/  ws://127.0.0.1:19501
-2     16Uiu2HAmB  http://127.0.0.1:13302  http://127.0.0.1:13302/api/v2/_swagger/  ws://127.0.0.1:19502
+	want := `NODE  PEER ID     REST API                REFERENCE UI                             ADMIN WEBSOCKET       ADMIN CONSOLE
+1     16Uiu2HAmA  http://127.0.0.1:13301  http://127.0.0.1:13301/api/v2/_swagger/  ws://127.0.0.1:19501  http://127.0.0.1:19501/
+2     16Uiu2HAmB  http://127.0.0.1:13302  http://127.0.0.1:13302/api/v2/_swagger/  ws://127.0.0.1:19502  http://127.0.0.1:19502/
 `
 	if got := RenderTable(twoNodes().Nodes); got != want {
 		t.Fatalf("table:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestConsoleURL: the admin console is the admin WebSocket's address over
+// HTTP (HTTPS for wss).
+func TestConsoleURL(t *testing.T) {
+	for ws, want := range map[string]string{
+		"ws://127.0.0.1:19501":   "http://127.0.0.1:19501/",
+		"ws://10.77.0.2:19501":   "http://10.77.0.2:19501/",
+		"wss://node.example:443": "https://node.example:443/",
+	} {
+		if got := (NodeInfo{WSURL: ws}).ConsoleURL(); got != want {
+			t.Errorf("%s: %s, want %s", ws, got, want)
+		}
 	}
 }
 

@@ -21,6 +21,15 @@ type NodeInfo struct {
 // UIURL is the node's reference UI (Swagger UI).
 func (n NodeInfo) UIURL() string { return n.APIURL + "/api/v2/_swagger/" }
 
+// ConsoleURL is the node's web admin console, served by the admin server
+// beside its WebSocket: WSURL with the scheme http (wss gives https).
+func (n NodeInfo) ConsoleURL() string {
+	if rest, ok := strings.CutPrefix(n.WSURL, "wss://"); ok {
+		return "https://" + rest + "/"
+	}
+	return "http://" + strings.TrimPrefix(n.WSURL, "ws://") + "/"
+}
+
 // Env is the content of cluster.env (DESIGN.md section 8).
 type Env struct {
 	APIToken string
@@ -103,14 +112,14 @@ func WriteEnvFile(path string, e Env) error {
 }
 
 // RenderTable returns the table `relayd cluster` prints once the cluster is
-// ready: one row per node with its peer ID, REST URL, reference UI URL and
-// admin WebSocket URL.
+// ready: one row per node with its peer ID, REST URL, reference UI URL,
+// admin WebSocket URL and admin console URL.
 func RenderTable(nodes []NodeInfo) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NODE\tPEER ID\tREST API\tREFERENCE UI\tADMIN WEBSOCKET")
+	fmt.Fprintln(tw, "NODE\tPEER ID\tREST API\tREFERENCE UI\tADMIN WEBSOCKET\tADMIN CONSOLE")
 	for _, n := range nodes {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\n", n.Index, n.PeerID, n.APIURL, n.UIURL(), n.WSURL)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\n", n.Index, n.PeerID, n.APIURL, n.UIURL(), n.WSURL, n.ConsoleURL())
 	}
 	tw.Flush()
 	return b.String()

@@ -9,9 +9,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/relayd/relayd/internal/webui"
 )
 
 // Config configures a Server. Hub and Commands are required; Token is
@@ -27,14 +30,19 @@ type Config struct {
 	CommandTime  time.Duration // longest a command may run; default 2 min
 	CommandRate  float64       // commands per second each client may send on average; default 10
 	CommandBurst int           // commands a client may send back to back; default 20
+	// APIPort is the REST API's port, which the web console served on
+	// plain HTTP requests calls; 0: the console's login form asks for it.
+	APIPort int
 }
 
-// Server is the WebSocket admin server; it is an http.Handler serving every
-// path.
+// Server is the WebSocket admin server; it is an http.Handler serving the
+// WebSocket on every path, and the web console (package webui) on requests
+// that do not ask for a WebSocket.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	digest [32]byte
+	cfg     Config
+	log     *slog.Logger
+	digest  [32]byte
+	console http.Handler
 }
 
 // New builds the server.
@@ -63,7 +71,24 @@ func New(cfg Config) (*Server, error) {
 	if cfg.CommandBurst <= 0 {
 		cfg.CommandBurst = 20
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, digest: sha256.Sum256([]byte(cfg.Token))}, nil
+	console, err := webui.New(webui.Config{APIPort: cfg.APIPort})
+	if err != nil {
+		return nil, fmt.Errorf("ws: console: %w", err)
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, digest: sha256.Sum256([]byte(cfg.Token)), console: console}, nil
+}
+
+// isUpgrade reports whether r asks for a WebSocket: its Upgrade header
+// names websocket. Anything else is a browser asking for the console.
+func isUpgrade(r *http.Request) bool {
+	for _, v := range r.Header.Values("Upgrade") {
+		for _, tok := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), "websocket") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // authorized reports whether r carries the token: in the apiToken query
@@ -97,8 +122,15 @@ func (s *Server) matches(token string) bool {
 }
 
 // ServeHTTP upgrades the request and serves the client until it leaves, the
-// node shuts down (the request's context ends) or it falls behind.
+// node shuts down (the request's context ends) or it falls behind. A
+// request that does not ask for a WebSocket gets the web console: its
+// static page needs no token (it holds none), and everything it shows comes
+// through this WebSocket and the REST API, which both do.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !isUpgrade(r) {
+		s.console.ServeHTTP(w, r)
+		return
+	}
 	conn, err := websocket.Accept(w, r, nil)
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "err", err)
