@@ -61,4 +61,8 @@ var (
 	// ErrSealed is returned by Seal on a Route that was already sealed: a
 	// route's ephemeral keys are single-use.
 	ErrSealed = errors.New("packet: route already sealed")
+
+	// ErrPoolConfig is returned by NewEphemeralPool without a random source
+	// or with room for no key.
+	ErrPoolConfig = errors.New("packet: an ephemeral pool needs a random source and room for a key")
 )

@@ -39,6 +39,11 @@ type routeHop struct {
 // lengths, or the reader's error. The hops are not otherwise checked: path
 // selection decides who may appear on a route.
 func NewRoute(rand io.Reader, hops []*PublicKey) (*Route, error) {
+	return newRoute(rand, hops, nil)
+}
+
+// newRoute is NewRoute taking what ephemeral keys it can from pool (nil: none).
+func newRoute(rand io.Reader, hops []*PublicKey, pool *EphemeralPool) (*Route, error) {
 	switch {
 	case len(hops) == 0:
 		return nil, ErrEmptyRoute
@@ -53,7 +58,7 @@ func NewRoute(rand io.Reader, hops []*PublicKey) (*Route, error) {
 	r := &Route{n: len(hops)}
 	var scalars [MaxHops][32]byte
 	defer clear(scalars[:])
-	ephs, err := newEphemerals(rand, scalars[:len(hops)])
+	ephs, err := ephemerals(rand, pool, scalars[:len(hops)])
 	if err != nil {
 		return nil, err
 	}
@@ -184,4 +189,30 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 		clear(r.hops[i].keys.payload[:])
 	}
 	return pkt, nil
+}
+
+// ephemerals fills scalars with one ephemeral key each, taken from pool where it has them and
+// computed with newEphemerals otherwise, and returns their public keys.
+func ephemerals(rand io.Reader, pool *EphemeralPool, scalars [][32]byte) ([MaxHops][EphemeralKeySize]byte, error) {
+	if pool == nil {
+		return newEphemerals(rand, scalars)
+	}
+	var pubs [MaxHops][EphemeralKeySize]byte
+	var e ephemeral
+	defer clear(e.scalar[:])
+	taken := 0
+	for taken < len(scalars) && pool.take(&e) {
+		scalars[taken] = e.scalar
+		pubs[taken] = e.pub
+		taken++
+	}
+	if taken == len(scalars) {
+		return pubs, nil
+	}
+	rest, err := newEphemerals(rand, scalars[taken:])
+	if err != nil {
+		return pubs, err
+	}
+	copy(pubs[taken:], rest[:len(scalars)-taken])
+	return pubs, nil
 }
