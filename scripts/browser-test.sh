@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Browser test of the REST API's reference UI (e2e/browser/swagger.test.mjs):
-# installs Debian's chromium if missing and the pinned playwright-core,
-# builds and starts a real relayd on free loopback ports, waits until its
-# API answers, then drives /api/v2/_swagger/ in headless Chromium. The node
-# is stopped on exit. Screenshots land in e2e/browser/artifacts/ (git-ignored):
-# swagger.png is the operation after Execute, *-full.png the whole page.
+# Browser tests, in headless Chromium: installs Debian's chromium if missing
+# and the pinned playwright-core and axe-core, builds relayd, then
+#  1. the REST API's reference UI (e2e/browser/swagger.test.mjs): starts a
+#     real relayd on free loopback ports, waits until its API answers, and
+#     drives /api/v2/_swagger/;
+#  2. the web admin console (e2e/browser/console.test.mjs): starts
+#     `relayd cluster --nodes 4` (a dev chain, a full mesh of channels, a 2 s
+#     closure period) on free ports, waits for its env file, and drives the
+#     consoles of nodes 1 and 2, with axe-core's accessibility check.
+# The node and the cluster are stopped on exit. Screenshots land in
+# e2e/browser/artifacts/ (git-ignored): swagger*.png for the reference UI,
+# console*.png for the console.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -16,14 +22,21 @@ fi
 
 tmp=$(mktemp -d)
 node_pid=""
-cleanup() {
-  if [ -n "$node_pid" ] && kill -0 "$node_pid" 2>/dev/null; then
-    kill -TERM "$node_pid" 2>/dev/null || true
-    # Bounded wait for the graceful shutdown, then force.
-    for _ in $(seq 1 50); do kill -0 "$node_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$node_pid" 2>/dev/null || true
-    wait "$node_pid" 2>/dev/null || true
+cluster_pid=""
+# stop ends one of our processes: SIGTERM, a bounded wait for the graceful
+# shutdown (the cluster stops its nodes and chain), then SIGKILL.
+stop() {
+  local pid=$1 tenths=$2
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 "$tenths"); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
   fi
+}
+cleanup() {
+  stop "$node_pid" 50
+  stop "$cluster_pid" 150
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -57,3 +70,39 @@ until curl -fsS --max-time 2 -H "x-auth-token: $token" "$base/api/v2/account/add
 done
 
 RELAYD_API_URL="$base" RELAYD_API_TOKEN="$token" node --test e2e/browser/swagger.test.mjs
+stop "$node_pid" 50
+node_pid=""
+
+# The console needs nodes with channels between them, hence a chain: a
+# small cluster. Each port base starts a run of 4 ports; a random base that
+# turns out busy makes the cluster exit at once with status 2 naming the
+# flag, and another is tried.
+for attempt in 1 2 3; do
+  base=$((20000 + (RANDOM % 400) * 100))
+  rm -rf "$tmp/cluster" "$tmp/cluster.env"
+  "$tmp/relayd" cluster --nodes 4 --relayers 2 --closurePeriod 2s --apiToken "$token" \
+    --apiPortBase "$base" --adminPortBase $((base + 10)) --p2pPortBase $((base + 20)) \
+    --chainPort $((base + 30)) --data "$tmp/cluster" --env "$tmp/cluster.env" \
+    >"$tmp/cluster.log" 2>&1 &
+  cluster_pid=$!
+  deadline=$((SECONDS + 90))
+  until [ -f "$tmp/cluster.env" ]; do
+    if ! kill -0 "$cluster_pid" 2>/dev/null; then break; fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      echo "relayd cluster was not ready within 90 s:" >&2; cat "$tmp/cluster.log" >&2; exit 1
+    fi
+    sleep 0.2
+  done
+  [ -f "$tmp/cluster.env" ] && break
+  wait "$cluster_pid" && rc=0 || rc=$?
+  cluster_pid=""
+  if [ "$rc" -ne 2 ] || [ "$attempt" -eq 3 ]; then
+    echo "relayd cluster failed (exit $rc):" >&2; cat "$tmp/cluster.log" >&2; exit 1
+  fi
+done
+
+(
+  # shellcheck disable=SC1091
+  source "$tmp/cluster.env"
+  node --test e2e/browser/console.test.mjs
+) || { echo "relayd cluster output:" >&2; tail -n 40 "$tmp/cluster.log" >&2; exit 1; }

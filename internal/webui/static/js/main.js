@@ -68,6 +68,7 @@ async function login(token, port) {
   $('login-error').textContent = '';
   const conn = new AdminConn(adminURL(), token);
   conn.onframe = (f) => onFrame(f);
+  stream.list.replaceChildren(); // a reconnection replays the history again
   try {
     await conn.open();
   } catch (err) {
@@ -92,6 +93,8 @@ async function login(token, port) {
   $('app-view').hidden = false;
   $('logout').hidden = false;
   $('banner').hidden = true;
+  stream.follow = true;
+  stream.stick();
   $('cmd').focus();
   startApp();
 }
@@ -337,7 +340,6 @@ async function refresh() {
 }
 
 async function startApp() {
-  stream.list.replaceChildren();
   state.self = '';
   state.messages = new Series();
   state.tickets = new Series();

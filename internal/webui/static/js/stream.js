@@ -28,10 +28,16 @@ export class Stream {
     this.pausedNote = pausedNote;
     this.held = [];
     this.paused = false;
+    // follow: the list is scrolled to its end, so new rows keep it there;
+    // an operator who scrolled up to read stays where they are.
+    this.follow = true;
+    list.addEventListener('scroll', () => {
+      this.follow = list.scrollTop + list.clientHeight >= list.scrollHeight - 8;
+    });
     filter.addEventListener('input', () => this.refilter());
     kind.addEventListener('change', () => this.refilter());
     pause.addEventListener('click', () => this.setPaused(!this.paused));
-    clear.addEventListener('click', () => list.replaceChildren());
+    clear.addEventListener('click', () => { list.replaceChildren(); this.follow = true; });
   }
 
   setPaused(p) {
@@ -74,10 +80,15 @@ export class Stream {
     // characters shown.
     row.append(textInto(el('span', undefined, { class: 'msg' }), f.msg));
     row.hidden = !this.matches(row);
-    const stick = this.list.scrollTop + this.list.clientHeight >= this.list.scrollHeight - 8;
     this.list.append(row);
     while (this.list.childElementCount > MAX_ROWS) this.list.firstElementChild.remove();
-    if (stick) this.list.scrollTop = this.list.scrollHeight;
+    this.stick();
+  }
+
+  // stick scrolls to the end when following; the list may have been hidden
+  // (before login) when the rows came, so it is also called on show.
+  stick() {
+    if (this.follow) this.list.scrollTop = this.list.scrollHeight;
   }
 
   matches(row) {
@@ -89,5 +100,6 @@ export class Stream {
 
   refilter() {
     for (const row of this.list.children) row.hidden = !this.matches(row);
+    this.stick();
   }
 }

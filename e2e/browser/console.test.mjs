@@ -1,0 +1,286 @@
+// Browser test of the web admin console against a real `relayd cluster`
+// (4 nodes, a full mesh of channels, a 2 s closure period): log in (a wrong
+// token first), see the greeting, run `address`, complete a command, send a
+// 0-hop message to node 2 and see it in node 2's console, see a message full
+// of terminal and HTML control sequences shown inertly, close and reopen a
+// channel through the confirm dialog, redeem tickets, and see the graph and
+// the charts drawn; axe-core checks the login page and the console with no
+// serious or critical violation. Every request the page makes must stay on
+// the node's own ports, and the page must raise no error (a CSP violation
+// included).
+//
+// Run by scripts/browser-test.sh, which starts the cluster and exports its
+// env file (RELAY_API_TOKEN, RELAY_NODE_N_API_URL, _WS_URL, _PEER_ID). Uses
+// Debian's /usr/bin/chromium through playwright-core. Screenshots go to
+// artifacts/console-*.png.
+import { before, after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdir, readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const require = createRequire(import.meta.url);
+const artifacts = join(dirname(fileURLToPath(import.meta.url)), 'artifacts');
+const token = process.env.RELAY_API_TOKEN;
+
+// node returns what the cluster's env file says about node i.
+function node(i) {
+  const p = `RELAY_NODE_${i}_`;
+  const ws = process.env[p + 'WS_URL'];
+  return {
+    api: process.env[p + 'API_URL'],
+    ws,
+    peer: process.env[p + 'PEER_ID'],
+    console: ws && ws.replace(/^ws:/, 'http:') + '/',
+  };
+}
+const n1 = node(1);
+const n2 = node(2);
+
+let browser;
+let axeSource;
+
+before(async () => {
+  assert.ok(token && n1.api && n1.ws && n1.peer && n2.peer, 'the cluster env (RELAY_API_TOKEN, RELAY_NODE_1_…) must be set');
+  await mkdir(artifacts, { recursive: true });
+  axeSource = await readFile(require.resolve('axe-core/axe.min.js'), 'utf8');
+  browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+
+after(() => browser?.close());
+
+// rest calls a node's REST API directly, to set up and to check.
+async function rest(n, method, path, body) {
+  const init = { method, headers: { 'x-auth-token': token } };
+  if (body !== undefined) {
+    init.headers['content-type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  const r = await fetch(`${n.api}/api/v2${path}`, init);
+  const text = await r.text();
+  assert.ok(r.ok, `${method} ${path}: ${r.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+// until polls cond (async) every 200 ms until it returns a truthy value, at
+// most timeout ms; it fails with what it was waiting for.
+async function until(what, cond, timeout = 20_000) {
+  const end = Date.now() + timeout;
+  for (;;) {
+    const v = await cond();
+    if (v) return v;
+    if (Date.now() > end) assert.fail(`timed out after ${timeout} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+// open loads a node's console in a fresh context and records the page's
+// errors, its dialogs (an alert would be an injected script), console
+// errors (CSP violations among them) and any request off the node's ports.
+async function open(n, name) {
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(20_000);
+  const seen = { errors: [], dialogs: [], foreign: [] };
+  page.on('pageerror', (err) => seen.errors.push(`${name}: ${err.message}`));
+  page.on('console', (m) => { if (m.type() === 'error') seen.errors.push(`${name} console: ${m.text()}`); });
+  page.on('dialog', (d) => { seen.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  const own = [new URL(n.console).host, new URL(n.api).host];
+  page.on('request', (req) => {
+    const u = new URL(req.url());
+    if (!own.includes(u.host)) seen.foreign.push(req.url());
+  });
+  const resp = await page.goto(n.console);
+  assert.equal(resp.status(), 200);
+  assert.match(resp.headers()['content-security-policy'], /default-src 'none'/);
+  await page.locator('#login-form').waitFor();
+  return { context, page, seen };
+}
+
+// login fills the form; the REST port is filled in only when the node did
+// not say it (a node that passes its API port to the admin server fills it).
+async function login(page, n, tok) {
+  await page.locator('#login-token').fill(tok);
+  if (!(await page.locator('#login-api-port').inputValue())) {
+    await page.locator('#login-api-port').fill(new URL(n.api).port);
+  }
+  await page.locator('#login-submit').click();
+}
+
+// run types a command line and waits for the reply's last line to show.
+async function run(page, line) {
+  const replies = page.locator('#stream .row.reply');
+  const before = await replies.count();
+  await page.locator('#cmd').fill(line);
+  await page.locator('#cmd').press('Enter');
+  await page.waitForFunction((n) => document.querySelectorAll('#stream .row.reply').length >= n + 2, before);
+}
+
+// confirm answers the confirm dialog with its OK button (or Cancel).
+async function confirm(page, ok = true) {
+  const d = page.locator('dialog#confirm');
+  await d.waitFor({ state: 'visible' });
+  await d.locator(ok ? '#confirm-ok' : '#confirm-cancel').click();
+  await d.waitFor({ state: 'hidden' });
+}
+
+// axe runs axe-core on the page (evaluated through the DevTools protocol,
+// which the page's CSP does not govern) and returns the serious and
+// critical violations.
+async function axe(page) {
+  await page.evaluate(axeSource);
+  const res = await page.evaluate(() => window.axe.run(document, { resultTypes: ['violations'] }));
+  return res.violations
+    .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+    .map((v) => `${v.id} (${v.impact}): ${v.help} — ${v.nodes.map((x) => x.target.join(' ')).join(', ')}`);
+}
+
+function clean(seen) {
+  assert.deepEqual(seen.errors, [], 'page errors');
+  assert.deepEqual(seen.dialogs, [], 'dialogs (an alert would be injected script)');
+  assert.deepEqual(seen.foreign, [], 'requests off the node');
+}
+
+test('a wrong token shows the node\'s refusal and stays out of the address', { timeout: 60_000 }, async () => {
+  const { context, page, seen } = await open(n1, 'n1');
+  try {
+    assert.deepEqual(await axe(page), [], 'axe on the login page');
+    await login(page, n1, 'not-the-token');
+    await page.locator('#login-error').filter({ hasText: 'authentication failed' }).waitFor();
+    assert.match(await page.locator('#login-error').innerText(), /The node refused the token: authentication failed/);
+    assert.equal(await page.locator('#app-view').isVisible(), false);
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('relayd.console.token')), null);
+    assert.ok(!page.url().includes('not-the-token'));
+    await page.screenshot({ path: join(artifacts, 'console-refused.png') });
+    clean(seen);
+  } finally {
+    await context.close();
+  }
+});
+
+test('the console against two nodes: greeting, commands, messages, channels, tickets, graph', { timeout: 150_000 }, async () => {
+  const a = await open(n1, 'n1');
+  const b = await open(n2, 'n2');
+  const page = a.page;
+  try {
+    await login(page, n1, token);
+    await login(b.page, n2, token);
+
+    // The greeting, the last frame of the replayed history.
+    await page.locator('#stream .row').filter({ hasText: 'ws client connected [ authentication ENABLED ]' }).first().waitFor();
+    assert.ok(await page.locator('#stream .row.replay').count() > 0, 'the replayed history is marked');
+    assert.equal(new URL(page.url()).search, '', 'no token in the address');
+    assert.ok(!page.url().includes(token));
+    assert.equal(await page.evaluate(() => sessionStorage.getItem('relayd.console.token')), token);
+    await page.locator('#whoami').filter({ hasText: n1.peer }).waitFor();
+
+    // address, typed with completion: "addr" + Tab gives the common
+    // prefix of address and addresses.
+    await page.locator('#cmd').fill('addr');
+    await page.locator('#cmd').press('Tab');
+    assert.equal(await page.locator('#cmd').inputValue(), 'address');
+    await page.locator('#cmd-hint').filter({ hasText: 'addresses' }).waitFor();
+    await page.locator('#cmd').press('Enter');
+    await page.locator('#stream .row.reply').filter({ hasText: n1.peer }).first().waitFor();
+    await page.locator('#cmd').fill('redeemT');
+    await page.locator('#cmd').press('Tab');
+    assert.equal(await page.locator('#cmd').inputValue(), 'redeemTickets ');
+    await page.locator('#cmd').fill('');
+    await page.screenshot({ path: join(artifacts, 'console-address.png') });
+
+    // A 0-hop message from node 1's console reaches node 2's console.
+    const hello = `hello from the console ${Date.now()}`;
+    await run(page, `send ,${n2.peer} ${hello}`);
+    await b.page.locator('#stream .row.message').filter({ hasText: hello }).waitFor();
+    await b.page.screenshot({ path: join(artifacts, 'console-node2-message.png') });
+
+    // A message carrying terminal and HTML control sequences, sent paid
+    // over the REST API of node 2, is shown as text with the escape visible.
+    const nasty = `\x1b[31m<img src=x onerror=alert(1)>\u202e${Date.now()}`;
+    await rest(n2, 'POST', '/messages', { body: nasty, recipient: n1.peer });
+    const shown = '\u241b[31m<img src=x onerror=alert(1)>\u27e8U+202E\u27e9' + nasty.slice(-13);
+    const row = page.locator('#stream .row.message').filter({ hasText: shown });
+    await row.waitFor();
+    assert.ok(await row.isVisible());
+    assert.equal(await page.locator('img').count(), 0, 'no img element');
+    assert.equal(await row.locator('.ctl').first().innerText(), '\u241b');
+    assert.equal(await page.locator('#chart-messages').getAttribute('data-last') !== '0', true);
+
+    // Close the outgoing channel to node 2: Cancel leaves it, Confirm
+    // initiates the closure, and after the closure period Finalize closes it.
+    const out2 = page.locator(`#channels tbody tr[data-direction="outgoing"][data-peer="${n2.peer}"]`);
+    await out2.filter({ has: page.locator('button') }).waitFor();
+    await out2.locator('button').click();
+    await confirm(page, false);
+    assert.equal(await out2.getAttribute('data-status'), 'Open');
+    await out2.locator('button').click();
+    await page.screenshot({ path: join(artifacts, 'console-confirm.png') });
+    assert.deepEqual(await axe(page), [], 'axe with the confirm dialog open');
+    await confirm(page);
+    await page.locator(`#channels tbody tr[data-direction="outgoing"][data-peer="${n2.peer}"][data-status="PendingToClose"]`).waitFor();
+    const closing = await until('the channel to node 2 to be closing', async () => {
+      const ch = await rest(n1, 'GET', '/channels');
+      return ch.outgoing.find((c) => c.peerId === n2.peer && c.status === 'PendingToClose');
+    });
+    await until('the closure period to pass', async () => Date.now() > Date.parse(closing.closureTime) + 1000, 30_000);
+    await out2.locator('button', { hasText: 'Finalize close' }).click();
+    await confirm(page);
+    await until('the channel to node 2 to be closed', async () => {
+      const ch = await rest(n1, 'GET', '/channels');
+      return !ch.outgoing.some((c) => c.peerId === n2.peer && c.status !== 'Closed');
+    });
+
+    // Open it again with the form, through the confirm dialog.
+    await page.locator('#open-peer').fill(n2.peer);
+    await page.locator('#open-amount').fill('2.5');
+    await page.locator('#open-form button[type=submit]').click();
+    await confirm(page);
+    await page.locator('#status').filter({ hasText: 'Successfully opened channel' }).waitFor({ timeout: 30_000 });
+    await page.locator(`#channels tbody tr[data-direction="outgoing"][data-peer="${n2.peer}"][data-status="Open"]`).filter({ hasText: '2.5' }).waitFor();
+
+    // Redeem: node 1 relays the cluster's cover traffic, so it holds tickets.
+    await until('node 1 to hold an unredeemed ticket', async () => (await rest(n1, 'GET', '/tickets/statistics')).unredeemed > 0, 60_000);
+    await page.locator('#redeem').click();
+    await confirm(page);
+    await page.locator('#status').filter({ hasText: 'Redeemed' }).waitFor({ timeout: 60_000 });
+    assert.ok((await rest(n1, 'GET', '/tickets/statistics')).redeemed > 0);
+
+    // The graph: this node and its three peers, its channels as edges.
+    await page.waitForFunction(() => Number(document.getElementById('graph').dataset.edges) >= 6);
+    assert.equal(await page.locator('#graph').getAttribute('data-nodes'), '4');
+    assert.equal(await page.locator('#graph .node.self').count(), 1);
+    assert.equal(await page.locator('#graph .node.peer').count(), 3);
+    assert.ok(await page.locator('#graph path.edge').count() >= 6);
+    await page.locator('.graph-pane').screenshot({ path: join(artifacts, 'console-graph.png') });
+    await page.locator('.chart-pane').screenshot({ path: join(artifacts, 'console-charts.png') });
+
+    // Pause holds frames back; Resume shows them.
+    await page.locator('#stream-pause').click();
+    await run(b.page, `send ,${n1.peer} while paused`).catch(() => {});
+    await page.locator('#stream-paused').filter({ hasText: /[1-9]\d* new frame/ }).waitFor();
+    assert.equal(await page.locator('#stream .row.message').filter({ hasText: 'while paused' }).count(), 0);
+    await page.locator('#stream-pause').click();
+    await page.locator('#stream .row.message').filter({ hasText: 'while paused' }).waitFor();
+
+    // The filter shows only matching rows.
+    await page.locator('#stream-filter').fill('while paused');
+    const visibleRows = await page.locator('#stream .row:visible').allInnerTexts();
+    assert.ok(visibleRows.length > 0 && visibleRows.every((t) => t.includes('while paused')), visibleRows.join('\n'));
+    await page.locator('#stream-filter').fill('');
+
+    await page.screenshot({ path: join(artifacts, 'console.png'), fullPage: true });
+    assert.deepEqual(await axe(page), [], 'axe on the console');
+    assert.equal(await page.locator('img').count(), 0, 'no img element');
+    clean(a.seen);
+    clean(b.seen);
+  } finally {
+    await a.context.close();
+    await b.context.close();
+  }
+});
