@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
@@ -66,7 +67,11 @@ func (s *Server) recipient(w http.ResponseWriter, v string) (peer.ID, bool) {
 	case v == MeAlias:
 		return s.cfg.Node.PeerID(), true
 	}
+	if id, ok := peerIDs.get(v); ok {
+		return id, true
+	}
 	if id, err := p2p.ParsePeerID(v); err == nil {
+		peerIDs.put(v, id)
 		return id, true
 	}
 	aliases, err := s.cfg.Node.Aliases()
@@ -81,4 +86,34 @@ func (s *Server) recipient(w http.ResponseWriter, v string) (peer.ID, bool) {
 	}
 	writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "recipient "+quote(v)+" is neither a valid secp256k1 PeerId nor an alias")
 	return "", false
+}
+
+// peerIDs remembers the recipients that parsed as PeerIds. Parsing one checks that its key is a
+// secp256k1 point, a square root in the field (about 8 µs, half of the API's own work on a
+// message), and a sender writes to the same few recipients again and again. ParsePeerID is a
+// pure function of the text, so one memo serves every Server.
+var peerIDs = &peerIDCache{max: 4096}
+
+// peerIDCache is a bounded memo of p2p.ParsePeerID's successes: once full it starts over, which
+// bounds its memory (max PeerIds of at most 64 characters) whatever the clients send.
+type peerIDCache struct {
+	mu  sync.Mutex
+	m   map[string]peer.ID
+	max int
+}
+
+func (c *peerIDCache) get(v string) (peer.ID, bool) {
+	c.mu.Lock()
+	id, ok := c.m[v]
+	c.mu.Unlock()
+	return id, ok
+}
+
+func (c *peerIDCache) put(v string, id peer.ID) {
+	c.mu.Lock()
+	if c.m == nil || len(c.m) >= c.max {
+		c.m = make(map[string]peer.ID, min(c.max, 64))
+	}
+	c.m[v] = id
+	c.mu.Unlock()
 }
