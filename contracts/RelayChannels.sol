@@ -301,9 +301,10 @@ contract RelayChannels {
     /// redeemTicket would revert with, and the others proceed. The call itself reverts only for
     /// malformed call data, out of gas, or a failed token transfer.
     /// @dev Gas: one token transfer for the whole call; each group reads its channel once and
-    /// writes it (and emits ChannelUpdated) once, if it paid anything; hashes are computed in
-    /// scratch memory so memory does not grow with the number of tickets. A channel may appear in
-    /// several groups (e.g. two epochs); each group starts from the state the previous one left.
+    /// writes it (and emits ChannelUpdated) once, if it paid anything; each ticket is copied to
+    /// memory once (its fields decoded and validated once, not at every use) and its hashes are
+    /// computed without allocating. A channel may appear in several groups (e.g. two epochs);
+    /// each group starts from the state the previous one left.
     /// @param groups the tickets, per channel in increasing index order (a ticket whose index is
     /// not above the last one paid is rejected with IndexNotIncreasing).
     function redeemTickets(ChannelTickets[] calldata groups) external {
@@ -333,11 +334,13 @@ contract RelayChannels {
             return 0;
         }
         uint256 balance = ch.balance;
+        address source = grp.source;
+        uint32 epoch = grp.epoch;
         uint64 lastBefore = ch.ticketIndex;
         uint64 last = lastBefore;
         for (uint256 i = 0; i < tks.length; ++i) {
-            BatchTicket calldata t = tks[i];
-            bytes memory reason = _checkBatchTicket(id, grp.source, grp.epoch, t, last, balance);
+            BatchTicket memory t = tks[i];
+            bytes memory reason = _checkBatchTicket(id, source, epoch, t, last, balance);
             if (reason.length != 0) {
                 emit TicketRejected(id, t.index, reason);
                 continue;
@@ -361,10 +364,10 @@ contract RelayChannels {
         bytes32 id,
         address source,
         uint32 epoch,
-        BatchTicket calldata t,
+        BatchTicket memory t,
         uint64 last,
         uint256 balance
-    ) private view returns (bytes memory) {
+    ) private view returns (bytes memory reason) {
         if (t.index <= last) return abi.encodeWithSelector(IndexNotIncreasing.selector, t.index, last);
         if (t.amount > balance) return abi.encodeWithSelector(InsufficientChannelBalance.selector, t.amount, balance);
         if (t.winProb > MAX_WIN_PROB) return abi.encodeWithSelector(InvalidWinProb.selector, t.winProb);
@@ -380,7 +383,7 @@ contract RelayChannels {
         );
         if (opened != t.challenge) return abi.encodeWithSelector(ChallengeMismatch.selector, t.challenge, opened);
         if (!_isWinningScratch(hash, t.response, t.winProb)) return abi.encodeWithSelector(TicketNotWinning.selector);
-        return "";
+        // reason stays the empty bytes at the zero slot: nothing allocated for a paid ticket.
     }
 
     /// @dev Emits TicketRejected with reason for every ticket of a group.
