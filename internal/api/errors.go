@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 )
 
@@ -25,27 +27,57 @@ var (
 
 // errorTable is where the sentinel errors of the node's layers become a
 // status and a code: the one place that decides them (an *Error carries
-// its own). msg is the message, with the operation for %s.
+// its own). msg is the message, with the operation for %s; with detail
+// the error's own text follows it (the ledger's errors say which amounts
+// or which contract error).
 var errorTable = []struct {
 	err    error
 	status int
 	code   string
 	msg    string
+	detail bool
 }{
-	{ErrAliasNotFound, http.StatusNotFound, CodePeerIDNotFound, "cannot %s: no such alias"},
-	{p2p.ErrNoAddress, http.StatusNotFound, CodePeerIDNotFound, "cannot %s the peer: it is not known (no address for it)"},
-	{p2p.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s this node itself"},
-	{context.DeadlineExceeded, http.StatusGatewayTimeout, CodeTimeout, "%s timed out"},
+	{ErrAliasNotFound, http.StatusNotFound, CodePeerIDNotFound, "cannot %s: no such alias", false},
+	{p2p.ErrNoAddress, http.StatusNotFound, CodePeerIDNotFound, "cannot %s the peer: it is not known (no address for it)", false},
+	{p2p.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s this node itself", false},
+	{ledger.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s: a channel needs another peer, not this node", false},
+	{ledger.ErrChannelNotFound, http.StatusNotFound, CodeChannelNotFound, "cannot %s", true},
+	{ledger.ErrChannelAlreadyOpen, http.StatusConflict, CodeChannelOpen, "cannot %s", true},
+	{ledger.ErrNotEnoughBalance, http.StatusUnprocessableEntity, CodeNotEnoughBalance, "cannot %s", true},
+	{ledger.ErrChainUnavailable, http.StatusServiceUnavailable, CodeUnknownFailure, "the chain provider is unavailable; cannot %s now, try again later", false},
+	{ledger.ErrAlreadyRedeemed, http.StatusUnprocessableEntity, CodeUnknownFailure, "cannot %s: the contract refused", true},
+	{ledger.ErrTicketVoid, http.StatusUnprocessableEntity, CodeUnknownFailure, "cannot %s: the contract refused", true},
+	{ledger.ErrClosureTimeNotReached, http.StatusUnprocessableEntity, CodeUnknownFailure, "cannot %s: the contract refused", true},
+	{ledger.ErrContractRefused, http.StatusUnprocessableEntity, CodeUnknownFailure, "cannot %s", true},
+	{context.DeadlineExceeded, http.StatusGatewayTimeout, CodeTimeout, "%s timed out", false},
 }
 
 // lookup finds err in errorTable.
 func lookup(err error, op string) (status int, code, msg string, ok bool) {
 	for _, e := range errorTable {
 		if errors.Is(err, e.err) {
-			return e.status, e.code, fmt.Sprintf(e.msg, op), true
+			msg := fmt.Sprintf(e.msg, op)
+			if e.detail {
+				msg += ": " + strings.ReplaceAll(err.Error(), "ledger: ", "")
+			}
+			return e.status, e.code, msg, true
 		}
 	}
 	return 0, "", "", false
+}
+
+// Classify is what the API answers for err in operation op (e.g. "open
+// channel"): an *Error's own status, code and message, the error table's
+// entry, or a 500 with the error's text.
+func Classify(err error, op string) Error {
+	var ae *Error
+	if errors.As(err, &ae) {
+		return *ae
+	}
+	if status, code, msg, ok := lookup(err, op); ok {
+		return Error{Status: status, Code: code, Msg: msg}
+	}
+	return Error{Status: http.StatusInternalServerError, Code: CodeUnknownFailure, Msg: err.Error()}
 }
 
 // Error codes carried in the status field of the error envelope.

@@ -160,7 +160,7 @@ func (f *fakeNode) Tickets(from *peer.ID) ([]Ticket, error) {
 
 func (f *fakeNode) TicketStatistics() (TicketStatistics, error) {
 	return TicketStatistics{Pending: 1, Unredeemed: uint64(len(f.tickets)), UnredeemedValue: "0", Redeemed: 2, RedeemedValue: "20000000000000000",
-		LosingTickets: 2, WinProportion: 0.5, RejectedValue: "0"}, nil
+		WinningTickets: 2, WinningValue: "20000000000000000", LosingTickets: 2, LosingValue: "20000000000000000", WinProportion: 0.5, RejectedValue: "0"}, nil
 }
 
 func (f *fakeNode) RedeemTickets(ctx context.Context, from *peer.ID) error {
@@ -177,7 +177,7 @@ func (f *fakeNode) RedeemTickets(ctx context.Context, from *peer.ID) error {
 // fakeTicket is a ticket from the peer id, with well-formed fields.
 func fakeTicket(id peer.ID, index int) Ticket {
 	return Ticket{ChannelID: fakeHash(0x01), Counterparty: id.String(), Amount: "10000000000000000", Index: big.NewInt(int64(index)).String(),
-		ChannelEpoch: "1", WinProb: "72057594037927935", Challenge: "0x" + strings.Repeat("ab", 20), Signature: "0x" + strings.Repeat("cd", 64) + "1b"}
+		ChannelEpoch: "1", WinProb: "1", Challenge: "0x" + strings.Repeat("ab", 20), Signature: "0x" + strings.Repeat("cd", 64) + "1b"}
 }
 
 // faultyNode is the fakeNode whose every chain-side call (messenger, chain,

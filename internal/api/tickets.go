@@ -58,7 +58,7 @@ type Ticket struct {
 	// epoch per channel opening, so it repeats ChannelEpoch (the API sets
 	// it when the node leaves it empty).
 	Epoch     string `json:"epoch"`
-	WinProb   string `json:"winProb"` // 56-bit fixed point: 72057594037927935 = always wins
+	WinProb   string `json:"winProb"` // the probability, e.g. "0.01" (tickets.FormatWinProb)
 	Challenge string `json:"challenge"`
 	Signature string `json:"signature"`
 }
@@ -71,7 +71,10 @@ type TicketStatistics struct {
 	UnredeemedValue string  `json:"unredeemedValue"`
 	Redeemed        uint64  `json:"redeemed"`
 	RedeemedValue   string  `json:"redeemedValue"`
+	WinningTickets  uint64  `json:"winningTickets"`
+	WinningValue    string  `json:"winningValue"`
 	LosingTickets   uint64  `json:"losingTickets"`
+	LosingValue     string  `json:"losingValue"`
 	WinProportion   float64 `json:"winProportion"`
 	Neglected       uint64  `json:"neglected"`
 	Rejected        uint64  `json:"rejected"`

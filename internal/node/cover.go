@@ -20,6 +20,7 @@ import (
 	"github.com/holiman/uint256"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/relay"
@@ -238,9 +239,9 @@ func (c *coverTraffic) sendOne(ctx context.Context) {
 func coverReason(err error) string {
 	switch {
 	case errors.Is(err, errNoChainPath), errors.Is(err, path.ErrNoPath), errors.Is(err, path.ErrUnknownNode),
-		errors.Is(err, relay.ErrChannelNotOpen), errors.Is(err, relay.ErrChannelNotFound):
+		errors.Is(err, ledger.ErrChannelNotOpen), errors.Is(err, ledger.ErrChannelNotFound):
 		return coverNoPath
-	case errors.Is(err, path.ErrNotEnoughBalance), errors.Is(err, relay.ErrNotEnoughBalance):
+	case errors.Is(err, path.ErrNotEnoughBalance), errors.Is(err, ledger.ErrNotEnoughBalance):
 		return coverNoBalance
 	}
 	return coverFailed
@@ -303,11 +304,11 @@ func (m *messaging) sendCover(ctx context.Context, text string) (coverSent, erro
 	return sent, err
 }
 
-// firstTicketKey is the context key under which a sender asks costPayments for the amount of
-// the first ticket its Send issues (a *uint256.Int).
+// firstTicketKey is the context key under which a sender asks costPayments for the expected
+// value of the first ticket its Send issues (a *uint256.Int).
 type firstTicketKey struct{}
 
-// costPayments is the ledger as the relay uses it; it writes the amount of a ticket issued
+// costPayments is the ledger as the relay uses it; it writes the value of a ticket issued
 // under a context that carries firstTicketKey there. The relay issues a message's first ticket
 // in the sender's Send call, under the sender's context, and every other ticket under its own.
 type costPayments struct{ relay.Payments }
@@ -315,7 +316,8 @@ type costPayments struct{ relay.Payments }
 func (p costPayments) IssueTicket(ctx context.Context, to common.Address, amount *uint256.Int, c por.Challenge) (tickets.Ticket, error) {
 	t, err := p.Payments.IssueTicket(ctx, to, amount, c)
 	if cost, ok := ctx.Value(firstTicketKey{}).(*uint256.Int); ok && err == nil {
-		cost.Set(&t.Amount)
+		v := t.Value()
+		cost.Set(&v)
 	}
 	return t, err
 }

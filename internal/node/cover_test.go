@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/wait"
@@ -210,12 +211,12 @@ func TestCoverBoundedAndStops(t *testing.T) {
 // TestCoverReason: why a send failed, as the skipped metric names it.
 func TestCoverReason(t *testing.T) {
 	for err, want := range map[error]string{
-		errNoChainPath:            coverNoPath,
-		path.ErrNoPath:            coverNoPath,
-		relay.ErrChannelNotOpen:   coverNoPath,
-		path.ErrNotEnoughBalance:  coverNoBalance,
-		relay.ErrNotEnoughBalance: coverNoBalance,
-		errors.New("boom"):        coverFailed,
+		errNoChainPath:             coverNoPath,
+		path.ErrNoPath:             coverNoPath,
+		ledger.ErrChannelNotOpen:   coverNoPath,
+		path.ErrNotEnoughBalance:   coverNoBalance,
+		ledger.ErrNotEnoughBalance: coverNoBalance,
+		errors.New("boom"):         coverFailed,
 	} {
 		if got := coverReason(err); got != want {
 			t.Errorf("%v: %s, want %s", err, got, want)

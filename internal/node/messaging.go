@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,8 +14,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/api"
-	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/path"
@@ -30,7 +29,7 @@ import (
 type messaging struct {
 	n      *Node
 	relay  *relay.Relay
-	ledger *relay.Ledger // nil without a chain
+	ledger *ledger.Ledger // nil without a chain
 
 	rngMu sync.Mutex
 	rng   *rand.Rand
@@ -60,13 +59,15 @@ func (n *Node) buildMessaging() error {
 		Registerer:   n.metrics,
 	}
 	if s := n.chain; s != nil {
-		m.ledger, err = relay.NewLedger(relay.LedgerConfig{
-			Key:      n.id.PrivateKey(),
-			ChainID:  s.client.ChainID(),
-			Contract: s.client.ChannelsAddress(),
-			Channels: channelLookup{s.graph},
-			Store:    n.db,
-			Logger:   n.log.With("component", "tickets"),
+		m.ledger, err = ledger.New(ledger.Config{
+			Key:        n.id.PrivateKey(),
+			ChainID:    s.client.ChainID(),
+			Contract:   s.client.ChannelsAddress(),
+			Channels:   s.graph,
+			Store:      n.db,
+			MinWinProb: s.minWinProb,
+			WinProb:    func() uint64 { return n.settings.get().WinProb },
+			Logger:     n.log.With("component", "tickets"),
 		})
 		if err != nil {
 			return err
@@ -95,27 +96,6 @@ func (n *Node) deliver(r relay.Received) {
 		ws.NewFrame(ws.TypeLog, "Latency: "+strconv.FormatInt(latency, 10)+" ms", now),
 		ws.NewFrame(ws.TypeMessage, r.Text, now),
 	)
-}
-
-// channelLookup shows the indexed channel graph to the ledger.
-type channelLookup struct{ g *channels.Graph }
-
-func (l channelLookup) Channel(src, dst common.Address) (relay.ChannelState, bool) {
-	c, ok := l.g.Channel(src, dst)
-	if !ok {
-		return relay.ChannelState{}, false
-	}
-	st := relay.ChannelState{ID: c.ID, Epoch: c.Epoch, TicketIndex: c.TicketIndex}
-	st.Balance.SetFromBig(c.Balance)
-	switch c.Status {
-	case channels.Open:
-		st.Status = relay.StatusOpen
-	case channels.PendingToClose:
-		st.Status = relay.StatusPendingToClose
-	default:
-		st.Status = relay.StatusClosed
-	}
-	return st, true
 }
 
 var (
@@ -159,10 +139,10 @@ func sendError(err error) error {
 	switch {
 	case errors.Is(err, packet.ErrMessageTooLarge):
 		return errTooLarge
-	case errors.Is(err, relay.ErrNotEnoughBalance), errors.Is(err, path.ErrNotEnoughBalance):
+	case errors.Is(err, ledger.ErrNotEnoughBalance), errors.Is(err, path.ErrNotEnoughBalance):
 		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
 			Msg: "a channel on the path has too little balance for its ticket; nothing was sent"}
-	case errors.Is(err, relay.ErrChannelNotOpen), errors.Is(err, relay.ErrChannelNotFound),
+	case errors.Is(err, ledger.ErrChannelNotOpen), errors.Is(err, ledger.ErrChannelNotFound),
 		errors.Is(err, path.ErrNoPath), errors.Is(err, path.ErrUnknownNode):
 		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodePathNotFound,
 			Msg: "no path of open channels to the recipient; nothing was sent"}
@@ -171,7 +151,7 @@ func sendError(err error) error {
 	case errors.Is(err, p2p.ErrUnreachable), errors.Is(err, p2p.ErrNoAddress):
 		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodePathNotFound,
 			Msg: "the first relayer is unreachable right now; nothing was sent"}
-	case errors.Is(err, p2p.ErrQueueFull), errors.Is(err, relay.ErrOverloaded), errors.Is(err, relay.ErrStopped):
+	case errors.Is(err, p2p.ErrQueueFull), errors.Is(err, relay.ErrOverloaded), errors.Is(err, ledger.ErrStopped):
 		return &api.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnknownFailure,
 			Msg: "the node is busy; nothing was sent, try again"}
 	}
@@ -281,7 +261,7 @@ func (m *messaging) relayers() (want, other int) {
 type ticketsAPI struct{ m *messaging }
 
 func (t ticketsAPI) Tickets(from *peer.ID) ([]api.Ticket, error) {
-	var list []relay.AckedTicket
+	var list []ledger.AckedTicket
 	var err error
 	if from == nil {
 		list, err = t.m.ledger.Tickets()
@@ -304,7 +284,7 @@ func (t ticketsAPI) Tickets(from *peer.ID) ([]api.Ticket, error) {
 			Amount:       tk.Amount.Dec(),
 			Index:        strconv.FormatUint(tk.Index, 10),
 			ChannelEpoch: strconv.FormatUint(uint64(tk.Epoch), 10),
-			WinProb:      strconv.FormatUint(tk.WinProb, 10),
+			WinProb:      tickets.FormatWinProb(tk.WinProb),
 			Challenge:    "0x" + common.Bytes2Hex(tk.Challenge[:]),
 			Signature:    "0x" + common.Bytes2Hex(tk.Signature[:]),
 		})
@@ -319,7 +299,9 @@ func (t ticketsAPI) TicketStatistics() (api.TicketStatistics, error) {
 	}
 	return api.TicketStatistics{
 		Pending: st.Pending, Unredeemed: st.Unredeemed, UnredeemedValue: st.UnredeemedValue.Dec(),
-		Redeemed: st.Redeemed, RedeemedValue: st.RedeemedValue.Dec(), LosingTickets: st.LosingTickets,
+		Redeemed: st.Redeemed, RedeemedValue: st.RedeemedValue.Dec(),
+		WinningTickets: st.Winning, WinningValue: st.WinningValue.Dec(),
+		LosingTickets: st.LosingTickets, LosingValue: st.LosingValue.Dec(),
 		WinProportion: st.WinProportion, Neglected: st.Neglected, Rejected: st.Rejected, RejectedValue: st.RejectedValue.Dec(),
 	}, nil
 }
@@ -329,8 +311,8 @@ func (t ticketsAPI) RedeemTickets(ctx context.Context, from *peer.ID) error {
 	return err
 }
 
-func (t ticketsAPI) redeem(ctx context.Context, from *peer.ID) (relay.RedeemReport, error) {
-	var rep relay.RedeemReport
+func (t ticketsAPI) redeem(ctx context.Context, from *peer.ID) (ledger.RedeemReport, error) {
+	var rep ledger.RedeemReport
 	var err error
 	if from == nil {
 		rep, err = t.m.n.chain.redeemTickets(ctx, nil, "requested")
@@ -348,19 +330,6 @@ func (t ticketsAPI) redeem(ctx context.Context, from *peer.ID) (relay.RedeemRepo
 		return rep, t.redeemFailure(rep, from, err)
 	}
 	return rep, nil
-}
-
-// redeemer submits tickets with the chain client, reporting an index the
-// contract has already passed as relay.ErrAlreadyRedeemed.
-type redeemer struct{ c *chain.Client }
-
-func (r redeemer) RedeemTicket(ctx context.Context, t tickets.Ticket, response [32]byte) (common.Hash, error) {
-	h, err := r.c.RedeemTicket(ctx, t, response)
-	var rev *chain.RevertError
-	if errors.As(err, &rev) && strings.HasPrefix(rev.Reason, "IndexNotIncreasing") {
-		return h, fmt.Errorf("%w: %v", relay.ErrAlreadyRedeemed, err)
-	}
-	return h, err
 }
 
 // peerName names an account by its PeerId when it announced itself, by its

@@ -2,11 +2,8 @@ package node
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -14,12 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
-
-	"github.com/relayd/relayd/internal/tickets"
 )
 
 // faultyProvider is a JSON-RPC proxy in front of the dev chain that lets a set number of
@@ -195,50 +188,4 @@ func TestRedeemInterruptedByChainFault(t *testing.T) {
 	if starts != 4 || stopped != 3 {
 		t.Fatalf("%d runs started, %d stopped; want 4 and 3", starts, stopped)
 	}
-}
-
-// TestRedeemProgress: a redemption logs its progress at most every redeemProgressEvery,
-// counting the transactions sent, and nothing for a failed one.
-func TestRedeemProgress(t *testing.T) {
-	var out bytes.Buffer
-	now := time.Unix(0, 0)
-	fails := 0
-	r := &progressRedeemer{
-		next: redeemerFunc(func() error {
-			if fails > 0 {
-				fails--
-				return errors.New("down")
-			}
-			return nil
-		}),
-		log: slog.New(slog.NewTextHandler(&out, nil)), total: 10, every: 3 * time.Second,
-		now: func() time.Time { return now }, last: now,
-	}
-	for i := range 10 {
-		now = now.Add(time.Second)
-		if i == 4 {
-			fails = 1
-			if _, err := r.RedeemTicket(t.Context(), tickets.Ticket{}, [32]byte{}); err == nil {
-				t.Fatal("the failure did not pass through")
-			}
-		}
-		if _, err := r.RedeemTicket(t.Context(), tickets.Ticket{}, [32]byte{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 3 {
-		t.Fatalf("%d progress lines in 10 s at most every 3 s, want 3:\n%s", len(lines), out.String())
-	}
-	for i, want := range []string{"transactions=3 tickets=10", "transactions=6 tickets=10", "transactions=9 tickets=10"} {
-		if !strings.Contains(lines[i], want) {
-			t.Errorf("progress line %d %q, want %q", i, lines[i], want)
-		}
-	}
-}
-
-type redeemerFunc func() error
-
-func (f redeemerFunc) RedeemTicket(context.Context, tickets.Ticket, [32]byte) (common.Hash, error) {
-	return common.Hash{}, f()
 }

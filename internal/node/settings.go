@@ -43,6 +43,9 @@ type Settings struct {
 	MixDelayMean     time.Duration
 	CoverRate        float64 // loop cover packets per second
 	Relayers         int     // relayers of the node's own messages and cover loops
+	// WinProb is the win probability (the tickets' 56-bit field) of the tickets this node
+	// signs; 0 follows the network minimum the contract publishes.
+	WinProb uint64
 }
 
 // Errors of settings.update.
@@ -110,6 +113,29 @@ var settingDefs = []settingDef{
 		text: func(s Settings) string { return s.MixDelayMean.String() },
 		parse: func(t string) (json.RawMessage, error) {
 			if _, err := parseMixDelayMean(t); err != nil {
+				return nil, err
+			}
+			return json.Marshal(t)
+		},
+	},
+	{
+		name: "winProb", help: "win probability of the tickets this node signs, as a probability such as 0.05 (never below the network minimum), or min to follow the network minimum the contract publishes; a ticket's face value is its price divided by it",
+		get:  func(s Settings) any { return winProbText(s.WinProb) },
+		set: func(s *Settings, v json.RawMessage) error {
+			var str string
+			if err := json.Unmarshal(v, &str); err != nil {
+				return errBadWinProb
+			}
+			w, err := parseWinProbSetting(str)
+			if err != nil {
+				return err
+			}
+			s.WinProb = w
+			return nil
+		},
+		text: func(s Settings) string { return winProbText(s.WinProb) },
+		parse: func(t string) (json.RawMessage, error) {
+			if _, err := parseWinProbSetting(t); err != nil {
 				return nil, err
 			}
 			return json.Marshal(t)
@@ -418,4 +444,28 @@ func (n *Node) applySettings(v Settings) {
 	if err != nil { // update checked the mixing before storing it
 		n.log.Error("mixing delay setting not applied", "err", err)
 	}
+}
+
+// errBadWinProb is the winProb setting's refusal.
+var errBadWinProb = errors.New(`must be "min" or a probability in (0, 1] such as "0.01"`)
+
+// parseWinProbSetting reads the winProb setting: "min" (0, the network minimum) or a
+// probability.
+func parseWinProbSetting(t string) (uint64, error) {
+	if strings.TrimSpace(t) == "min" {
+		return 0, nil
+	}
+	w, err := tickets.ParseWinProb(strings.TrimSpace(t))
+	if err != nil {
+		return 0, errBadWinProb
+	}
+	return w, nil
+}
+
+// winProbText renders the winProb setting.
+func winProbText(w uint64) string {
+	if w == 0 {
+		return "min"
+	}
+	return tickets.FormatWinProb(w)
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/ethereum/go-ethereum/common"
@@ -19,8 +20,8 @@ import (
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
-	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -36,11 +37,18 @@ type settlement struct {
 	// auto-redeem strategy (runAutoRedeem).
 	closing chan common.Address
 
+	// minWin is the network's minimum win probability (the tickets' 56-bit field) as the
+	// contract last published it; 0 until it is known.
+	minWin atomic.Uint64
+
 	// Key conversions are pure but cost a point decompression each; path
 	// selection needs them for every announced peer on every message.
 	peerIDs   sync.Map // string(compressed key) → peer.ID
 	addresses sync.Map // peer.ID → common.Address
 }
+
+// minWinProb is the network's minimum win probability, for the ledger.
+func (s *settlement) minWinProb() uint64 { return s.minWin.Load() }
 
 // peerIDOf is the PeerId of an announced account.
 func (s *settlement) peerIDOf(a channels.Announcement) (peer.ID, error) {
@@ -255,7 +263,7 @@ func (s *settlement) waitIndexed(ctx context.Context) error {
 // synced waits until the indexer has read the chain up to its current head,
 // so a reply reflects the transaction just mined.
 func (s *settlement) synced(ctx context.Context) error {
-	return chainError(s.waitHead(ctx))
+	return ledger.FromChain(s.waitHead(ctx))
 }
 
 // waitHead is synced with the chain client's error as it is.
@@ -271,9 +279,9 @@ func (s *settlement) waitHead(ctx context.Context) error {
 // from) that stopped on err after it began: how many tickets it redeemed,
 // how many remain unredeemed, and why. Transactions may have been mined
 // before err, so it never says that nothing was sent.
-func (t ticketsAPI) redeemFailure(rep relay.RedeemReport, from *peer.ID, err error) error {
+func (t ticketsAPI) redeemFailure(rep ledger.RedeemReport, from *peer.ID, err error) error {
 	s := t.m.n.chain
-	var left []relay.AckedTicket
+	var left []ledger.AckedTicket
 	var lerr error
 	if from == nil {
 		left, lerr = t.m.ledger.Tickets()
@@ -285,16 +293,7 @@ func (t ticketsAPI) redeemFailure(rep relay.RedeemReport, from *peer.ID, err err
 	if lerr != nil {
 		return errors.Join(err, fmt.Errorf("count the tickets left: %w", lerr))
 	}
-	cause := api.Error{Status: http.StatusInternalServerError, Code: api.CodeUnknownFailure, Msg: err.Error()}
-	var ae *api.Error
-	switch {
-	case errors.Is(err, chain.ErrProviderUnavailable):
-		cause = api.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnknownFailure, Msg: "the chain provider is unavailable: " + err.Error()}
-	case errors.As(chainError(err), &ae):
-		cause = *ae
-	case errors.Is(err, context.DeadlineExceeded):
-		cause = api.Error{Status: http.StatusGatewayTimeout, Code: api.CodeTimeout, Msg: "redeem tickets timed out"}
-	}
+	cause := api.Classify(ledger.FromChain(err), "redeem tickets")
 	total := rep.Redeemed + rep.Losing + rep.Neglected + len(left)
 	unpaid := ""
 	if n := rep.Losing + rep.Neglected; n > 0 {
@@ -304,22 +303,6 @@ func (t ticketsAPI) redeemFailure(rep relay.RedeemReport, from *peer.ID, err err
 		formatTokens(rep.Value.ToBig()), s.client.TokenSymbol(), unpaid, len(left),
 		strings.ReplaceAll(strings.TrimSpace(cause.Msg), "\n", "; ")) // errors.Join puts each channel's on a line
 	return &api.RedeemError{Cause: cause, Redeemed: rep.Redeemed, Remaining: len(left)}
-}
-
-// chainError maps settlement failures to what a client can act on.
-func chainError(err error) error {
-	var rev *chain.RevertError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, chain.ErrInsufficientFunds):
-		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance, Msg: "not enough balance: " + err.Error()}
-	case errors.As(err, &rev):
-		return &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeUnknownFailure, Msg: "the contract refused: " + rev.Reason}
-	case errors.Is(err, chain.ErrProviderUnavailable):
-		return &api.Error{Status: http.StatusServiceUnavailable, Code: api.CodeUnknownFailure, Msg: "the chain provider is unavailable; nothing was sent"}
-	}
-	return err
 }
 
 // peerAddress is the chain address of a peer: both derive from its key.
@@ -335,48 +318,26 @@ func peerAddress(id peer.ID) (common.Address, error) {
 	return crypto.PubkeyToAddress(*pub), nil
 }
 
-// chainAPI is the settlement layer as the REST API and the admin commands
-// see it.
+// chainAPI is the settlement layer as the REST API and the admin commands see it: the ledger's
+// operations, with peers named by PeerId. Its errors are the ledger's sentinels, which the API
+// maps to status codes (api's error table).
 type chainAPI struct{ s *settlement }
 
+// ops are the ledger's chain-facing operations for this node.
+func (c chainAPI) ops() *ledger.Operations {
+	return &ledger.Operations{Chain: c.s.client, Channels: c.s.graph, Self: c.s.n.id.Address(), Synced: c.s.synced}
+}
+
 func (c chainAPI) Balances(ctx context.Context) (*big.Int, *big.Int, error) {
-	self := c.s.n.id.Address()
-	native, err := c.s.client.NativeBalance(ctx, self)
-	if err != nil {
-		return nil, nil, chainError(err)
-	}
-	token, err := c.s.client.TokenBalance(ctx, self)
-	return native, token, chainError(err)
+	return c.ops().Balances(ctx)
 }
 
 func (c chainAPI) TokenSymbol() string { return c.s.client.TokenSymbol() }
 
-// amount renders an amount in the smallest unit for an operator: in tokens (or whole units of the
-// native currency) with the symbol, and the smallest unit the API speaks in brackets.
-func (c chainAPI) amount(native bool, v *big.Int) string {
-	sym := c.s.client.TokenSymbol()
-	if native {
-		sym = "native"
-	}
-	return fmt.Sprintf("%s %s (%s wei)", formatTokens(v), sym, v)
-}
-
 func (c chainAPI) Withdraw(ctx context.Context, native bool, amount *big.Int, to common.Address) (string, error) {
-	nativeBal, tokenBal, err := c.Balances(ctx)
+	tx, err := c.ops().Withdraw(ctx, native, amount, to)
 	if err != nil {
 		return "", err
-	}
-	have, send := tokenBal, c.s.client.TransferToken
-	if native {
-		have, send = nativeBal, c.s.client.TransferNative
-	}
-	if amount.Cmp(have) > 0 {
-		return "", &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
-			Msg: fmt.Sprintf("amount %s is more than the balance %s", c.amount(native, amount), c.amount(native, have))}
-	}
-	tx, err := send(ctx, to, amount)
-	if err != nil {
-		return "", chainError(err)
 	}
 	return tx.Hex(), nil
 }
@@ -410,92 +371,59 @@ func (c chainAPI) Channels(includingClosed bool) (in, out []api.Channel) {
 	return in, out
 }
 
-// ends returns the source and destination of the channel with a peer.
-func (c chainAPI) ends(id peer.ID, outgoing bool) (src, dst common.Address, err error) {
+// other is the chain address of a peer that is not this node.
+func (c chainAPI) other(id peer.ID) (common.Address, error) {
 	other, err := c.s.addressOf(id)
 	if err != nil {
-		return src, dst, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: err.Error()}
+		return other, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: err.Error()}
 	}
-	self := c.s.n.id.Address()
-	if other == self {
-		return src, dst, &api.Error{Status: http.StatusBadRequest, Code: api.CodeInvalidPeerID, Msg: "a channel needs another peer, not this node"}
+	if other == c.s.n.id.Address() {
+		return other, ledger.ErrSelf
 	}
-	if outgoing {
-		return self, other, nil
-	}
-	return other, self, nil
+	return other, nil
 }
 
 func (c chainAPI) Channel(id peer.ID, outgoing bool) (api.Channel, error) {
-	src, dst, err := c.ends(id, outgoing)
+	other, err := c.other(id)
 	if err != nil {
 		return api.Channel{}, err
 	}
+	src, dst := other, c.s.n.id.Address()
+	if outgoing {
+		src, dst = dst, src
+	}
 	ch, ok := c.s.graph.Channel(src, dst)
 	if !ok || ch.Epoch == 0 {
-		return api.Channel{}, &api.Error{Status: http.StatusNotFound, Code: api.CodeChannelNotFound, Msg: "no channel with " + id.String()}
+		return api.Channel{}, fmt.Errorf("%w: no channel with %s", ledger.ErrChannelNotFound, id)
 	}
 	return c.channelView(ch), nil
 }
 
 func (c chainAPI) OpenChannel(ctx context.Context, id peer.ID, amount *big.Int) (string, string, error) {
-	src, dst, err := c.ends(id, true)
+	other, err := c.other(id)
 	if err != nil {
 		return "", "", err
 	}
-	if ch, ok := c.s.graph.Channel(src, dst); ok && ch.Status != channels.Closed {
-		return "", "", &api.Error{Status: http.StatusConflict, Code: api.CodeChannelOpen,
-			Msg: "a channel to " + id.String() + " is already " + ch.Status.String()}
-	}
-	balance, err := c.s.client.TokenBalance(ctx, src)
+	chID, tx, err := c.ops().OpenChannel(ctx, other, amount)
 	if err != nil {
-		return "", "", chainError(err)
-	}
-	if amount.Cmp(balance) > 0 {
-		return "", "", &api.Error{Status: http.StatusUnprocessableEntity, Code: api.CodeNotEnoughBalance,
-			Msg: fmt.Sprintf("amount %s is more than the token balance %s", c.amount(false, amount), c.amount(false, balance))}
-	}
-	tx, err := c.s.client.FundChannel(ctx, dst, amount)
-	if err != nil {
-		return "", "", chainError(err)
-	}
-	if err := c.s.synced(ctx); err != nil {
 		return "", "", err
 	}
-	chID := channels.IDOf(src, dst)
 	return "0x" + common.Bytes2Hex(chID[:]), tx.Hex(), nil
 }
 
 func (c chainAPI) CloseChannel(ctx context.Context, id peer.ID, outgoing bool) (string, string, error) {
-	src, dst, err := c.ends(id, outgoing)
+	other, err := c.other(id)
 	if err != nil {
 		return "", "", err
 	}
-	ch, ok := c.s.graph.Channel(src, dst)
-	if !ok || ch.Epoch == 0 {
-		return "", "", &api.Error{Status: http.StatusNotFound, Code: api.CodeChannelNotFound, Msg: "no channel with " + id.String()}
-	}
-	before := ch.Status.String()
-	var tx common.Hash
+	tx, before, err := c.ops().CloseChannel(ctx, other, outgoing)
 	switch {
-	case ch.Status == channels.Closed:
-		return "", before, nil
-	case !outgoing:
-		tx, err = c.s.client.CloseIncoming(ctx, src)
-	case ch.Status == channels.Open:
-		tx, err = c.s.client.InitiateClosure(ctx, dst)
-	default: // PendingToClose: finalize once the chain allows it
-		tx, err = c.s.client.FinalizeClosure(ctx, dst)
-		var rev *chain.RevertError
-		if errors.As(err, &rev) && strings.HasPrefix(rev.Reason, "ClosureTimeNotReached") {
-			return "", before, nil
-		}
-	}
-	if err != nil {
-		return "", "", chainError(err)
-	}
-	if err := c.s.synced(ctx); err != nil {
+	case errors.Is(err, ledger.ErrChannelNotFound):
+		return "", "", fmt.Errorf("%w: no channel with %s", err, id)
+	case err != nil:
 		return "", "", err
+	case tx == (common.Hash{}):
+		return "", before.String(), nil
 	}
-	return tx.Hex(), before, nil
+	return tx.Hex(), before.String(), nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/relayd/relayd/internal/channels/channelstest"
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
@@ -19,11 +21,11 @@ import (
 // and only correct acknowledgements become acknowledged tickets, all with responses that open
 // their challenges.
 func TestRelayerChecksEveryAck(t *testing.T) {
-	chans := newChannelMap()
+	chans := channelstest.New()
 	a, r, n := newBenchNode(t, chans, true), newBenchNode(t, chans, true), newBenchNode(t, chans, true)
 	many := tickets.AmountFor(1 << 40)
-	chans.open(a.relay.addr, r.relay.addr, many)
-	chans.open(r.relay.addr, n.relay.addr, many)
+	chans.Open(a.relay.addr, r.relay.addr, many)
+	chans.Open(r.relay.addr, n.relay.addr, many)
 
 	const count = 12
 	ids := make([]packetID, count)
@@ -97,7 +99,7 @@ func TestRelayerChecksEveryAck(t *testing.T) {
 	}
 	r.relay.acked.close()
 	r.relay.runCommitter(context.Background())
-	ts, err := r.relay.cfg.Payments.(*Ledger).Tickets()
+	ts, err := r.relay.cfg.Payments.(*ledger.Ledger).Tickets()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestRelayerChecksEveryAck(t *testing.T) {
 
 // TestSenderChecksAck: the sender compares the first hop's ack scalar with the one it derived.
 func TestSenderChecksAck(t *testing.T) {
-	chans := newChannelMap()
+	chans := channelstest.New()
 	a, r, n := newBenchNode(t, chans, false), newBenchNode(t, chans, false), newBenchNode(t, chans, false)
 	challenge, err := a.relay.Send(t.Context(), []peer.ID{r.id, n.id}, "sender ack")
 	if err != nil {
@@ -153,7 +155,7 @@ func TestAckQueue(t *testing.T) {
 	done := make(chan []uint64)
 	go func() {
 		var got []uint64
-		batch := make([]AckedTicket, 0, 3)
+		batch := make([]ledger.AckedTicket, 0, 3)
 		for {
 			var closed bool
 			batch, closed = q.take(batch, 3)
@@ -171,7 +173,7 @@ func TestAckQueue(t *testing.T) {
 		}
 	}()
 	for i := range 100 {
-		q.push(AckedTicket{Ticket: tickets.Ticket{Index: uint64(i + 1)}})
+		q.push(ledger.AckedTicket{Ticket: tickets.Ticket{Index: uint64(i + 1)}})
 	}
 	q.close()
 	got := <-done

@@ -1,6 +1,10 @@
 package relay
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/relayd/relayd/internal/ledger"
+)
 
 // ackQueue hands acknowledged tickets from the workers to the committer. A worker appends under
 // a mutex and wakes the committer only when the queue was empty, so a batch costs one wake-up
@@ -10,7 +14,7 @@ import "sync"
 type ackQueue struct {
 	mu      sync.Mutex
 	notFull sync.Cond
-	buf     []AckedTicket
+	buf     []ledger.AckedTicket
 	max     int
 	closed  bool
 	wake    chan struct{} // capacity 1: the queue became non-empty, or closed
@@ -23,7 +27,7 @@ func newAckQueue(max int) *ackQueue {
 }
 
 // push appends a; it blocks while the queue is full. It must not be called after close.
-func (q *ackQueue) push(a AckedTicket) {
+func (q *ackQueue) push(a ledger.AckedTicket) {
 	q.mu.Lock()
 	for len(q.buf) >= q.max {
 		q.notFull.Wait()
@@ -52,7 +56,7 @@ func (q *ackQueue) close() {
 
 // take moves up to n queued tickets into dst[:0] and returns them and whether the queue is
 // closed.
-func (q *ackQueue) take(dst []AckedTicket, n int) (batch []AckedTicket, closed bool) {
+func (q *ackQueue) take(dst []ledger.AckedTicket, n int) (batch []ledger.AckedTicket, closed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	k := min(n, len(q.buf))

@@ -12,6 +12,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/relayd/relayd/internal/channels/channelstest"
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
@@ -42,7 +44,7 @@ type benchNode struct {
 	tr    *captureTransport
 }
 
-func newBenchNode(b testing.TB, chans *channelMap, paid bool) *benchNode {
+func newBenchNode(b testing.TB, chans *channelstest.Map, paid bool) *benchNode {
 	b.Helper()
 	k, addr := newKeyPair(b)
 	_ = addr
@@ -56,7 +58,7 @@ func newBenchNode(b testing.TB, chans *channelMap, paid bool) *benchNode {
 		}
 		b.Cleanup(func() { db.Close() })
 		// Production defaults: outgoing indexes are reserved DefaultIndexBatch at a time.
-		l, err := NewLedger(LedgerConfig{Key: k, ChainID: testChainID, Contract: testContract, Channels: chans,
+		l, err := ledger.New(ledger.Config{Key: k, ChainID: testChainID, Contract: testContract, Channels: chans,
 			Store: db})
 		if err != nil {
 			b.Fatal(err)
@@ -104,14 +106,14 @@ type hopLane struct {
 }
 
 func newHopBench(b *testing.B, paid bool, lanes, perLane int) *hopBench {
-	chans := newChannelMap()
+	chans := channelstest.New()
 	h := &hopBench{r: newBenchNode(b, chans, paid), paid: paid, commit: make(chan struct{})}
 	many := tickets.AmountFor(1 << 40)
 	for range lanes {
 		l := hopLane{a: newBenchNode(b, chans, paid), n: newBenchNode(b, chans, paid)}
 		if paid {
-			chans.open(l.a.relay.addr, h.r.relay.addr, many)
-			chans.open(h.r.relay.addr, l.n.relay.addr, many)
+			chans.Open(l.a.relay.addr, h.r.relay.addr, many)
+			chans.Open(h.r.relay.addr, l.n.relay.addr, many)
 		}
 		// Packets A → R → N and N's acknowledgement of each, peeled on copies of the keys
 		// with their own replay stores.
@@ -274,9 +276,9 @@ func BenchmarkRelayHopVsFloor(b *testing.B) {
 // (NewRoute + Seal), its proof-of-relay data (four base-point multiplications with one
 // shared inversion) and the first hop's ticket (index + signature), handed to the transport.
 func BenchmarkSend(b *testing.B) {
-	chans := newChannelMap()
+	chans := channelstest.New()
 	a, r, n := newBenchNode(b, chans, true), newBenchNode(b, chans, true), newBenchNode(b, chans, true)
-	chans.open(a.relay.addr, r.relay.addr, tickets.AmountFor(1<<40))
+	chans.Open(a.relay.addr, r.relay.addr, tickets.AmountFor(1<<40))
 	route := []peer.ID{r.id, n.id}
 	if _, err := a.relay.Send(b.Context(), route, "warm up the peer cache"); err != nil {
 		b.Fatal(err)

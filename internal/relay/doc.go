@@ -6,12 +6,8 @@
 // next hop's acknowledgement to the pending ticket and hands the ticket with its proof-of-relay
 // response to Payments as acknowledged (docs/PROTOCOL.md §2, §3, §5.4).
 //
-// It also provides Ledger, the Payments implementation over the node's store and a channel
-// lookup: incoming ticket validation, outgoing ticket indexes that never go back, acknowledged
-// tickets, statistics and redemption in index order.
-//
-// The package reaches the transport, the chain's channel graph and the redeemer only through
-// interfaces it declares (Transport, Payments, ChannelLookup, Redeemer). It must not import
-// internal/chain, internal/node, internal/api or internal/ws. It never logs message text, keys,
-// tickets' challenges or routes.
+// Payments are internal/ledger's: the relay reaches them, and the transport, only through the
+// interfaces it declares (Payments, Transport), and uses the ledger's types and sentinels. It
+// must not import internal/node, internal/api or internal/ws, nor internal/chain directly. It
+// never logs message text, keys, tickets' challenges or routes.
 package relay

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/relayd/relayd/internal/channels/channelstest"
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
@@ -29,37 +31,6 @@ var testContract = common.HexToAddress("0x00000000000000000000000000000000000000
 
 // oneToken is 10^18, the token's unit.
 var oneToken = func() uint256.Int { var x uint256.Int; x.SetFromDecimal("1000000000000000000"); return x }()
-
-// channelMap is an in-memory ChannelLookup shared by the test nodes (their common view of the
-// chain).
-type channelMap struct {
-	mu sync.Mutex
-	m  map[[2]common.Address]ChannelState
-}
-
-func newChannelMap() *channelMap { return &channelMap{m: make(map[[2]common.Address]ChannelState)} }
-
-func (c *channelMap) Channel(src, dst common.Address) (ChannelState, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s, ok := c.m[[2]common.Address{src, dst}]
-	return s, ok
-}
-
-// open opens (or updates) the channel src → dst with balance, epoch 1.
-func (c *channelMap) open(src, dst common.Address, balance uint256.Int) {
-	c.set(src, dst, func(s *ChannelState) { s.Balance = balance; s.Status = StatusOpen; s.Epoch = max(s.Epoch, 1) })
-}
-
-func (c *channelMap) set(src, dst common.Address, edit func(*ChannelState)) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	k := [2]common.Address{src, dst}
-	s := c.m[k]
-	s.ID = tickets.ChannelID(src, dst)
-	edit(&s)
-	c.m[k] = s
-}
 
 // recorder wraps Payments and records the tickets each node accepted.
 type recorder struct {
@@ -134,7 +105,7 @@ type testNode struct {
 	host      *p2p.Host
 	transport *filterTransport
 	relay     *Relay
-	ledger    *Ledger
+	ledger    *ledger.Ledger
 	payments  *recorder
 	db        *store.DB
 
@@ -151,7 +122,7 @@ func (n *testNode) deliveries() []Received {
 }
 
 type netOptions struct {
-	channels *channelMap // nil: unpaid mode
+	channels *channelstest.Map // nil: unpaid mode
 	edit     func(name string, cfg *Config)
 }
 
@@ -192,7 +163,7 @@ func newNet(t *testing.T, opts netOptions, names ...string) map[string]*testNode
 			if err != nil {
 				t.Fatal(err)
 			}
-			n.ledger, err = NewLedger(LedgerConfig{Key: key, ChainID: testChainID, Contract: testContract,
+			n.ledger, err = ledger.New(ledger.Config{Key: key, ChainID: testChainID, Contract: testContract,
 				Channels: opts.channels, Store: n.db})
 			if err != nil {
 				t.Fatal(err)
@@ -292,4 +263,10 @@ func newKeyPair(t testing.TB) (*ecdsa.PrivateKey, common.Address) {
 		t.Fatal(err)
 	}
 	return k, crypto.PubkeyToAddress(k.PublicKey)
+}
+
+// opens reports whether address(response·G) == challenge, the contract's proof-of-relay check.
+func opens(response [32]byte, challenge [20]byte) bool {
+	c, err := por.ChallengeOf(por.Scalar(response))
+	return err == nil && c == por.Challenge(challenge)
 }

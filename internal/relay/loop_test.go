@@ -12,7 +12,7 @@ import (
 func TestSendLoop(t *testing.T) {
 	nodes, chans := paidNet(t, nil)
 	a, r1, r2 := nodes["A"], nodes["R1"], nodes["R2"]
-	chans.open(r2.addr, a.addr, oneToken)
+	chans.Open(r2.addr, a.addr, oneToken)
 	challenge, err := a.relay.Send(t.Context(), ids(r1, r2, a), "loop")
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/packet"
 )
 
@@ -31,6 +32,7 @@ const (
 	reasonTicketIndex   = "ticket_index"
 	reasonTicketAmount  = "ticket_amount"
 	reasonTicketBalance = "ticket_balance"
+	reasonTicketWinProb = "ticket_win_prob"
 	reasonTicketPoR     = "ticket_challenge"
 	reasonTicketOther   = "ticket_other"
 	reasonOverload      = "overload"
@@ -47,7 +49,7 @@ const (
 var packetReasons = []string{reasonFrameSize, reasonFrameVersion, reasonPacketSize, reasonBadPoint,
 	reasonMAC, reasonReplay, reasonExpired, reasonPayload, reasonReplayStore, reasonBadPeer, reasonBadNextHop,
 	reasonTicketMissing, reasonTicketBad, reasonTicketChannel, reasonChannelClosed, reasonNoChannel,
-	reasonTicketEpoch, reasonTicketSigner, reasonTicketIndex, reasonTicketAmount, reasonTicketBalance,
+	reasonTicketEpoch, reasonTicketSigner, reasonTicketIndex, reasonTicketAmount, reasonTicketBalance, reasonTicketWinProb,
 	reasonTicketPoR, reasonTicketOther, reasonOverload, reasonDuplicate, reasonNoBalance, reasonIssue,
 	reasonSend, reasonStopped}
 
@@ -104,12 +106,13 @@ func reasonOf(err error) string {
 		{packet.ErrSize, reasonPacketSize}, {packet.ErrBadPoint, reasonBadPoint}, {packet.ErrMAC, reasonMAC},
 		{packet.ErrReplay, reasonReplay}, {packet.ErrExpired, reasonExpired}, {packet.ErrPayload, reasonPayload},
 		{ErrTicketMissing, reasonTicketMissing}, {ErrTicketMalformed, reasonTicketBad},
-		{ErrTicketChannel, reasonTicketChannel}, {ErrChannelNotOpen, reasonChannelClosed},
-		{ErrChannelNotFound, reasonNoChannel}, {ErrTicketEpoch, reasonTicketEpoch},
-		{ErrTicketSigner, reasonTicketSigner}, {ErrTicketIndex, reasonTicketIndex},
-		{ErrTicketAmount, reasonTicketAmount}, {ErrTicketBalance, reasonTicketBalance},
+		{ledger.ErrTicketChannel, reasonTicketChannel}, {ledger.ErrChannelNotOpen, reasonChannelClosed},
+		{ledger.ErrChannelNotFound, reasonNoChannel}, {ledger.ErrTicketEpoch, reasonTicketEpoch},
+		{ledger.ErrTicketSigner, reasonTicketSigner}, {ledger.ErrTicketIndex, reasonTicketIndex},
+		{ledger.ErrTicketAmount, reasonTicketAmount}, {ledger.ErrTicketBalance, reasonTicketBalance},
+		{ledger.ErrTicketWinProb, reasonTicketWinProb},
 		{ErrTicketChallenge, reasonTicketPoR}, {ErrInvalidTicket, reasonTicketOther},
-		{ErrOverloaded, reasonOverload}, {ErrNotEnoughBalance, reasonNoBalance},
+		{ErrOverloaded, reasonOverload}, {ledger.ErrNotEnoughBalance, reasonNoBalance},
 		{ErrUnknownAck, reasonUnknownAck}, {ErrBadAck, reasonBadAck},
 	} {
 		if errors.Is(err, e.err) {

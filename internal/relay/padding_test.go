@@ -9,6 +9,7 @@ import (
 
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/tickets"
 )
 
@@ -25,11 +26,11 @@ func (l *lockedRand) Read(p []byte) (int, error) {
 	return l.r.Read(p)
 }
 
-// units is a ticket amount in units of PricePerHop (0.01 token).
+// units is a ticket amount in units of ledger.PricePerHop (0.01 token).
 func units(t *testing.T, a uint256.Int) int {
 	t.Helper()
 	var q, r uint256.Int
-	q.DivMod(&a, &PricePerHop, &r)
+	q.DivMod(&a, &ledger.PricePerHop, &r)
 	if !r.IsZero() || !q.IsUint64() || q.Uint64() > 100 {
 		t.Fatalf("ticket amount %s is no small multiple of 0.01", a.Dec())
 	}
@@ -51,9 +52,9 @@ func TestPaddingHidesPosition(t *testing.T) {
 	})
 	a, r1, r2, b := nodes["A"], nodes["R1"], nodes["R2"], nodes["B"]
 	plenty := tickets.AmountFor(100_000)
-	chans.open(a.addr, r1.addr, plenty)
-	chans.open(r1.addr, r2.addr, plenty)
-	chans.open(r2.addr, b.addr, plenty)
+	chans.Open(a.addr, r1.addr, plenty)
+	chans.Open(r1.addr, r2.addr, plenty)
+	chans.Open(r2.addr, b.addr, plenty)
 	for i := range msgs {
 		if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "padded"); err != nil {
 			t.Fatalf("message %d: %v", i+1, err)

@@ -22,6 +22,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
@@ -432,7 +433,8 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 			return
 		}
 		e.paid = true
-		f.amount.Sub(&e.ticket.Amount, &PricePerHop) // AcceptTicket checked Amount >= PricePerHop
+		v := e.ticket.Value()
+		f.amount.Sub(&v, &ledger.PricePerHop) // AcceptTicket checked the value is at least PricePerHop
 	}
 	if err := r.pend.add(f.id, e); err != nil {
 		if e.paid {
@@ -472,7 +474,10 @@ func (r *Relay) checkTicket(prev *peerEntry, tb []byte, want por.Challenge, t *t
 	if want != t.Challenge {
 		return fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
 	}
-	return r.cfg.Payments.AcceptTicket(prev.addr, t, false)
+	if err := r.cfg.Payments.AcceptTicket(prev.addr, t, false); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidTicket, err)
+	}
+	return nil
 }
 
 // receive handles a packet for which this node is the recipient. A ticket worth more than 0
@@ -487,7 +492,7 @@ func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Pe
 		}
 		if !t.Amount.IsZero() {
 			// Blocking, as for a relayer's acknowledged ticket: it is money.
-			r.acked.push(AckedTicket{Source: prev.addr, Ticket: t, Response: response})
+			r.acked.push(ledger.AckedTicket{Source: prev.addr, Ticket: t, Response: response})
 		}
 	}
 	r.sendAck(context.Background(), from, id, ack)
@@ -514,7 +519,7 @@ func (r *Relay) checkFinalTicket(prev *peerEntry, tb []byte, secret [packet.Secr
 		return t, [32]byte{}, fmt.Errorf("%w: %w", ErrInvalidTicket, ErrTicketChallenge)
 	}
 	if err := r.cfg.Payments.AcceptTicket(prev.addr, &t, true); err != nil {
-		return t, [32]byte{}, err
+		return t, [32]byte{}, fmt.Errorf("%w: %w", ErrInvalidTicket, err)
 	}
 	return t, por.Response(own, end), nil
 }
@@ -567,7 +572,7 @@ func (r *Relay) forward(ctx context.Context, f forward) {
 		t, err := r.cfg.Payments.IssueTicket(ctx, f.next.addr, &f.amount, f.challenge)
 		if err != nil {
 			reason := reasonIssue
-			if errors.Is(err, ErrNotEnoughBalance) || errors.Is(err, ErrChannelNotOpen) || errors.Is(err, ErrChannelNotFound) {
+			if errors.Is(err, ledger.ErrNotEnoughBalance) || errors.Is(err, ledger.ErrChannelNotOpen) || errors.Is(err, ledger.ErrChannelNotFound) {
 				reason = reasonNoBalance
 			}
 			r.dropForward(f, reason, err)
@@ -647,7 +652,7 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 		}
 	case e.paid:
 		// Blocking: acknowledged tickets are money. The committer drains until Run ends.
-		r.acked.push(AckedTicket{Source: e.prev, Ticket: e.ticket, Response: por.Response(e.own, ack)})
+		r.acked.push(ledger.AckedTicket{Source: e.prev, Ticket: e.ticket, Response: por.Response(e.own, ack)})
 	}
 }
 
@@ -656,7 +661,7 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 // ackCommitWindow, then writes up to ackBatchMax in one fsynced store transaction; tickets
 // acknowledged meanwhile form the next batch. No ticket is reported before it is on disk.
 func (r *Relay) runCommitter(ctx context.Context) {
-	batch := make([]AckedTicket, 0, ackBatchMax)
+	batch := make([]ledger.AckedTicket, 0, ackBatchMax)
 	window := time.NewTimer(time.Hour)
 	window.Stop()
 	for {
@@ -681,7 +686,7 @@ func (r *Relay) runCommitter(ctx context.Context) {
 	}
 }
 
-func (r *Relay) commit(ctx context.Context, batch []AckedTicket) {
+func (r *Relay) commit(ctx context.Context, batch []ledger.AckedTicket) {
 	backoff := 10 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := r.cfg.Payments.Acknowledge(ctx, batch)

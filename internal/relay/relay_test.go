@@ -9,6 +9,9 @@ import (
 
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/channels/channelstest"
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
@@ -77,18 +80,18 @@ func TestSendRefusesBadInput(t *testing.T) {
 }
 
 // paidNet starts A, R1, R2, B with channels A→R1, R1→R2, R2→B of one token each.
-func paidNet(t *testing.T, edit func(string, *Config)) (map[string]*testNode, *channelMap) {
+func paidNet(t *testing.T, edit func(string, *Config)) (map[string]*testNode, *channelstest.Map) {
 	t.Helper()
-	chans := newChannelMap()
+	chans := channelstest.New()
 	nodes := newNet(t, netOptions{channels: chans, edit: func(name string, cfg *Config) {
 		cfg.NoMixDelay = true
 		if edit != nil {
 			edit(name, cfg)
 		}
 	}}, "A", "R1", "R2", "B")
-	chans.open(nodes["A"].addr, nodes["R1"].addr, oneToken)
-	chans.open(nodes["R1"].addr, nodes["R2"].addr, oneToken)
-	chans.open(nodes["R2"].addr, nodes["B"].addr, oneToken)
+	chans.Open(nodes["A"].addr, nodes["R1"].addr, oneToken)
+	chans.Open(nodes["R1"].addr, nodes["R2"].addr, oneToken)
+	chans.Open(nodes["R2"].addr, nodes["B"].addr, oneToken)
 	return nodes, chans
 }
 
@@ -125,12 +128,12 @@ func TestPaidRelay(t *testing.T) {
 		in, out := r1ts[i].Ticket.Amount, r2ts[i].Ticket.Amount
 		var net uint256.Int
 		net.Sub(&in, &out)
-		if in.Lt(&lo) || hi.Lt(&in) || net != PricePerHop {
+		if in.Lt(&lo) || hi.Lt(&in) || net != ledger.PricePerHop {
 			t.Fatalf("message %d: R1's ticket %s, R2's %s: want 0.02 to 0.09, and 0.01 less", i+1, in.Dec(), out.Dec())
 		}
-		if out != PricePerHop {
+		if out != ledger.PricePerHop {
 			var pad uint256.Int
-			padded = append(padded, *pad.Sub(&out, &PricePerHop))
+			padded = append(padded, *pad.Sub(&out, &ledger.PricePerHop))
 		}
 	}
 	for n, from := range map[*testNode]*testNode{r1: a, r2: r1} {
@@ -277,25 +280,28 @@ func TestInvalidTicketRejected(t *testing.T) {
 		name   string
 		mutate func(*tickets.Ticket)
 		wrong  bool // sign with another key
-		setup  func(*channelMap, *testNode, *testNode)
+		setup  func(*channelstest.Map, *testNode, *testNode)
 		reason string
 		second bool // the first message passes, the second is rejected
 	}{
 		{name: "wrong signer", wrong: true, reason: reasonTicketSigner},
 		{name: "stale epoch", mutate: func(t *tickets.Ticket) { t.Epoch = 1 },
-			setup:  func(c *channelMap, a, r *testNode) { c.set(a.addr, r.addr, func(s *ChannelState) { s.Epoch = 2 }) },
+			setup: func(c *channelstest.Map, a, r *testNode) {
+				c.Set(a.addr, r.addr, func(s *channels.Channel) { s.Epoch = 2 })
+			},
 			reason: reasonTicketEpoch},
 		{name: "reused index", mutate: func(t *tickets.Ticket) { t.Index = 1 }, reason: reasonTicketIndex, second: true},
 		{name: "index at or below redeemed", mutate: func(t *tickets.Ticket) { t.Index = 5 },
-			setup: func(c *channelMap, a, r *testNode) {
-				c.set(a.addr, r.addr, func(s *ChannelState) { s.TicketIndex = 5 })
+			setup: func(c *channelstest.Map, a, r *testNode) {
+				c.Set(a.addr, r.addr, func(s *channels.Channel) { s.TicketIndex = 5 })
 			},
 			reason: reasonTicketIndex},
 		{name: "over balance", // R1 sees just under 0.01 in the channel; A's first ticket over one relayer is worth 0.01 plus a padding of 0 to 0.07
-			setup: func(c *channelMap, a, r *testNode) {
-				c.set(a.addr, r.addr, func(s *ChannelState) {
-					s.Balance = tickets.AmountFor(1)
-					s.Balance.SubUint64(&s.Balance, 1)
+			setup: func(c *channelstest.Map, a, r *testNode) {
+				c.Set(a.addr, r.addr, func(s *channels.Channel) {
+					b := tickets.AmountFor(1)
+					b.SubUint64(&b, 1)
+					s.Balance = b.ToBig()
 				})
 			},
 			reason: reasonTicketBalance},
@@ -305,29 +311,34 @@ func TestInvalidTicketRejected(t *testing.T) {
 			reason: reasonTicketAmount},
 		{name: "wrong challenge", mutate: func(t *tickets.Ticket) { t.Challenge[0] ^= 1 }, reason: reasonTicketPoR},
 		{name: "closed channel",
-			setup: func(c *channelMap, a, r *testNode) {
-				c.set(a.addr, r.addr, func(s *ChannelState) { s.Status = StatusClosed })
+			setup: func(c *channelstest.Map, a, r *testNode) {
+				c.Set(a.addr, r.addr, func(s *channels.Channel) { s.Status = channels.Closed })
 			},
 			reason: reasonChannelClosed},
 		{name: "pending to close",
-			setup: func(c *channelMap, a, r *testNode) {
-				c.set(a.addr, r.addr, func(s *ChannelState) { s.Status = StatusPendingToClose })
+			setup: func(c *channelstest.Map, a, r *testNode) {
+				c.Set(a.addr, r.addr, func(s *channels.Channel) { s.Status = channels.PendingToClose })
 			},
 			reason: reasonChannelClosed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			chans := newChannelMap()
+			chans := channelstest.New()
 			nodes := newNet(t, netOptions{channels: chans, edit: func(_ string, c *Config) { c.NoMixDelay = true }},
 				"A", "R1", "B")
 			a, r1, b := nodes["A"], nodes["R1"], nodes["B"]
-			chans.open(a.addr, r1.addr, oneToken)
-			chans.open(r1.addr, b.addr, oneToken)
+			chans.Open(a.addr, r1.addr, oneToken)
+			chans.Open(r1.addr, b.addr, oneToken)
 			if tc.setup != nil {
 				// A issues against an honest view of its channel; R1 sees the edited one.
-				issue := newChannelMap()
-				issue.open(a.addr, r1.addr, tickets.AmountFor(300))
-				a.ledger.cfg.Channels = issue
+				issue := channelstest.New()
+				issue.Open(a.addr, r1.addr, tickets.AmountFor(300))
+				l, err := ledger.New(ledger.Config{Key: a.key, ChainID: testChainID, Contract: testContract,
+					Channels: issue, Store: a.db})
+				if err != nil {
+					t.Fatal(err)
+				}
+				a.ledger, a.payments.Payments = l, l
 				tc.setup(chans, a, r1)
 			}
 			a.payments.signKey = a.key
@@ -376,16 +387,16 @@ func TestDepletedChannel(t *testing.T) {
 	t.Run("sender refuses up front", func(t *testing.T) {
 		nodes, chans := paidNet(t, nil)
 		a, r1, r2, b := nodes["A"], nodes["R1"], nodes["R2"], nodes["B"]
-		chans.open(a.addr, r1.addr, tickets.AmountFor(1)) // needs AmountFor(2)
+		chans.Open(a.addr, r1.addr, tickets.AmountFor(1)) // needs AmountFor(2)
 		_, err := a.relay.Send(t.Context(), ids(r1, r2, b), "too poor")
-		if !errors.Is(err, ErrNotEnoughBalance) {
-			t.Fatalf("Send: %v, want ErrNotEnoughBalance", err)
+		if !errors.Is(err, ledger.ErrNotEnoughBalance) {
+			t.Fatalf("Send: %v, want ledger.ErrNotEnoughBalance", err)
 		}
-		chans.set(a.addr, r1.addr, func(s *ChannelState) { s.Status = StatusClosed })
-		if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "closed"); !errors.Is(err, ErrChannelNotOpen) {
+		chans.Set(a.addr, r1.addr, func(s *channels.Channel) { s.Status = channels.Closed })
+		if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "closed"); !errors.Is(err, ledger.ErrChannelNotOpen) {
 			t.Fatalf("Send over a closed channel: %v", err)
 		}
-		if _, err := a.relay.Send(t.Context(), ids(r2, r1, b), "none"); !errors.Is(err, ErrChannelNotFound) {
+		if _, err := a.relay.Send(t.Context(), ids(r2, r1, b), "none"); !errors.Is(err, ledger.ErrChannelNotFound) {
 			t.Fatalf("Send without a channel: %v", err)
 		}
 		if got := counter(r1.relay.m.received) + counter(r2.relay.m.received); got != 0 {
@@ -400,11 +411,11 @@ func TestDepletedChannel(t *testing.T) {
 		balance := tickets.PaddedAmount(2, tickets.PadMax)
 		floor := tickets.AmountFor(2)
 		balance.Add(&balance, &floor)
-		chans.open(a.addr, r1.addr, balance)
+		chans.Open(a.addr, r1.addr, balance)
 		sent := 0
 		for ; sent < 20; sent++ {
 			_, err := a.relay.Send(t.Context(), ids(r1, r2, b), "paid for")
-			if errors.Is(err, ErrNotEnoughBalance) {
+			if errors.Is(err, ledger.ErrNotEnoughBalance) {
 				break
 			}
 			if err != nil {
@@ -417,7 +428,7 @@ func TestDepletedChannel(t *testing.T) {
 		}
 		var left uint256.Int
 		left.Sub(&balance, &signed) // wraps when overdrawn, which the check reports
-		if sent == 0 || sent == 20 || len(a.payments.issued) != sent || balance.Lt(&signed) || !left.Lt(&MaxTicketAmount) {
+		if sent == 0 || sent == 20 || len(a.payments.issued) != sent || balance.Lt(&signed) || !left.Lt(&ledger.MaxTicketValue) {
 			t.Fatalf("%d messages sent, %d tickets worth %s signed on a channel of %s: want the channel used up, never overdrawn",
 				sent, len(a.payments.issued), signed.Dec(), balance.Dec())
 		}
@@ -429,7 +440,7 @@ func TestDepletedChannel(t *testing.T) {
 	t.Run("relayer drops", func(t *testing.T) {
 		nodes, chans := paidNet(t, nil)
 		a, r1, r2, b := nodes["A"], nodes["R1"], nodes["R2"], nodes["B"]
-		chans.open(r1.addr, r2.addr, uint256.Int{}) // depleted
+		chans.Open(r1.addr, r2.addr, uint256.Int{}) // depleted
 		if _, err := a.relay.Send(t.Context(), ids(r1, r2, b), "stuck"); err != nil {
 			t.Fatal(err)
 		}

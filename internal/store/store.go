@@ -39,7 +39,10 @@ func Open(dir string) (*DB, error) {
 				return err
 			}
 		}
-		return countUnredeemed(tx)
+		if err := countUnredeemed(tx); err != nil {
+			return err
+		}
+		return countWon(tx)
 	}); err != nil {
 		b.Close()
 		return nil, fmt.Errorf("prepare store: %w", err)

@@ -37,6 +37,11 @@ var (
 	counterNeglected     = []byte("neglected")
 	counterRejected      = []byte("rejected")
 	counterRejectedValue = []byte("rejectedValue")
+	counterLosingValue   = []byte("losingValue")
+	// The acknowledged tickets that won, settled or not (SaveAcknowledgedTickets stores only
+	// winners). Stores written before it existed get it on Open (countWon).
+	counterWon      = []byte("won")
+	counterWonValue = []byte("wonValue")
 	// The acknowledged tickets in bucketTicketsAcked and their summed amount, kept in the same
 	// transactions as the tickets so that statistics never scan them. Stores written before
 	// these counters existed get them on Open (countUnredeemed).
@@ -76,7 +81,12 @@ type TicketCounters struct {
 	UnredeemedValue uint256.Int
 	Redeemed        uint64
 	RedeemedValue   uint256.Int
+	// Won and WonValue count every acknowledged ticket stored, that is every winner.
+	Won      uint64
+	WonValue uint256.Int
+	// Losing and LosingValue count acknowledged tickets that did not win (face amounts).
 	Losing          uint64
+	LosingValue     uint256.Int
 	Neglected       uint64
 	Rejected        uint64
 	RejectedValue   uint256.Int
@@ -133,7 +143,17 @@ func (db *DB) SaveAcknowledgedTickets(ts []AckedTicket) error {
 			}
 		}
 		cb := tx.Bucket(bucketTicketCounters)
-		if err := addCount(cb, counterUnredeemed, added); err != nil {
+		var wonValue uint256.Int
+		wonValue.Sub(&value, &replaced) // the tickets new to the store (a replaced one counted before)
+		for _, c := range []struct {
+			name []byte
+			n    uint64
+		}{{counterUnredeemed, added}, {counterWon, added}} {
+			if err := addCount(cb, c.name, c.n); err != nil {
+				return err
+			}
+		}
+		if err := addValue(cb, counterWonValue, &wonValue); err != nil {
 			return err
 		}
 		if err := addValue(cb, counterUnredeemedValue, &value); err != nil {
@@ -184,62 +204,113 @@ func (db *DB) ackedWithPrefix(prefix []byte) ([]AckedTicket, error) {
 	return out, err
 }
 
-// SettleTicket removes an acknowledged ticket and counts it under outcome (with its amount for
-// OutcomeRedeemed), in one transaction. Settling a ticket that is not stored (already settled,
-// e.g. by a run that crashed after settling) changes nothing and is not an error.
+// Settlement says how one acknowledged ticket left the store (SettleTickets).
+type Settlement struct {
+	ChannelID [32]byte
+	Epoch     uint32
+	Index     uint64
+	Outcome   Outcome
+}
+
+// SettleTicket is SettleTickets for one ticket.
 func (db *DB) SettleTicket(channelID [32]byte, epoch uint32, index uint64, outcome Outcome) error {
+	return db.SettleTickets([]Settlement{{channelID, epoch, index, outcome}})
+}
+
+// SettleTickets removes acknowledged tickets and counts each under its outcome (with its amount
+// for OutcomeRedeemed), all in one transaction: either every one is settled or none. Settling a
+// ticket that is not stored (already settled, e.g. by a run that crashed after settling) changes
+// nothing and is not an error.
+func (db *DB) SettleTickets(list []Settlement) error {
+	for _, st := range list {
+		if st.Outcome < OutcomeRedeemed || st.Outcome > OutcomeNeglected {
+			return fmt.Errorf("settle ticket: unknown outcome %d", st.Outcome)
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTicketsAcked)
-		k := ackedKey(channelID, epoch, index)
-		v := b.Get(k)
-		if v == nil {
-			return nil
-		}
-		t, err := decodeAcked(v)
-		if err != nil {
-			return err
-		}
-		if err := b.Delete(k); err != nil {
-			return err
-		}
 		cb := tx.Bucket(bucketTicketCounters)
-		if err := subCount(cb, counterUnredeemed, 1); err != nil {
-			return err
-		}
-		if err := subValue(cb, counterUnredeemedValue, &t.Ticket.Amount); err != nil {
-			return err
-		}
-		switch outcome {
-		case OutcomeRedeemed:
-			if err := addCount(cb, counterRedeemed, 1); err != nil {
+		for _, st := range list {
+			k := ackedKey(st.ChannelID, st.Epoch, st.Index)
+			v := b.Get(k)
+			if v == nil {
+				continue
+			}
+			t, err := decodeAcked(v)
+			if err != nil {
 				return err
 			}
-			return addValue(cb, counterRedeemedValue, &t.Ticket.Amount)
-		case OutcomeLosing:
-			return addCount(cb, counterLosing, 1)
-		case OutcomeNeglected:
-			return addCount(cb, counterNeglected, 1)
-		default:
-			return fmt.Errorf("settle ticket: unknown outcome %d", outcome)
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+			if err := subCount(cb, counterUnredeemed, 1); err != nil {
+				return err
+			}
+			if err := subValue(cb, counterUnredeemedValue, &t.Ticket.Amount); err != nil {
+				return err
+			}
+			count, value := counterNeglected, []byte(nil)
+			switch st.Outcome {
+			case OutcomeRedeemed:
+				count, value = counterRedeemed, counterRedeemedValue
+			case OutcomeLosing:
+				count, value = counterLosing, counterLosingValue
+			}
+			if err := addCount(cb, count, 1); err != nil {
+				return err
+			}
+			if value != nil {
+				if err := addValue(cb, value, &t.Ticket.Amount); err != nil {
+					return err
+				}
+			}
 		}
+		return nil
 	})
 }
 
-// AddTicketCounters adds neglected and rejected tickets (and the rejected tickets' value) to
-// the persistent counters. Callers batch these (they are statistics, not money).
-func (db *DB) AddTicketCounters(neglected, rejected uint64, rejectedValue uint256.Int) error {
-	if neglected == 0 && rejected == 0 && rejectedValue.IsZero() {
+// TicketCounterDelta is what AddTicketCounters adds: counts kept in memory and persisted in
+// batches (they are statistics, not money).
+type TicketCounterDelta struct {
+	Neglected     uint64
+	Rejected      uint64
+	RejectedValue uint256.Int
+	// Losing and LosingValue count acknowledged tickets found losing (never stored).
+	Losing      uint64
+	LosingValue uint256.Int
+}
+
+// Add adds o to d.
+func (d *TicketCounterDelta) Add(o *TicketCounterDelta) {
+	d.Neglected += o.Neglected
+	d.Rejected += o.Rejected
+	d.RejectedValue.Add(&d.RejectedValue, &o.RejectedValue)
+	d.Losing += o.Losing
+	d.LosingValue.Add(&d.LosingValue, &o.LosingValue)
+}
+
+// AddTicketCounters adds d to the persistent counters in one transaction.
+func (db *DB) AddTicketCounters(d TicketCounterDelta) error {
+	if d == (TicketCounterDelta{}) {
 		return nil
 	}
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		cb := tx.Bucket(bucketTicketCounters)
-		if err := addCount(cb, counterNeglected, neglected); err != nil {
+		for _, c := range []struct {
+			name []byte
+			n    uint64
+		}{{counterNeglected, d.Neglected}, {counterRejected, d.Rejected}, {counterLosing, d.Losing}} {
+			if err := addCount(cb, c.name, c.n); err != nil {
+				return err
+			}
+		}
+		if err := addValue(cb, counterLosingValue, &d.LosingValue); err != nil {
 			return err
 		}
-		if err := addCount(cb, counterRejected, rejected); err != nil {
-			return err
-		}
-		return addValue(cb, counterRejectedValue, &rejectedValue)
+		return addValue(cb, counterRejectedValue, &d.RejectedValue)
 	})
 }
 
@@ -252,6 +323,9 @@ func (db *DB) TicketCounters() (TicketCounters, error) {
 		getValue(cb, counterUnredeemedValue, &c.UnredeemedValue)
 		c.Redeemed = getCount(cb, counterRedeemed)
 		c.Losing = getCount(cb, counterLosing)
+		getValue(cb, counterLosingValue, &c.LosingValue)
+		c.Won = getCount(cb, counterWon)
+		getValue(cb, counterWonValue, &c.WonValue)
 		c.Neglected = getCount(cb, counterNeglected)
 		c.Rejected = getCount(cb, counterRejected)
 		getValue(cb, counterRedeemedValue, &c.RedeemedValue)
@@ -345,6 +419,26 @@ func countUnredeemed(tx *bolt.Tx) error {
 	}
 	v := value.Bytes32()
 	return cb.Put(counterUnredeemedValue, v[:])
+}
+
+// countWon sets the won counters when the store has none yet (a store written before they
+// existed), from what was stored as acknowledged then: every such ticket was kept as a winner,
+// the redeemed and the unredeemed ones. Run after countUnredeemed.
+func countWon(tx *bolt.Tx) error {
+	cb := tx.Bucket(bucketTicketCounters)
+	if cb.Get(counterWon) != nil {
+		return nil
+	}
+	n := getCount(cb, counterRedeemed) + getCount(cb, counterUnredeemed)
+	var value, unredeemed uint256.Int
+	getValue(cb, counterRedeemedValue, &value)
+	getValue(cb, counterUnredeemedValue, &unredeemed)
+	value.Add(&value, &unredeemed)
+	if err := cb.Put(counterWon, binary.BigEndian.AppendUint64(nil, n)); err != nil {
+		return err
+	}
+	v := value.Bytes32()
+	return cb.Put(counterWonValue, v[:])
 }
 
 // ReserveTicketIndexes reserves n consecutive outgoing ticket indexes of a channel epoch and

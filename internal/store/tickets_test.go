@@ -138,7 +138,7 @@ func TestAcknowledgedTicketsSurviveReopenAndSettle(t *testing.T) {
 	if err := db.SettleTicket(ch, 1, 3, OutcomeLosing); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.AddTicketCounters(2, 3, price); err != nil {
+	if err := db.AddTicketCounters(TicketCounterDelta{Neglected: 2, Rejected: 3, RejectedValue: price}); err != nil {
 		t.Fatal(err)
 	}
 	db = reopen(t, db, dir)
@@ -258,15 +258,19 @@ func TestTicketCountersSurviveReopen(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := db.AddTicketCounters(3, 2, tickets.AmountFor(7)); err != nil {
+	if err := db.AddTicketCounters(TicketCounterDelta{Neglected: 3, Rejected: 2, RejectedValue: tickets.AmountFor(7),
+		Losing: 2, LosingValue: tickets.AmountFor(9)}); err != nil {
 		t.Fatal(err)
 	}
 	before, err := db.TicketCounters()
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Every stored ticket counts as won (1+…+5); losing ones come from the store (the third,
+	// 0.03) and from the counters added (2, worth 0.09).
 	want := TicketCounters{Unredeemed: 1, UnredeemedValue: tickets.AmountFor(5), Redeemed: 2, RedeemedValue: tickets.AmountFor(3),
-		Losing: 1, Neglected: 4, Rejected: 2, RejectedValue: tickets.AmountFor(7)}
+		Won: 5, WonValue: tickets.AmountFor(15), Losing: 3, LosingValue: tickets.AmountFor(12),
+		Neglected: 4, Rejected: 2, RejectedValue: tickets.AmountFor(7)}
 	if before != want {
 		t.Fatalf("counters %+v, want %+v", before, want)
 	}

@@ -1,4 +1,4 @@
-package relay
+package ledger
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 // SIGKILL: the ledger's Run never flushed, and a new Ledger opens the same store.
 func TestTicketCountersSurviveACrash(t *testing.T) {
 	e := newLedgerEnv(t)
-	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
 	for i := uint64(1); i <= 5; i++ {
 		tk := e.incoming(t, i, PricePerHop)
 		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
@@ -26,10 +26,10 @@ func TestTicketCountersSurviveACrash(t *testing.T) {
 		}
 	}
 	again := e.incoming(t, 2, PricePerHop) // an index already used
-	if err := e.l.AcceptTicket(e.sourceAddr, &again, false); !errors.Is(err, ErrInvalidTicket) {
-		t.Fatalf("replayed index: %v, want ErrInvalidTicket", err)
+	if err := e.l.AcceptTicket(e.sourceAddr, &again, false); !errors.Is(err, ErrTicketIndex) {
+		t.Fatalf("replayed index: %v, want ErrTicketIndex", err)
 	}
-	if _, err := e.l.Redeem(t.Context(), &fakeRedeemer{}); err != nil {
+	if _, err := e.l.Redeem(t.Context(), &fakeRedeemer{}, nil, "test"); err != nil {
 		t.Fatal(err)
 	}
 	late := e.incoming(t, 6, PricePerHop)

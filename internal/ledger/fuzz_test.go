@@ -1,4 +1,4 @@
-package relay
+package ledger
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/channels/channelstest"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
 )
@@ -17,9 +19,9 @@ import (
 // FuzzAcceptTicket feeds arbitrary ticket bytes, as a peer sends them in a paid msg frame,
 // to the ledger's AcceptTicket over an open channel with a fuzzed balance and redeemed index.
 // With resign set the decoded fields are signed by the channel's source, so mutations of the
-// fields get past the signature check. The ledger must answer nil or ErrInvalidTicket, and
+// fields get past the signature check. The ledger must answer nil or one of its rejection sentinels, and
 // accept only a ticket that is for this channel and epoch, signed by its source, above the
-// redeemed index, priced for its position (a relayer's between PricePerHop and MaxTicketAmount,
+// redeemed index, priced for its position (a relayer's between PricePerHop and MaxTicketValue,
 // a recipient's any amount: the sender's padding) and covered by the balance; and never the
 // same ticket twice.
 func FuzzAcceptTicket(f *testing.F) {
@@ -44,7 +46,7 @@ func FuzzAcceptTicket(f *testing.F) {
 		{tk: valid, key: source},
 		{tk: withAmount(valid, uint256.Int{}), key: source, final: true},
 		{tk: withAmount(valid, tickets.AmountFor(tickets.PadMax)), key: source, final: true},
-		{tk: withAmount(valid, MaxTicketAmount), key: source},
+		{tk: withAmount(valid, MaxTicketValue), key: source},
 		{tk: withAmount(valid, tickets.AmountFor(100)), key: source, resign: true},
 		{tk: valid, key: other},
 		{tk: withAmount(valid, *uint256.NewInt(1)), key: source, resign: true},
@@ -67,23 +69,26 @@ func FuzzAcceptTicket(f *testing.F) {
 		if resign {
 			sign(t, source, &tk)
 		}
-		chans := newChannelMap()
-		chans.set(sourceAddr, selfAddr, func(s *ChannelState) {
-			s.Status, s.Epoch, s.TicketIndex = StatusOpen, 1, redeemed
+		chans := channelstest.New()
+		chans.Set(sourceAddr, selfAddr, func(s *channels.Channel) {
+			s.Status, s.Epoch, s.TicketIndex = channels.Open, 1, redeemed
 			s.Balance.SetUint64(balance)
 		})
-		l, err := NewLedger(LedgerConfig{Key: self, ChainID: testChainID, Contract: testContract, Channels: chans, Store: db})
+		l, err := New(Config{Key: self, ChainID: testChainID, Contract: testContract, Channels: chans, Store: db})
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = l.AcceptTicket(sourceAddr, &tk, final)
 		if err != nil {
-			if !errors.Is(err, ErrInvalidTicket) {
-				t.Fatalf("AcceptTicket: %v, want ErrInvalidTicket", err)
+			for _, reason := range rejections {
+				if errors.Is(err, reason) {
+					return
+				}
 			}
-			return
+			t.Fatalf("AcceptTicket: %v, want one of the rejection sentinels", err)
 		}
 		signerAddr, serr := tk.Signer(testChainID, testContract)
+		value := tk.Value()
 		switch {
 		case serr != nil || signerAddr != sourceAddr:
 			t.Fatalf("accepted a ticket signed by %s (%v), not the source", signerAddr, serr)
@@ -91,7 +96,7 @@ func FuzzAcceptTicket(f *testing.F) {
 			t.Fatalf("accepted a ticket for channel %x epoch %d", tk.ChannelID, tk.Epoch)
 		case tk.Index <= redeemed:
 			t.Fatalf("accepted index %d, redeemed up to %d", tk.Index, redeemed)
-		case !final && (tk.Amount.Lt(&PricePerHop) || tk.Amount.Gt(&MaxTicketAmount)):
+		case !final && (value.Lt(&PricePerHop) || value.Gt(&MaxTicketValue)):
 			t.Fatalf("accepted amount %s (final %v)", tk.Amount.Dec(), final)
 		case tk.Amount.Gt(uint256.NewInt(balance)):
 			t.Fatalf("accepted amount %s over the balance %d", tk.Amount.Dec(), balance)
@@ -124,3 +129,7 @@ func keyFromSeed(tb testing.TB, b byte) (*ecdsa.PrivateKey, common.Address) {
 	}
 	return k, crypto.PubkeyToAddress(k.PublicKey)
 }
+
+// rejections are the sentinels AcceptTicket rejects a ticket with.
+var rejections = []error{ErrChannelNotFound, ErrChannelNotOpen, ErrTicketChannel, ErrTicketEpoch, ErrTicketWinProb,
+	ErrTicketAmount, ErrTicketIndex, ErrTicketBalance, ErrTicketSigner}

@@ -1,14 +1,17 @@
-package relay
+package ledger
 
 import (
 	"context"
 	"crypto/ecdsa"
 	"errors"
+	"math/big"
 	"testing"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/channels/channelstest"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
@@ -16,7 +19,7 @@ import (
 )
 
 type ledgerEnv struct {
-	chans      *channelMap
+	chans      *channelstest.Map
 	dir        string
 	db         *store.DB
 	self       *ecdsa.PrivateKey
@@ -28,7 +31,7 @@ type ledgerEnv struct {
 
 func newLedgerEnv(t *testing.T) *ledgerEnv {
 	t.Helper()
-	e := &ledgerEnv{chans: newChannelMap(), dir: t.TempDir()}
+	e := &ledgerEnv{chans: channelstest.New(), dir: t.TempDir()}
 	e.self, e.selfAddr = newKeyPair(t)
 	e.source, e.sourceAddr = newKeyPair(t)
 	e.open(t)
@@ -46,7 +49,7 @@ func (e *ledgerEnv) open(t *testing.T) {
 	if e.db, err = store.Open(e.dir); err != nil {
 		t.Fatal(err)
 	}
-	e.l, err = NewLedger(LedgerConfig{Key: e.self, ChainID: testChainID, Contract: testContract, Channels: e.chans, Store: e.db})
+	e.l, err = New(Config{Key: e.self, ChainID: testChainID, Contract: testContract, Channels: e.chans, Store: e.db})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +81,7 @@ func (e *ledgerEnv) incoming(t *testing.T, index uint64, amount uint256.Int) tic
 func TestLedgerOutgoingIndexNeverGoesBack(t *testing.T) {
 	e := newLedgerEnv(t)
 	dst := common.Address{0xd5}
-	e.chans.open(e.selfAddr, dst, tickets.AmountFor(1<<20)) // a crash counts every reserved index as spent
+	e.chans.Open(e.selfAddr, dst, tickets.AmountFor(1<<20)) // a crash counts every reserved index as spent
 	issue := func() uint64 {
 		t.Helper()
 		tk, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
@@ -102,24 +105,24 @@ func TestLedgerOutgoingIndexNeverGoesBack(t *testing.T) {
 		t.Fatalf("after restart index %d, not above %d", got, last)
 	}
 	// The chain has seen a higher index (e.g. a lost data directory): go above it.
-	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.TicketIndex = 100_000 })
+	e.chans.Set(e.selfAddr, dst, func(s *channels.Channel) { s.TicketIndex = 100_000 })
 	if got := issue(); got != 100_001 {
 		t.Fatalf("index above the chain's: %d", got)
 	}
 	// A new epoch starts at 1.
-	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.Epoch = 2; s.TicketIndex = 0 })
+	e.chans.Set(e.selfAddr, dst, func(s *channels.Channel) { s.Epoch = 2; s.TicketIndex = 0 })
 	if got := issue(); got != 1 {
 		t.Fatalf("new epoch starts at %d", got)
 	}
 	// Depleted, closed and missing channels issue nothing.
-	e.chans.open(e.selfAddr, dst, uint256.Int{})
+	e.chans.Open(e.selfAddr, dst, uint256.Int{})
 	if _, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1}); !errors.Is(err, ErrNotEnoughBalance) {
 		t.Fatalf("depleted: %v", err)
 	}
 	if _, err := e.l.IssueTicket(t.Context(), dst, &uint256.Int{}, por.Challenge{1}); err != nil {
 		t.Fatalf("a 0 ticket over a depleted open channel: %v", err)
 	}
-	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.Status = StatusClosed })
+	e.chans.Set(e.selfAddr, dst, func(s *channels.Channel) { s.Status = channels.Closed })
 	if _, err := e.l.IssueTicket(t.Context(), dst, &uint256.Int{}, por.Challenge{1}); !errors.Is(err, ErrChannelNotOpen) {
 		t.Fatalf("closed: %v", err)
 	}
@@ -130,13 +133,13 @@ func TestLedgerOutgoingIndexNeverGoesBack(t *testing.T) {
 
 func TestLedgerBalanceCountsWhatIsOwed(t *testing.T) {
 	e := newLedgerEnv(t)
-	e.chans.open(e.sourceAddr, e.selfAddr, tickets.AmountFor(3))
+	e.chans.Open(e.sourceAddr, e.selfAddr, tickets.AmountFor(3))
 	t1 := e.incoming(t, 1, tickets.AmountFor(2))
 	if err := e.l.AcceptTicket(e.sourceAddr, &t1, false); err != nil {
 		t.Fatal(err)
 	}
 	t2 := e.incoming(t, 2, tickets.AmountFor(2))
-	if err := e.l.AcceptTicket(e.sourceAddr, &t2, false); !errors.Is(err, ErrTicketBalance) || !errors.Is(err, ErrInvalidTicket) {
+	if err := e.l.AcceptTicket(e.sourceAddr, &t2, false); !errors.Is(err, ErrTicketBalance) {
 		t.Fatalf("ticket over what is left: %v", err)
 	}
 	e.l.Neglect(e.sourceAddr, &t1) // never acknowledged: no longer owed
@@ -158,7 +161,7 @@ func TestLedgerBalanceCountsWhatIsOwed(t *testing.T) {
 	}
 	// Once the chain redeemed index 2 the balance is free again (the chain's balance is
 	// what is left after the payment).
-	e.chans.set(e.sourceAddr, e.selfAddr, func(s *ChannelState) { s.TicketIndex = 2; s.Balance = tickets.AmountFor(2) })
+	e.chans.Set(e.sourceAddr, e.selfAddr, func(s *channels.Channel) { s.TicketIndex = 2; s.Balance = toBig(tickets.AmountFor(2)) })
 	if err := e.l.AcceptTicket(e.sourceAddr, &t3, false); err != nil {
 		t.Fatalf("after redemption: %v", err)
 	}
@@ -176,18 +179,28 @@ type fakeRedeemer struct {
 	fail  map[uint64]error // consumed on use
 }
 
-func (f *fakeRedeemer) RedeemTicket(_ context.Context, t tickets.Ticket, response [32]byte) (common.Hash, error) {
-	f.calls = append(f.calls, t.Index)
-	if err, ok := f.fail[t.Index]; ok {
-		delete(f.fail, t.Index)
-		return common.Hash{}, err
+// RedeemBatch implements Redeemer as the chain would: a ticket listed in fail gets that verdict
+// (ErrAlreadyRedeemed, ErrTicketVoid) or, for any other error, stops the batch unknown.
+func (f *fakeRedeemer) RedeemBatch(_ context.Context, batch []AckedTicket) ([]RedeemResult, error) {
+	var out []RedeemResult
+	for _, a := range batch {
+		i := a.Ticket.Index
+		f.calls = append(f.calls, i)
+		err, failing := f.fail[i]
+		delete(f.fail, i)
+		if failing && !errors.Is(err, ErrAlreadyRedeemed) && !errors.Is(err, ErrTicketVoid) {
+			return out, err
+		}
+		out = append(out, RedeemResult{Tx: common.Hash{byte(i)}, Err: err})
 	}
-	return common.Hash{byte(t.Index)}, nil
+	return out, nil
 }
+
+func toBig(x uint256.Int) *big.Int { return x.ToBig() }
 
 func TestLedgerRedeem(t *testing.T) {
 	e := newLedgerEnv(t)
-	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
 	var acks []AckedTicket
 	for i := uint64(1); i <= 4; i++ {
 		tk := e.incoming(t, i, PricePerHop)
@@ -204,8 +217,8 @@ func TestLedgerRedeem(t *testing.T) {
 
 	r := &fakeRedeemer{fail: map[uint64]error{3: errors.New("provider down"), 4: ErrAlreadyRedeemed}}
 	// Index 1 was redeemed on chain by a run that crashed before marking it.
-	e.chans.set(e.sourceAddr, e.selfAddr, func(s *ChannelState) { s.TicketIndex = 1 })
-	rep, err := e.l.Redeem(t.Context(), r)
+	e.chans.Set(e.sourceAddr, e.selfAddr, func(s *channels.Channel) { s.TicketIndex = 1 })
+	rep, err := e.l.Redeem(t.Context(), r, nil, "test")
 	if err == nil {
 		t.Fatal("failure of index 3 not reported")
 	}
@@ -216,7 +229,7 @@ func TestLedgerRedeem(t *testing.T) {
 	if len(left) != 2 || left[0].Ticket.Index != 3 {
 		t.Fatalf("left after a failure: %d tickets", len(left))
 	}
-	rep, err = e.l.Redeem(t.Context(), r)
+	rep, err = e.l.Redeem(t.Context(), r, nil, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +240,7 @@ func TestLedgerRedeem(t *testing.T) {
 		t.Fatalf("%d tickets left", len(left))
 	}
 	// Nothing is redeemed twice.
-	if rep, err := e.l.Redeem(t.Context(), r); err != nil || rep.Redeemed != 0 || len(r.calls) != 4 {
+	if rep, err := e.l.Redeem(t.Context(), r, nil, "test"); err != nil || rep.Redeemed != 0 || len(r.calls) != 4 {
 		t.Fatalf("third run: %+v, %v, calls %v", rep, err, r.calls)
 	}
 	st, err := e.l.Statistics()
@@ -242,7 +255,7 @@ func TestLedgerRedeem(t *testing.T) {
 
 func TestLedgerRedeemVoidTickets(t *testing.T) {
 	e := newLedgerEnv(t)
-	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
 	tk := e.incoming(t, 1, PricePerHop)
 	if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
 		t.Fatal(err)
@@ -250,9 +263,9 @@ func TestLedgerRedeemVoidTickets(t *testing.T) {
 	if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk}}); err != nil {
 		t.Fatal(err)
 	}
-	e.chans.set(e.sourceAddr, e.selfAddr, func(s *ChannelState) { s.Epoch = 2 }) // closed and reopened
+	e.chans.Set(e.sourceAddr, e.selfAddr, func(s *channels.Channel) { s.Epoch = 2 }) // closed and reopened
 	r := &fakeRedeemer{}
-	rep, err := e.l.Redeem(t.Context(), r)
+	rep, err := e.l.Redeem(t.Context(), r, nil, "test")
 	if err != nil || rep.Neglected != 1 || len(r.calls) != 0 {
 		t.Fatalf("report %+v, %v, calls %v", rep, err, r.calls)
 	}
@@ -266,13 +279,13 @@ func TestLedgerRedeemVoidTickets(t *testing.T) {
 func TestLedgerIndexPrefetch(t *testing.T) {
 	e := newLedgerEnv(t)
 	var err error
-	e.l, err = NewLedger(LedgerConfig{Key: e.self, ChainID: testChainID, Contract: testContract, Channels: e.chans,
+	e.l, err = New(Config{Key: e.self, ChainID: testChainID, Contract: testContract, Channels: e.chans,
 		Store: e.db, IndexBatch: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dst := common.Address{0xd6}
-	e.chans.open(e.selfAddr, dst, tickets.AmountFor(1<<20))
+	e.chans.Open(e.selfAddr, dst, tickets.AmountFor(1<<20))
 	var last uint64
 	for i := range 200 {
 		tk, err := e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
@@ -284,7 +297,7 @@ func TestLedgerIndexPrefetch(t *testing.T) {
 		}
 		last = tk.Index
 		if i == 100 { // the chain moves ahead while a block may be reserved in the background
-			e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.TicketIndex = last + 10 })
+			e.chans.Set(e.selfAddr, dst, func(s *channels.Channel) { s.TicketIndex = last + 10 })
 		}
 	}
 	if last > 200+10+4*4 { // skips only what reservations left unused
@@ -306,7 +319,7 @@ func TestLedgerIndexPrefetch(t *testing.T) {
 // transaction; the next one is redeemed.
 func TestLedgerRedeemChecksResponse(t *testing.T) {
 	e := newLedgerEnv(t)
-	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
 	var acks []AckedTicket
 	for i := uint64(1); i <= 2; i++ {
 		tk := e.incoming(t, i, PricePerHop)
@@ -320,7 +333,7 @@ func TestLedgerRedeemChecksResponse(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &fakeRedeemer{}
-	rep, err := e.l.Redeem(t.Context(), r)
+	rep, err := e.l.Redeem(t.Context(), r, nil, "test")
 	if err != nil || rep.Neglected != 1 || rep.Redeemed != 1 || len(r.calls) != 1 || r.calls[0] != 2 {
 		t.Fatalf("report %+v, %v, calls %v", rep, err, r.calls)
 	}
@@ -335,7 +348,7 @@ func TestLedgerSignsNoMoreThanTheChannelHolds(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- e.l.Run(ctx) }()
 	dst := common.Address{0xd7}
-	e.chans.open(e.selfAddr, dst, tickets.AmountFor(10)) // ten tickets of PricePerHop
+	e.chans.Open(e.selfAddr, dst, tickets.AmountFor(10)) // ten tickets of PricePerHop
 	issue := func() (tickets.Ticket, error) {
 		return e.l.IssueTicket(t.Context(), dst, &PricePerHop, por.Challenge{1})
 	}
@@ -359,9 +372,9 @@ func TestLedgerSignsNoMoreThanTheChannelHolds(t *testing.T) {
 	available(uint256.Int{})
 
 	// The next hop redeems the fourth ticket: the chain pays it and passes the three before it.
-	e.chans.set(e.selfAddr, dst, func(s *ChannelState) {
+	e.chans.Set(e.selfAddr, dst, func(s *channels.Channel) {
 		s.TicketIndex = issued[3].Index
-		s.Balance = tickets.AmountFor(9)
+		s.Balance = toBig(tickets.AmountFor(9))
 	})
 	available(tickets.AmountFor(3)) // 9 held, tickets 5 to 10 owed
 	for range 2 {
@@ -394,7 +407,7 @@ func TestLedgerSignsNoMoreThanTheChannelHolds(t *testing.T) {
 		t.Fatalf("after a crash %s available on a full channel", got.Dec())
 	}
 	// The chain passing everything frees the channel again.
-	e.chans.set(e.selfAddr, dst, func(s *ChannelState) { s.TicketIndex = 1 << 40 })
+	e.chans.Set(e.selfAddr, dst, func(s *channels.Channel) { s.TicketIndex = 1 << 40 })
 	available(tickets.AmountFor(9))
 }
 
@@ -435,22 +448,22 @@ func TestIssuedRunsStayBoundedAndConservative(t *testing.T) {
 }
 
 // TestLedgerCrashNeverUnderstatesWhatIsOwed: after a crash the ledger counts at least what was
-// really signed (the last stored record plus IssuedSlack's worth of tickets at MaxTicketAmount),
-// and not much more: padded tickets, up to MaxTicketAmount each, hold back no more than
+// really signed (the last stored record plus IssuedSlack's worth of tickets at MaxTicketValue),
+// and not much more: padded tickets, up to MaxTicketValue each, hold back no more than
 // IssuedSlack (7.68 tokens) of the channel, so a default 10-token channel still pays.
 func TestLedgerCrashNeverUnderstatesWhatIsOwed(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		amount func(i int) uint256.Int
 	}{
-		{"largest amount", func(int) uint256.Int { return MaxTicketAmount }},
+		{"largest amount", func(int) uint256.Int { return MaxTicketValue }},
 		{"padded amounts", func(i int) uint256.Int { return tickets.PaddedAmount(1+i%3, (i*5)%(tickets.PadMax+1)) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newLedgerEnv(t)
 			dst := common.Address{0xd8}
 			balance := tickets.AmountFor(100_000)
-			e.chans.open(e.selfAddr, dst, balance)
+			e.chans.Open(e.selfAddr, dst, balance)
 			var signed uint256.Int
 			for i := range 600 {
 				a := tc.amount(i)
@@ -467,7 +480,7 @@ func TestLedgerCrashNeverUnderstatesWhatIsOwed(t *testing.T) {
 			var owed, hi uint256.Int
 			owed.Sub(&balance, &got)
 			hi.Add(&signed, &IssuedSlack)
-			hi.Add(&hi, &MaxTicketAmount)
+			hi.Add(&hi, &MaxTicketValue)
 			if owed.Lt(&signed) || hi.Lt(&owed) {
 				t.Fatalf("after a crash %s counted as owed, want between %s (signed) and %s", owed.Dec(), signed.Dec(), hi.Dec())
 			}
@@ -476,7 +489,7 @@ func TestLedgerCrashNeverUnderstatesWhatIsOwed(t *testing.T) {
 }
 
 func TestIssuedRestoreCountsTheSlackAtTheTop(t *testing.T) {
-	one, worst := tickets.AmountFor(1), MaxTicketAmount
+	one, worst := tickets.AmountFor(1), MaxTicketValue
 	rec := store.IssuedTickets{Through: 10, Runs: []store.IssuedRun{{First: 1, Last: 10, Amount: one}}}
 	ten := tickets.AmountFor(10)
 	var s issued
@@ -510,31 +523,31 @@ func TestIssuedRestoreCountsTheSlackAtTheTop(t *testing.T) {
 }
 
 // TestLedgerSignsNothingAboveTheLargestAmount: the crash accounting assumes no ticket is worth
-// more than MaxTicketAmount, so the ledger refuses to sign one, before using an index.
+// more than MaxTicketValue, so the ledger refuses to sign one, before using an index.
 func TestLedgerSignsNothingAboveTheLargestAmount(t *testing.T) {
 	e := newLedgerEnv(t)
 	dst := common.Address{0xd9}
-	e.chans.open(e.selfAddr, dst, oneToken)
+	e.chans.Open(e.selfAddr, dst, oneToken)
 	var over uint256.Int
-	over.AddUint64(&MaxTicketAmount, 1)
+	over.AddUint64(&MaxTicketValue, 1)
 	if _, err := e.l.IssueTicket(t.Context(), dst, &over, por.Challenge{1}); !errors.Is(err, ErrTicketAmount) {
-		t.Fatalf("IssueTicket above MaxTicketAmount: %v, want ErrTicketAmount", err)
+		t.Fatalf("IssueTicket above MaxTicketValue: %v, want ErrTicketAmount", err)
 	}
-	tk, err := e.l.IssueTicket(t.Context(), dst, &MaxTicketAmount, por.Challenge{1})
+	tk, err := e.l.IssueTicket(t.Context(), dst, &MaxTicketValue, por.Challenge{1})
 	if err != nil || tk.Index != 1 {
-		t.Fatalf("IssueTicket at MaxTicketAmount: index %d, %v; want index 1", tk.Index, err)
+		t.Fatalf("IssueTicket at MaxTicketValue: index %d, %v; want index 1", tk.Index, err)
 	}
-	if want := tickets.PaddedAmount(packet.MaxHops-1, tickets.PadMax); MaxTicketAmount != want {
-		t.Fatalf("MaxTicketAmount %s, want %s", MaxTicketAmount.Dec(), want.Dec())
+	if want := tickets.PaddedAmount(packet.MaxHops-1, tickets.PadMax); MaxTicketValue != want {
+		t.Fatalf("MaxTicketValue %s, want %s", MaxTicketValue.Dec(), want.Dec())
 	}
 }
 
 // TestLedgerRecipientTakesThePadding: as the recipient (final) the ledger accepts a ticket of
 // any amount the channel covers, counts one worth more than 0 as pending until Acknowledge
-// stores it, and a relayer's ticket worth more than MaxTicketAmount is refused.
+// stores it, and a relayer's ticket worth more than MaxTicketValue is refused.
 func TestLedgerRecipientTakesThePadding(t *testing.T) {
 	e := newLedgerEnv(t)
-	e.chans.open(e.sourceAddr, e.selfAddr, tickets.AmountFor(10))
+	e.chans.Open(e.sourceAddr, e.selfAddr, tickets.AmountFor(10))
 	zero := e.incoming(t, 1, uint256.Int{})
 	pad := e.incoming(t, 2, tickets.AmountFor(tickets.PadMax))
 	if err := e.l.AcceptTicket(e.sourceAddr, &zero, true); err != nil {
@@ -558,10 +571,10 @@ func TestLedgerRecipientTakesThePadding(t *testing.T) {
 		t.Fatalf("after storing: %+v, %v", st, err)
 	}
 	var tooMuch uint256.Int
-	tooMuch.AddUint64(&MaxTicketAmount, 1)
-	e.chans.open(e.sourceAddr, e.selfAddr, oneToken)
+	tooMuch.AddUint64(&MaxTicketValue, 1)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
 	relayed := e.incoming(t, 4, tooMuch)
 	if err := e.l.AcceptTicket(e.sourceAddr, &relayed, false); !errors.Is(err, ErrTicketAmount) {
-		t.Fatalf("relayer's ticket above MaxTicketAmount: %v, want ErrTicketAmount", err)
+		t.Fatalf("relayer's ticket above MaxTicketValue: %v, want ErrTicketAmount", err)
 	}
 }

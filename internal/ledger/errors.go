@@ -1,0 +1,60 @@
+package ledger
+
+import "errors"
+
+// Errors returned by this package. Match them with errors.Is. An incoming ticket's rejection is
+// exactly one of the ErrTicket* reasons, ErrChannelNotFound or ErrChannelNotOpen; the relay wraps
+// it in its own invalid-ticket error.
+var (
+	// ErrInvalidConfig reports a Config that New refuses; the wrapping error names the field.
+	ErrInvalidConfig = errors.New("ledger: invalid config")
+
+	// ErrTicketChannel reports a ticket whose channel id is not the channel from its sender.
+	ErrTicketChannel = errors.New("ledger: ticket for another channel")
+	// ErrTicketEpoch reports a ticket of another epoch than the channel's current one.
+	ErrTicketEpoch = errors.New("ledger: ticket epoch is not the channel's")
+	// ErrTicketSigner reports a ticket not signed by the channel's source.
+	ErrTicketSigner = errors.New("ledger: ticket not signed by channel source")
+	// ErrTicketIndex reports a ticket index not above the last one accepted (or redeemed).
+	ErrTicketIndex = errors.New("ledger: ticket index not increasing")
+	// ErrTicketAmount reports a relayer's ticket whose expected value is below the price per hop
+	// or above MaxTicketValue, or a ticket this node was asked to sign above MaxTicketValue.
+	ErrTicketAmount = errors.New("ledger: wrong ticket amount")
+	// ErrTicketWinProb reports a ticket whose win probability is below the network minimum the
+	// contract publishes (or is not a valid 56-bit value).
+	ErrTicketWinProb = errors.New("ledger: ticket win probability below the network minimum")
+	// ErrTicketBalance reports a ticket whose face amount is more than the channel's balance minus
+	// what its source already owes this node.
+	ErrTicketBalance = errors.New("ledger: ticket exceeds channel balance")
+
+	// ErrChannelNotFound reports that no channel exists between the two nodes.
+	ErrChannelNotFound = errors.New("ledger: channel not found")
+	// ErrChannelNotOpen reports a channel that is closed or pending to close.
+	ErrChannelNotOpen = errors.New("ledger: channel not open")
+	// ErrChannelAlreadyOpen reports an open request for a channel that is open or closing.
+	ErrChannelAlreadyOpen = errors.New("ledger: channel already open")
+	// ErrClosureTimeNotReached reports a closure that cannot be finalized yet: the channel's
+	// closure period has not passed (the contract's ClosureTimeNotReached).
+	ErrClosureTimeNotReached = errors.New("ledger: closure period not over yet")
+	// ErrNotEnoughBalance reports that an account or a channel cannot pay what is asked: this
+	// node's outgoing channel cannot cover the ticket it would issue (depleted or underfunded),
+	// or the account's token or native balance is below an amount to fund or withdraw.
+	ErrNotEnoughBalance = errors.New("ledger: not enough balance")
+	// ErrSelf reports a channel operation naming this node as its other end.
+	ErrSelf = errors.New("ledger: a channel needs another node than this one")
+
+	// ErrAlreadyRedeemed reports a ticket whose index the contract has already passed (its
+	// IndexNotIncreasing): paid before, or void because a later index was paid.
+	ErrAlreadyRedeemed = errors.New("ledger: ticket index already redeemed")
+	// ErrTicketVoid reports a ticket the contract refused for good: its channel closed or
+	// reopened, its signature or proof-of-relay response does not check, or the channel's
+	// balance cannot pay it. It is settled as neglected.
+	ErrTicketVoid = errors.New("ledger: ticket void")
+	// ErrContractRefused reports a contract revert this package has no sentinel for; the error
+	// carries the contract's reason.
+	ErrContractRefused = errors.New("ledger: the contract refused")
+
+	// ErrStopped reports a ticket asked of a Ledger whose Run has ended (the node is stopping):
+	// what it issued is already stored, so it signs no more.
+	ErrStopped = errors.New("ledger: stopped")
+)

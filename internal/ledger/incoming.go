@@ -1,0 +1,245 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
+
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/store"
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+// inChannel is what an incoming channel owes this node in one epoch: the face amounts of the
+// acknowledged winners in the store above the chain's ticket index (stored), and of the tickets
+// accepted and not yet acknowledged (pending, in memory: at most what the relay's pending table
+// holds). The winners themselves stay in the store; stored is re-read from it whenever the
+// chain's index moves.
+type inChannel struct {
+	epoch      uint32
+	lastIndex  uint64 // highest index accepted
+	redeemed   uint64 // the chain's ticket index stored was computed at
+	stored     uint256.Int
+	pending    map[uint64]uint256.Int
+	pendingSum uint256.Int
+}
+
+// owed is what the channel's source owes this node now.
+func (st *inChannel) owed() uint256.Int {
+	var o uint256.Int
+	o.Add(&st.stored, &st.pendingSum)
+	return o
+}
+
+// AcceptTicket validates t, received from the node with chain address from, for a packet this
+// node relays (final false: its expected value must be between PricePerHop and MaxTicketValue)
+// or receives as the recipient (final true: any amount, the sender's padding): t is for the
+// channel from → this node, which is open, in the channel's epoch, with a win probability not
+// below the network minimum, an index above the last one accepted, a face amount no more than
+// the balance minus what from already owes this node, and signed by from. On success a
+// relayer's ticket, and a recipient's worth more than 0, is pending until Acknowledge or Neglect
+// settles it. A rejection is one of the package's ticket sentinels (errors.go). The
+// proof-of-relay challenge is the caller's to check.
+func (l *Ledger) AcceptTicket(from common.Address, t *tickets.Ticket, final bool) (err error) {
+	defer func() {
+		if err != nil {
+			l.mu.Lock()
+			l.unsaved.Rejected++
+			l.unsaved.RejectedValue.Add(&l.unsaved.RejectedValue, &t.Amount)
+			l.mu.Unlock()
+		}
+	}()
+	ch, ok := l.cfg.Channels.Channel(from, l.self)
+	if !ok {
+		return ErrChannelNotFound
+	}
+	if ch.Status != channels.Open {
+		return ErrChannelNotOpen
+	}
+	if t.ChannelID != ch.ID {
+		return ErrTicketChannel
+	}
+	if t.Epoch != ch.Epoch {
+		return fmt.Errorf("%w: ticket %d, channel %d", ErrTicketEpoch, t.Epoch, ch.Epoch)
+	}
+	if !t.Amount.IsZero() && (t.WinProb > tickets.MaxWinProb || t.WinProb < l.minWinProb()) {
+		return fmt.Errorf("%w: %s below %s", ErrTicketWinProb, tickets.FormatWinProb(t.WinProb), tickets.FormatWinProb(l.minWinProb()))
+	}
+	// The recipient takes any amount the channel covers: the sender's padding (PROTOCOL.md
+	// §4.5). A relayer's ticket pays at least its price and at most what a sender pays, in
+	// expected value.
+	if !final {
+		if v := t.Value(); v.Lt(&PricePerHop) || v.Gt(&MaxTicketValue) {
+			return ErrTicketAmount
+		}
+	}
+	// Cheap checks against the current state first, the signature (an ecrecover) last.
+	if err := l.checkIncoming(&ch, t); err != nil {
+		return err
+	}
+	signer, err := t.Signer(l.cfg.ChainID, l.cfg.Contract)
+	if err != nil || signer != from {
+		return ErrTicketSigner
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st, err := l.incoming(&ch)
+	if err != nil {
+		return err
+	}
+	if err := st.check(&ch, t); err != nil { // again: another worker may have raced us
+		return err
+	}
+	st.lastIndex = t.Index
+	if !t.Amount.IsZero() {
+		st.pending[t.Index] = t.Amount
+		st.pendingSum.Add(&st.pendingSum, &t.Amount)
+	}
+	if !final || !t.Amount.IsZero() { // pending until Acknowledge stores it
+		l.pending++
+	}
+	return nil
+}
+
+func (l *Ledger) checkIncoming(ch *channels.Channel, t *tickets.Ticket) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st, err := l.incoming(ch)
+	if err != nil {
+		return err
+	}
+	return st.check(ch, t)
+}
+
+// incoming returns the state of channel ch, loading it from the store on first use, resetting
+// it when the channel's epoch changed and re-reading what the store holds when the chain's
+// ticket index moved. l.mu is held.
+func (l *Ledger) incoming(ch *channels.Channel) (*inChannel, error) {
+	st := l.in[ch.ID]
+	if st == nil || st.epoch != ch.Epoch {
+		st = &inChannel{epoch: ch.Epoch, pending: make(map[uint64]uint256.Int)}
+		if err := l.reload(st, ch); err != nil {
+			return nil, err
+		}
+		l.in[ch.ID] = st
+		return st, nil
+	}
+	if st.redeemed != ch.TicketIndex {
+		if err := l.reload(st, ch); err != nil {
+			return nil, err
+		}
+	}
+	return st, nil
+}
+
+// reload recomputes what the store's winners of ch's epoch above the chain's index are worth,
+// and forgets pending tickets at or below that index (the chain passed them: they are void).
+// l.mu is held.
+func (l *Ledger) reload(st *inChannel, ch *channels.Channel) error {
+	acked, err := l.cfg.Store.AcknowledgedTicketsOf(ch.ID)
+	if err != nil {
+		return fmt.Errorf("load acknowledged tickets: %w", err)
+	}
+	st.stored.Clear()
+	for _, a := range acked {
+		if a.Ticket.Epoch != ch.Epoch {
+			continue
+		}
+		st.lastIndex = max(st.lastIndex, a.Ticket.Index)
+		if a.Ticket.Index > ch.TicketIndex {
+			st.stored.Add(&st.stored, &a.Ticket.Amount)
+		}
+	}
+	for i, amount := range st.pending {
+		if i <= ch.TicketIndex {
+			st.pendingSum.Sub(&st.pendingSum, &amount)
+			delete(st.pending, i)
+		}
+	}
+	st.redeemed = ch.TicketIndex
+	return nil
+}
+
+// check validates t's index and face amount against the channel state without changing it.
+func (st *inChannel) check(ch *channels.Channel, t *tickets.Ticket) error {
+	if t.Index <= st.lastIndex || t.Index <= ch.TicketIndex {
+		return fmt.Errorf("%w: %d after %d", ErrTicketIndex, t.Index, max(st.lastIndex, ch.TicketIndex))
+	}
+	balance, owed := balanceOf(ch), st.owed()
+	var avail uint256.Int
+	if _, under := avail.SubOverflow(&balance, &owed); under || avail.Lt(&t.Amount) {
+		return ErrTicketBalance
+	}
+	return nil
+}
+
+// settlePending takes a ticket off its channel's pending tickets and, when it won (and is above
+// the index the stored sum was computed at), counts it as stored. l.mu is held.
+func (l *Ledger) settlePending(t *tickets.Ticket, won bool) {
+	st := l.in[t.ChannelID]
+	if st == nil || st.epoch != t.Epoch {
+		return
+	}
+	if amount, ok := st.pending[t.Index]; ok {
+		st.pendingSum.Sub(&st.pendingSum, &amount)
+		delete(st.pending, t.Index)
+	}
+	if won && t.Index > st.redeemed {
+		st.stored.Add(&st.stored, &t.Amount)
+	}
+}
+
+// Acknowledge records pending tickets as acknowledged, with their responses: the winners are
+// stored durably (when it returns nil they survive a crash), the losers are dropped and counted.
+// One store transaction per call; the relay batches acknowledgements.
+func (l *Ledger) Acknowledge(ctx context.Context, acks []AckedTicket) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	rows := make([]store.AckedTicket, 0, len(acks))
+	won := make([]bool, len(acks))
+	for i := range acks {
+		a := &acks[i]
+		if won[i] = a.Ticket.Wins(a.Response, l.cfg.ChainID, l.cfg.Contract); won[i] {
+			rows = append(rows, store.AckedTicket{Source: a.Source, Ticket: a.Ticket, Response: a.Response})
+		}
+	}
+	if err := l.cfg.Store.SaveAcknowledgedTickets(rows); err != nil {
+		return fmt.Errorf("save %d acknowledged tickets: %w", len(rows), err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for i := range acks {
+		t := &acks[i].Ticket
+		l.settlePending(t, won[i])
+		if !won[i] {
+			l.unsaved.Losing++
+			l.unsaved.LosingValue.Add(&l.unsaved.LosingValue, &t.Amount)
+		}
+	}
+	l.pending -= min(l.pending, uint64(len(acks)))
+	return nil
+}
+
+// Neglect gives up a pending ticket whose packet was never acknowledged (it expired, or the
+// packet could not be forwarded).
+func (l *Ledger) Neglect(from common.Address, t *tickets.Ticket) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.settlePending(t, false)
+	l.pending -= min(l.pending, 1)
+	l.unsaved.Neglected++
+}
+
+// forgetStored takes a settled-unpaid ticket (losing or void) off what its channel owes. l.mu
+// is held, and was held while the ticket left the store, so a reload saw it either in the store
+// or not at all.
+func (l *Ledger) forgetStored(t *tickets.Ticket) {
+	if st := l.in[t.ChannelID]; st != nil && st.epoch == t.Epoch && t.Index > st.redeemed {
+		if _, under := st.stored.SubOverflow(&st.stored, &t.Amount); under {
+			st.stored.Clear()
+		}
+	}
+}
