@@ -120,7 +120,7 @@ var settingDefs = []settingDef{
 	},
 	{
 		name: "winProb", help: "win probability of the tickets this node signs, as a probability such as 0.05 (never below the network minimum), or min to follow the network minimum the contract publishes; a ticket's face value is its price divided by it",
-		get:  func(s Settings) any { return winProbText(s.WinProb) },
+		get: func(s Settings) any { return winProbText(s.WinProb) },
 		set: func(s *Settings, v json.RawMessage) error {
 			var str string
 			if err := json.Unmarshal(v, &str); err != nil {

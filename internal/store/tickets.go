@@ -85,11 +85,11 @@ type TicketCounters struct {
 	Won      uint64
 	WonValue uint256.Int
 	// Losing and LosingValue count acknowledged tickets that did not win (face amounts).
-	Losing          uint64
-	LosingValue     uint256.Int
-	Neglected       uint64
-	Rejected        uint64
-	RejectedValue   uint256.Int
+	Losing        uint64
+	LosingValue   uint256.Int
+	Neglected     uint64
+	Rejected      uint64
+	RejectedValue uint256.Int
 }
 
 func ackedKey(channelID [32]byte, epoch uint32, index uint64) []byte {
