@@ -18,7 +18,7 @@ import (
 	"github.com/relayd/relayd/internal/devchain"
 )
 
-const devchainUsage = `usage: relayd devchain [--port 8545] [--closurePeriod 60s] [--blockInterval 1s] [--env devchain.env]
+const devchainUsage = `usage: relayd devchain [--port 8545] [--closurePeriod 60s] [--blockInterval 1s] [--blockTime 0] [--env devchain.env]
        relayd devchain fund [flags] <address> <tokens> <native>
 
 Runs the embedded development chain (go-ethereum's simulated backend, chain id 1337) with the
@@ -47,6 +47,7 @@ func devchainMain(args []string, stdout, stderr io.Writer) int {
 	port := fs.Int("port", 8545, "JSON-RPC port (HTTP and WebSocket) on 127.0.0.1; 0 picks a free one")
 	closure := fs.Duration("closurePeriod", devchain.DefaultClosurePeriod, "channel closure period of the deployed contract (whole seconds)")
 	interval := fs.Duration("blockInterval", devchain.DefaultBlockInterval, "empty-block interval when idle (transactions are sealed at once)")
+	blockTime := fs.Duration("blockTime", 0, "block time, e.g. 2s: a block at that interval, transactions wait for the next one, as on a real chain (0: every transaction sealed at once, empty blocks every --blockInterval)")
 	envFile := fs.String("env", "devchain.env", "file to write export lines to (empty: none)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -54,8 +55,8 @@ func devchainMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if fs.NArg() != 0 || *port < 0 || *port > 65535 || *closure < 0 || *closure%time.Second != 0 {
-		fmt.Fprintln(stderr, "relayd devchain: bad arguments (the closure period must be whole seconds)")
+	if fs.NArg() != 0 || *port < 0 || *port > 65535 || *closure < 0 || *closure%time.Second != 0 || *blockTime < 0 {
+		fmt.Fprintln(stderr, "relayd devchain: bad arguments (the closure period must be whole seconds, the block time not negative)")
 		fs.Usage()
 		return 2
 	}
@@ -67,7 +68,7 @@ func devchainMain(args []string, stdout, stderr io.Writer) int {
 		stop() // a second signal exits at once
 	}()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c, err := devchain.New(ctx, devchain.Config{Port: *port, ClosurePeriod: *closure, BlockInterval: *interval, Logger: log})
+	c, err := devchain.New(ctx, devchain.Config{Port: *port, ClosurePeriod: *closure, BlockInterval: *interval, BlockTime: *blockTime, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "relayd devchain: %v\n", err)
 		return 1

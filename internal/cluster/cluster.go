@@ -262,6 +262,7 @@ func (c *cluster) startChain(ctx context.Context) error {
 		Host:          host,
 		Port:          c.cfg.ChainPort,
 		ClosurePeriod: c.cfg.ClosurePeriod,
+		BlockTime:     c.cfg.BlockTime,
 		Alloc:         alloc,
 		Logger:        slog.New(slog.NewTextHandler(logFile, nil)),
 	})

@@ -39,6 +39,9 @@ const (
 	// DefaultStrategyInterval is the channel strategy's tick in a sparse
 	// network: short, so that the network forms in seconds.
 	DefaultStrategyInterval = 2 * time.Second
+	// MaxBlockTime bounds the dev chain's block time: every stage waits for a few blocks, and a
+	// longer block time makes them outlast the stage timeout.
+	MaxBlockTime = 15 * time.Second
 )
 
 // Topologies.
@@ -87,6 +90,9 @@ type Config struct {
 	DataDir string
 	// ClosurePeriod is the channels contract's closure period (whole seconds).
 	ClosurePeriod time.Duration
+	// BlockTime is the dev chain's block time (devchain.Config.BlockTime): 0 seals every
+	// transaction at once; a positive one seals a block at that interval, as a real chain does.
+	BlockTime time.Duration
 	// MixDelayMean is every node's --mixDelayMean: the mean of the exponential per-hop mixing
 	// delay (config.DefaultMixDelayMean); 0 with MixDelayMax 0 mixes nothing.
 	MixDelayMean time.Duration
@@ -227,6 +233,8 @@ func (c Config) Validate() error {
 		return &FieldError{"apiToken", fmt.Sprintf("must be at least %d characters long", config.MinTokenLength)}
 	case c.ClosurePeriod <= 0 || c.ClosurePeriod%time.Second != 0:
 		return &FieldError{"closurePeriod", "must be a positive whole number of seconds"}
+	case c.BlockTime < 0 || c.BlockTime > MaxBlockTime:
+		return &FieldError{"blockTime", fmt.Sprintf("must be between 0 (a block per transaction) and %v", MaxBlockTime)}
 	case c.MixDelayMax < 0:
 		return &FieldError{"mixDelayMax", "must not be negative"}
 	case c.MixDelayMean < 0 || c.MixDelayMean > config.MaxMixDelayMean:

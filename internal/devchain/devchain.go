@@ -3,9 +3,10 @@
 // 127.0.0.1, with the RelayToken and RelayChannels contracts deployed at start and a pre-funded
 // deployer. `relayd devchain` runs it alone; `relayd cluster` and tests embed it.
 //
-// Block production. A block is sealed as soon as a transaction enters the pool (the chain
-// subscribes to its own pending transactions), so a receipt waits for one seal (a few
-// milliseconds), not for a block interval. When idle, an empty block is sealed every
+// Block production. By default a block is sealed as soon as a transaction enters the pool (the
+// chain subscribes to its own pending transactions), so a receipt waits for one seal (a few
+// milliseconds), not for a block interval. With Config.BlockTime set, blocks come only at that
+// interval, as on a real chain: a transaction waits in the pool for the next block. When idle, an empty block is sealed every
 // BlockInterval (default 1 s) so that block time follows the wall clock, which closure periods
 // are measured in. The simulated beacon gives every block a timestamp of at least its parent's
 // plus one second, so a burst of transactions moves chain time ahead of the wall clock by about
@@ -73,6 +74,11 @@ type Config struct {
 	// NoInstantSeal switches off sealing on every new transaction: blocks come only every
 	// BlockInterval, as on a real chain. For latency measurements.
 	NoInstantSeal bool
+	// BlockTime, when positive, makes the chain behave like a real one: a block is sealed every
+	// BlockTime, empty or not, and a transaction waits in the pool for the next block (it sets
+	// BlockInterval and NoInstantSeal). 0, the default, seals every transaction at once.
+	// `relayd devchain --blockTime 2s`.
+	BlockTime time.Duration
 	// ClosurePeriod is the channels contract's closure period, whole seconds
 	// (DefaultClosurePeriod).
 	ClosurePeriod time.Duration
@@ -120,6 +126,12 @@ func DevKey() *ecdsa.PrivateKey {
 func New(ctx context.Context, cfg Config) (*Chain, error) {
 	if cfg.Host == "" {
 		cfg.Host = "127.0.0.1"
+	}
+	if cfg.BlockTime < 0 {
+		return nil, fmt.Errorf("dev chain: negative block time %s", cfg.BlockTime)
+	}
+	if cfg.BlockTime > 0 {
+		cfg.BlockInterval, cfg.NoInstantSeal = cfg.BlockTime, true
 	}
 	if cfg.BlockInterval <= 0 {
 		cfg.BlockInterval = DefaultBlockInterval
@@ -256,12 +268,15 @@ func (c *Chain) start(ctx context.Context) error {
 		return fmt.Errorf("dev chain deployer client: %w", err)
 	}
 	c.log.Info("dev chain started", "rpc", c.RPCURL(), "chainId", ChainID,
-		"token", d.Token.Hex(), "channels", d.Channels.Hex(), "closurePeriod", c.cfg.ClosurePeriod)
+		"token", d.Token.Hex(), "channels", d.Channels.Hex(), "closurePeriod", c.cfg.ClosurePeriod,
+		"blockTime", c.cfg.BlockTime)
 	return nil
 }
 
 // sealLoop seals a block when a transaction is pending, and an empty one every BlockInterval
-// once the wall clock has passed the last block's timestamp.
+// once the wall clock has passed the last block's timestamp. With a BlockTime it seals at every
+// tick, even while chain time is ahead of the wall clock (after AdjustTime): a real chain does
+// not stop producing blocks, and transactions wait only for the next one.
 func (c *Chain) sealLoop() {
 	defer close(c.done)
 	idle := time.NewTicker(c.cfg.BlockInterval)
@@ -276,7 +291,7 @@ func (c *Chain) sealLoop() {
 			c.sealMu.Lock()
 			behind := uint64(time.Now().Unix()) > c.lastTime
 			c.sealMu.Unlock()
-			if behind {
+			if behind || c.cfg.BlockTime > 0 {
 				c.Seal()
 			}
 		}
@@ -307,6 +322,43 @@ func (c *Chain) AdjustTime(d time.Duration) error {
 		c.lastTime = head.Time
 	}
 	return nil
+}
+
+// Reorg replaces every block after ancestor (a block of the canonical chain) with a new branch
+// one block longer, as a reorganisation on a real chain does, and returns the new head's hash.
+// With drop set, the transactions of the removed blocks are dropped from the pool too, so that
+// they are not mined again (a competing branch that never saw them); without it, they go back
+// to the pool and into the new branch. It fails while transactions are pending (the simulated
+// backend's Fork requires an empty pool). Tests use it; a real chain does it by itself.
+func (c *Chain) Reorg(ctx context.Context, ancestor common.Hash, drop bool) (common.Hash, error) {
+	c.sealMu.Lock()
+	defer c.sealMu.Unlock()
+	eth := c.sim.Client()
+	base, err := eth.HeaderByHash(ctx, ancestor)
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("reorg: ancestor %s: %w", ancestor.Hex(), err)
+	}
+	head, err := eth.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("reorg: head: %w", err)
+	}
+	if head.Number.Cmp(base.Number) <= 0 {
+		return common.Hash{}, fmt.Errorf("reorg: ancestor %s is the head", ancestor.Hex())
+	}
+	if err := c.sim.Fork(ancestor); err != nil {
+		return common.Hash{}, fmt.Errorf("reorg: %w", err)
+	}
+	if drop {
+		c.sim.Rollback() // the pool has taken the removed blocks' transactions back: drop them
+	}
+	var h common.Hash
+	for range head.Number.Uint64() - base.Number.Uint64() + 1 {
+		h = c.sim.Commit()
+	}
+	if hd, err := eth.HeaderByHash(ctx, h); err == nil {
+		c.lastTime = hd.Time
+	}
+	return h, nil
 }
 
 // Run blocks until ctx ends, then closes the chain.

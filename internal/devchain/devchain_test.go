@@ -206,3 +206,105 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestBlockTime runs the chain with a 1 s block time: transactions wait for the next block
+// instead of being sealed at once, so three transfers sent one after the other land in three
+// blocks about a second apart, and the chain keeps sealing after AdjustTime moved it ahead of
+// the wall clock.
+func TestBlockTime(t *testing.T) {
+	const blockTime = time.Second
+	c, err := New(t.Context(), Config{BlockTime: blockTime, Logger: slogDiscard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := chain.Dial(t.Context(), chain.Config{ProviderURL: c.RPCURL(), Key: c.DeployerKey(),
+		Channels: c.ChannelsAddress(), ReceiptPoll: 5 * time.Millisecond, Logger: slogDiscard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	eth := c.sim.Client()
+	var blocks []uint64
+	var first time.Time
+	for i := range 3 {
+		h, err := cl.TransferNative(t.Context(), common.Address{0xbe}, big.NewInt(1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			first = time.Now()
+		}
+		r, err := eth.TransactionReceipt(t.Context(), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		blocks = append(blocks, r.BlockNumber.Uint64())
+	}
+	elapsed := time.Since(first)
+	if blocks[0] == blocks[1] || blocks[1] == blocks[2] {
+		t.Fatalf("sequential transactions in blocks %v", blocks)
+	}
+	// The second and third transfers each waited for a block of their own after the first's.
+	if elapsed < 3*blockTime/2 {
+		t.Fatalf("two more transfers took %v with a %v block time: sealed at once", elapsed, blockTime)
+	}
+	if err := c.AdjustTime(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.TransferNative(t.Context(), common.Address{0xbe}, big.NewInt(1)); err != nil {
+		t.Fatalf("after AdjustTime: %v", err)
+	}
+}
+
+// TestReorg replaces the blocks after an ancestor with a longer branch: a transaction of the
+// removed blocks is gone with drop, and mined again in the new branch without it.
+func TestReorg(t *testing.T) {
+	c, err := New(t.Context(), Config{Logger: slogDiscard()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	eth := c.sim.Client()
+	dst := common.Address{0xbe}
+	// Dropping last: the deployer's client keeps the nonce of the dropped transaction as used.
+	for _, drop := range []bool{false, true} {
+		ancestor, err := eth.HeaderByNumber(t.Context(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before, err := eth.BalanceAt(t.Context(), dst, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Fund(t.Context(), dst, big.NewInt(7), nil); err != nil {
+			t.Fatal(err)
+		}
+		oldHead, err := eth.BlockNumber(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, err := c.Reorg(t.Context(), ancestor.Hash(), drop)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := eth.HeaderByNumber(t.Context(), nil)
+		if err != nil || h.Hash() != head || h.Number.Uint64() <= oldHead {
+			t.Fatalf("head after the reorg %v (%v), want %s above %d", h, err, head, oldHead)
+		}
+		if old, err := eth.HeaderByNumber(t.Context(), new(big.Int).SetUint64(ancestor.Number.Uint64()+1)); err != nil || old.ParentHash != ancestor.Hash() {
+			t.Fatalf("the new branch does not start at the ancestor: %v", err)
+		}
+		after, err := eth.BalanceAt(t.Context(), dst, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := new(big.Int).Set(before)
+		if !drop {
+			want.Add(want, big.NewInt(7))
+		}
+		if after.Cmp(want) != 0 {
+			t.Fatalf("drop=%v: balance %v after the reorg, want %v", drop, after, want)
+		}
+	}
+}
