@@ -8,6 +8,9 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/relayd/relayd/internal/identity"
 )
 
 // checkMessage runs the validator over a POST /messages with body as the mux would hand it
@@ -123,4 +126,46 @@ func TestDirectMessageBodyMatchesTheSchema(t *testing.T) {
 		recipient.Pattern != "" || recipient.Nullable {
 		t.Fatalf("Recipient changed: %+v", recipient)
 	}
+}
+
+// BenchmarkMessageCheckDirectVsDocument alternates the API's own per-request checks of a
+// message before and after the direct path, on the same goroutine: the document's validator
+// plus parsing the recipient PeerId (document-ns/op), and the direct check plus the memo of
+// parsed PeerIds (direct-ns/op).
+func BenchmarkMessageCheckDirectVsDocument(b *testing.B) {
+	v, err := newValidator(slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	const peer = "16Uiu2HAkySLfojPX9mxK29GP3McjgeXrRAvNCwLYxyAPqJiCoywT"
+	body := `{"body":"` + strings.Repeat("x", 100) + `","recipient":"` + peer + `"}`
+	memo := &peerIDCache{max: 16}
+	var doc, direct time.Duration
+	for b.Loop() {
+		t0 := time.Now()
+		ok, _ := checkMessage(v, body, false)
+		_, err := identity.ParsePeerID(peer)
+		t1 := time.Now()
+		if !ok || err != nil {
+			b.Fatal("document path refused", err)
+		}
+		ok, _ = checkMessage(v, body, true)
+		if _, hit := memo.get(peer); !hit {
+			id, err := identity.ParsePeerID(peer)
+			if err != nil {
+				b.Fatal(err)
+			}
+			memo.put(peer, id)
+		}
+		t2 := time.Now()
+		if !ok {
+			b.Fatal("direct path refused")
+		}
+		doc += t1.Sub(t0)
+		direct += t2.Sub(t1)
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(doc.Nanoseconds())/n, "document-ns/op")
+	b.ReportMetric(float64(direct.Nanoseconds())/n, "direct-ns/op")
+	b.ReportMetric(float64(direct)/float64(doc), "direct/document")
 }
