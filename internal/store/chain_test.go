@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"math/big"
 	"testing"
 	"time"
@@ -143,5 +144,95 @@ func TestChainCursorGenesis(t *testing.T) {
 	}
 	if _, _, _, err := db.LoadChainState(); err == nil {
 		t.Fatal("a 3-byte cursor was read")
+	}
+}
+
+// TestChainRewind journals three committed ranges, rewinds to the middle checkpoint (a
+// redemption and an announcement undone), then to the first (an opening undone: the channel is
+// gone), and checks what each rewind reports, the stored state and the cursor; and that the
+// journal is pruned to its depth.
+func TestChainRewind(t *testing.T) {
+	db, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	cur := func(next uint64, h byte) ChainCursor {
+		return ChainCursor{ChainID: 1, Contract: common.Address{1}, Next: next, Hash: common.Hash{h}}
+	}
+	old := testChannel(1, 2, 5, channels.Open) // open before the journal's ranges
+	opened := testChannel(3, 4, 9, channels.Open)
+	redeemed := opened
+	redeemed.TicketIndex, redeemed.Balance = 7, big.NewInt(8)
+	ann := channels.Announcement{Account: common.Address{19: 3}, PublicKey: []byte{2, 3}, Multiaddrs: []string{"/ip4/127.0.0.1/tcp/3"}}
+	const depth = 64
+	steps := []struct {
+		cur   ChainCursor
+		chans []channels.Channel
+		anns  []channels.Announcement
+	}{
+		{cur(11, 10), []channels.Channel{old}, nil},
+		{cur(13, 12), []channels.Channel{opened}, nil},
+		{cur(16, 15), []channels.Channel{redeemed}, []channels.Announcement{ann}},
+	}
+	for _, s := range steps {
+		if err := db.CommitChainRange(s.cur, s.chans, s.anns, depth); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, err := db.ChainJournal()
+	if err != nil || len(j) != 3 || j[0] != (ChainCheckpoint{15, common.Hash{15}}) || j[2] != (ChainCheckpoint{10, common.Hash{10}}) {
+		t.Fatalf("journal %+v, %v", j, err)
+	}
+	if _, err := db.RewindChainState(ChainCheckpoint{12, common.Hash{99}}); !errors.Is(err, ErrNoCheckpoint) {
+		t.Fatalf("rewind to a checkpoint of another hash: %v", err)
+	}
+
+	rw, err := db.RewindChainState(ChainCheckpoint{12, common.Hash{12}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rw.Channels) != 1 || !rw.Channels[0].Undone.Equal(redeemed) || rw.Channels[0].Restored == nil || !rw.Channels[0].Restored.Equal(opened) {
+		t.Fatalf("channels rewound %+v", rw.Channels)
+	}
+	if len(rw.Announcements) != 1 || rw.Announcements[0].Undone.Account != ann.Account || rw.Announcements[0].Restored != nil {
+		t.Fatalf("announcements rewound %+v", rw.Announcements)
+	}
+	c, chans, anns, err := db.LoadChainState()
+	if err != nil || c != cur(13, 12) || len(anns) != 0 || len(chans) != 2 {
+		t.Fatalf("after the first rewind: %+v %d channels %d announcements %v", c, len(chans), len(anns), err)
+	}
+
+	rw, err = db.RewindChainState(ChainCheckpoint{10, common.Hash{10}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rw.Channels) != 1 || !rw.Channels[0].Undone.Equal(opened) || rw.Channels[0].Restored != nil {
+		t.Fatalf("opening rewound %+v", rw.Channels)
+	}
+	c, chans, _, err = db.LoadChainState()
+	if err != nil || c != cur(11, 10) || len(chans) != 1 || !chans[0].Equal(old) {
+		t.Fatalf("after the second rewind: %+v %+v %v", c, chans, err)
+	}
+	if j, _ := db.ChainJournal(); len(j) != 1 {
+		t.Fatalf("journal after rewinding %+v", j)
+	}
+
+	// Pruning: with depth 3, a checkpoint at 20 keeps 18..20 and the newest one at or below 17.
+	for _, s := range []ChainCursor{cur(13, 12), cur(16, 15), cur(21, 20)} {
+		if err := db.CommitChainRange(s, nil, nil, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j, _ = db.ChainJournal()
+	if len(j) != 2 || j[0].Block != 20 || j[1].Block != 15 {
+		t.Fatalf("pruned journal %+v, want blocks 20 and 15", j)
+	}
+	// A commit without a journal drops it.
+	if err := db.CommitChainState(cur(22, 21), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := db.ChainJournal(); len(j) != 0 {
+		t.Fatalf("journal kept by CommitChainState: %+v", j)
 	}
 }
