@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Browser tests, in headless Chromium: installs Debian's chromium if missing
-# and the pinned playwright-core and axe-core, builds relayd, then
+# and the pinned playwright-core and axe-core, runs the unit tests of the
+# console's modules (e2e/browser/console-unit.test.mjs), builds relayd, then
 #  1. the REST API's reference UI (e2e/browser/swagger.test.mjs): starts a
 #     real relayd on free loopback ports, waits until its API answers, and
 #     drives /api/v2/_swagger/;
@@ -19,6 +20,8 @@ if [ ! -x /usr/bin/chromium ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
 fi
 (cd e2e/browser && npm ci --no-audit --no-fund --loglevel=error)
+# The console's pure modules first: a second, no browser needed.
+node --test e2e/browser/console-unit.test.mjs
 
 tmp=$(mktemp -d)
 node_pid=""

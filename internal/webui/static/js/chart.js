@@ -46,6 +46,7 @@ export class Series {
   constructor(max = 2000) {
     this.points = [];
     this.max = max;
+    this.dropped = 0; // events counted in points trimmed away
   }
 
   // add counts one event at time t (ms); events may come a little out of
@@ -53,8 +54,8 @@ export class Series {
   add(t) {
     this.points.push({ t, v: 0 });
     this.points.sort((a, b) => a.t - b.t);
-    this.points.forEach((p, i) => { p.v = i + 1; });
-    this.trim();
+    this.points.forEach((p, i) => { p.v = this.dropped + i + 1; });
+    this.dropped += this.trim();
   }
 
   // set records the value v at time t when it changed.
@@ -65,7 +66,10 @@ export class Series {
     this.trim();
   }
 
+  // trim drops the oldest points beyond max and returns how many.
   trim() {
-    if (this.points.length > this.max) this.points.splice(0, this.points.length - this.max);
+    const n = Math.max(0, this.points.length - this.max);
+    this.points.splice(0, n);
+    return n;
   }
 }

@@ -101,6 +101,7 @@ export class AdminConn {
   close() {
     if (this.ws) {
       this.ws.onclose = null;
+      this.ws.onmessage = null;
       this.ws.close(1000, 'bye');
     }
     for (const p of this.pending.splice(0)) p.reject(new Error('logged out'));

@@ -69,6 +69,9 @@ async function login(token, port) {
   const conn = new AdminConn(adminURL(), token);
   conn.onframe = (f) => onFrame(f);
   stream.list.replaceChildren(); // a reconnection replays the history again
+  state.messages = new Series(); // counted from the replay on
+  state.tickets = new Series();
+  state.ticketBase = undefined;
   try {
     await conn.open();
   } catch (err) {
@@ -262,7 +265,11 @@ function renderTickets(st) {
   fact(dl, 'Win proportion', `${(Number(st.winProportion) * 100).toFixed(0)} %`);
   fact(dl, 'Neglected', String(st.neglected));
   fact(dl, 'Rejected', `${st.rejected} (${tokens(st.rejectedValue)} ${state.symbol})`);
-  state.tickets.set(Date.now(), Number(st.unredeemed) + Number(st.redeemed) + Number(st.losingTickets));
+  // Earned since the page opened: acknowledged tickets, whatever became
+  // of them (redeemed or found losing) since.
+  const total = Number(st.unredeemed) + Number(st.redeemed) + Number(st.losingTickets);
+  if (state.ticketBase === undefined) state.ticketBase = total;
+  state.tickets.set(Date.now(), Math.max(0, total - state.ticketBase));
 }
 
 function renderNode(addr, bal, info) {
@@ -287,7 +294,7 @@ function renderNode(addr, bal, info) {
 
 function drawCharts() {
   drawChart($('chart-messages'), state.messages.points, 'Messages received', 'messages');
-  drawChart($('chart-tickets'), state.tickets.points, 'Tickets earned', 'tickets');
+  drawChart($('chart-tickets'), state.tickets.points, 'Tickets earned since the page opened', 'tickets');
 }
 
 // settle turns a failed call into null, and notes the first failure.
@@ -341,8 +348,6 @@ async function refresh() {
 
 async function startApp() {
   state.self = '';
-  state.messages = new Series();
-  state.tickets = new Series();
   // The page's own questions for completion: hidden from the stream.
   state.conn.run('help', { hidden: true }).then((l) => { state.names = parseHelp(l); }).catch(() => {});
   await refreshAliases();

@@ -69,7 +69,10 @@ export class Stream {
 
   append(f) {
     const kind = kindOf(f);
-    const row = el('div', undefined, { class: `row ${kind}${f.replay ? ' replay' : ''}${f.reply === 'echo' ? ' echo' : ''}` });
+    // A node log line says its level first (level=WARN …): warnings and
+    // errors stand out.
+    const level = kind === 'log' ? (/^level=(WARN|ERROR)\b/.exec(f.msg)?.[1] || '').toLowerCase() : '';
+    const row = el('div', undefined, { class: `row ${kind}${level ? ' ' + level : ''}${f.replay ? ' replay' : ''}${f.reply === 'echo' ? ' echo' : ''}` });
     row.dataset.kind = kind;
     row.append(el('time', clock(f.ts), { class: 'ts', datetime: visible(f.ts) }));
     let tag = kind === 'reply' ? 'command' : kind;

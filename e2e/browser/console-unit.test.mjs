@@ -1,0 +1,113 @@
+// Unit tests of the web console's pure modules (no browser): how untrusted
+// text is made visible, token amounts, completion, and the parsing of the
+// node's help. The modules are the ones the node embeds
+// (internal/webui/static/js), imported as they are served.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { visible, visibleParts, tokens, shortId, ago } from '../../internal/webui/static/js/text.js';
+import { complete, commonPrefix } from '../../internal/webui/static/js/cmdline.js';
+import { parseHelp } from '../../internal/webui/static/js/conn.js';
+import { kindOf } from '../../internal/webui/static/js/stream.js';
+import { widthOf } from '../../internal/webui/static/js/graph.js';
+import { Series } from '../../internal/webui/static/js/chart.js';
+
+test('visible: every C0 control, DEL, C1 control and bidi or invisible format character gets a stand-in', () => {
+  for (let c = 0; c < 0x20; c++) {
+    assert.equal(visible(String.fromCharCode(c)), String.fromCodePoint(0x2400 + c), `U+${c.toString(16)}`);
+  }
+  assert.equal(visible('\x7f'), '\u2421');
+  for (let c = 0x80; c <= 0x9f; c++) {
+    assert.match(visible(String.fromCharCode(c)), /^⟨U\+00[89A-F][0-9A-F]⟩$/);
+  }
+  for (const ch of ['\u200b', '\u200e', '\u200f', '\u2028', '\u2029', '\u202a', '\u202e', '\u2066', '\u2069', '\ufeff', '\u061c', '\u00ad']) {
+    const v = visible(ch);
+    assert.notEqual(v, ch);
+    assert.match(v, /^⟨U\+[0-9A-F]{4}⟩$/);
+  }
+  assert.equal(visible('\ud800'), '\ufffd', 'a lone surrogate');
+});
+
+test('visible: printable text, including HTML and non-Latin scripts, is kept as it is', () => {
+  for (const s of ['<img src=x onerror=alert(1)>', 'héllo wörld', '日本語 テキスト', 'emoji 🎉 ok', 'a\\x1b b', '"quotes" & \'apostrophes\'']) {
+    assert.equal(visible(s), s);
+  }
+});
+
+test('visibleParts: the terminal escape of a hostile message is one marked part', () => {
+  const parts = visibleParts('\x1b[31m<img src=x onerror=alert(1)>');
+  assert.deepEqual(parts, [{ text: '\u241b', ctl: true }, { text: '[31m<img src=x onerror=alert(1)>', ctl: false }]);
+});
+
+test('tokens: wei strings in whole tokens', () => {
+  assert.equal(tokens('0'), '0');
+  assert.equal(tokens('1000000000000000000'), '1');
+  assert.equal(tokens('2500000000000000000'), '2.5');
+  assert.equal(tokens('100000000000000000000'), '100');
+  assert.equal(tokens('12345678900000000'), '0.0123');
+  assert.equal(tokens('1'), '<0.0001');
+  assert.equal(tokens('98620000000000000000', 2), '98.62');
+  assert.equal(tokens('not a number'), '?');
+  assert.equal(tokens('-1500000000000000000'), '-1.5');
+});
+
+test('shortId and ago', () => {
+  assert.equal(shortId('16Uiu2HAmPJEwKTQE7e83p7DsP4uhrSK1mS6onkvSASNA79u552Ar'), '16Uiu2HA…52Ar');
+  assert.equal(shortId('me'), 'me');
+  assert.equal(ago(0), 'never');
+  assert.equal(ago(1_000_000 - 5_000, 1_000_000), '5 s ago');
+  assert.equal(ago(1_000_000 - 120_000, 1_000_000), '2 min ago');
+});
+
+test('complete: command names first, then peers and aliases, a 0-hop comma kept', () => {
+  const names = ['address', 'addresses', 'alias', 'redeemTickets', 'send'];
+  const args = ['alice', '16Uiu2HAmA', '16Uiu2HAmB'];
+  assert.deepEqual(complete('addr', names, args), { line: 'address', hits: ['address', 'addresses'] });
+  assert.deepEqual(complete('red', names, args), { line: 'redeemTickets ', hits: ['redeemTickets'] });
+  assert.deepEqual(complete('send al', names, args), { line: 'send alice ', hits: ['alice'] });
+  assert.deepEqual(complete('send ,al', names, args), { line: 'send ,alice ', hits: ['alice'] });
+  assert.deepEqual(complete('send 16U', names, args), { line: 'send 16Uiu2HAm', hits: ['16Uiu2HAmA', '16Uiu2HAmB'] });
+  assert.deepEqual(complete('zzz', names, args), { line: 'zzz', hits: [] });
+  assert.equal(commonPrefix(['abc', 'abd', 'ab']), 'ab');
+  assert.equal(commonPrefix([]), '');
+});
+
+test('parseHelp: the command names of the node\'s help', () => {
+  const lines = [
+    'Available commands:',
+    '  address [relay|native]  Show this node\'s PeerId (relay address) and chain address.',
+    '  close <peer> [incoming]  Close the outgoing (or incoming) channel.',
+    '  help                    Show the available commands.',
+    '  redeemTickets           Redeem every acknowledged ticket on chain.',
+  ];
+  assert.deepEqual(parseHelp(lines), ['address', 'close', 'help', 'redeemTickets']);
+});
+
+test('kindOf: replies, messages and log lines', () => {
+  assert.equal(kindOf({ type: 'log', reply: 'echo' }), 'reply');
+  assert.equal(kindOf({ type: 'message' }), 'message');
+  assert.equal(kindOf({ type: 'log', replay: true }), 'log');
+});
+
+test('widthOf: edge widths grow with the balance and stay bounded', () => {
+  const w = ['0', '1000000000000000000', '100000000000000000000', '1000000000000000000000000'].map(widthOf);
+  assert.equal(w[0], 1.5);
+  assert.ok(w[1] < w[2] && w[2] < w[3], w.join(' '));
+  assert.equal(w[3], 9);
+  assert.equal(widthOf('garbage'), 1.5);
+});
+
+test('Series: cumulative counts in time order, set only on change', () => {
+  const s = new Series();
+  s.add(30);
+  s.add(10);
+  s.add(20);
+  assert.deepEqual(s.points, [{ t: 10, v: 1 }, { t: 20, v: 2 }, { t: 30, v: 3 }]);
+  const small = new Series(2);
+  for (const t of [1, 2, 3, 4]) small.add(t);
+  assert.deepEqual(small.points, [{ t: 3, v: 3 }, { t: 4, v: 4 }], 'trimmed points keep the count');
+  const u = new Series();
+  u.set(1, 5);
+  u.set(2, 5);
+  u.set(3, 7);
+  assert.deepEqual(u.points, [{ t: 1, v: 5 }, { t: 3, v: 7 }]);
+});
