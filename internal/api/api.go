@@ -44,7 +44,7 @@ type Node interface {
 	// Peers lists the peers the node knows, with heartbeat quality.
 	Peers() []PeerInfo
 	// Ping measures the round trip to a peer; an error wrapping
-	// p2p.ErrNoAddress for a peer the node knows no address of, p2p.ErrSelf
+	// identity.ErrNoAddress for a peer the node knows no address of, identity.ErrSelf
 	// for the node itself.
 	Ping(ctx context.Context, id peer.ID) (time.Duration, error)
 	// Aliases returns the stored aliases (alias → PeerId); a fresh map.

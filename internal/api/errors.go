@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
-	"github.com/relayd/relayd/internal/p2p"
 )
 
 var (
@@ -38,8 +38,8 @@ var errorTable = []struct {
 	detail bool
 }{
 	{ErrAliasNotFound, http.StatusNotFound, CodePeerIDNotFound, "cannot %s: no such alias", false},
-	{p2p.ErrNoAddress, http.StatusNotFound, CodePeerIDNotFound, "cannot %s the peer: it is not known (no address for it)", false},
-	{p2p.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s this node itself", false},
+	{identity.ErrNoAddress, http.StatusNotFound, CodePeerIDNotFound, "cannot %s the peer: it is not known (no address for it)", false},
+	{identity.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s this node itself", false},
 	{ledger.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s: a channel needs another peer, not this node", false},
 	{ledger.ErrChannelNotFound, http.StatusNotFound, CodeChannelNotFound, "cannot %s", true},
 	{ledger.ErrChannelAlreadyOpen, http.StatusConflict, CodeChannelOpen, "cannot %s", true},

@@ -7,7 +7,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/identity"
 )
 
 // Messenger sends messages over a path the node picks.
@@ -70,7 +70,7 @@ func (s *Server) recipient(w http.ResponseWriter, v string) (peer.ID, bool) {
 	if id, ok := peerIDs.get(v); ok {
 		return id, true
 	}
-	if id, err := p2p.ParsePeerID(v); err == nil {
+	if id, err := identity.ParsePeerID(v); err == nil {
 		peerIDs.put(v, id)
 		return id, true
 	}
@@ -80,7 +80,7 @@ func (s *Server) recipient(w http.ResponseWriter, v string) (peer.ID, bool) {
 		return "", false
 	}
 	if named, ok := aliases[v]; ok {
-		if id, err := p2p.ParsePeerID(named); err == nil {
+		if id, err := identity.ParsePeerID(named); err == nil {
 			return id, true
 		}
 	}
@@ -94,7 +94,7 @@ func (s *Server) recipient(w http.ResponseWriter, v string) (peer.ID, bool) {
 // pure function of the text, so one memo serves every Server.
 var peerIDs = &peerIDCache{max: 4096}
 
-// peerIDCache is a bounded memo of p2p.ParsePeerID's successes: once full it starts over, which
+// peerIDCache is a bounded memo of identity.ParsePeerID's successes: once full it starts over, which
 // bounds its memory (max PeerIds of at most 64 characters) whatever the clients send.
 type peerIDCache struct {
 	mu  sync.Mutex

@@ -9,7 +9,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/identity"
 )
 
 // PeerInfo is one peer as GET /node/peers shows it: relayd's fields and
@@ -123,7 +123,7 @@ func (s *Server) peerParam(w http.ResponseWriter, v string) (peer.ID, bool) {
 		writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "peerId is required")
 		return "", false
 	}
-	id, err := p2p.ParsePeerID(v)
+	id, err := identity.ParsePeerID(v)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "peerId "+quote(v)+" is not a valid secp256k1 PeerId")
 		return "", false

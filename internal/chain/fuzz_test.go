@@ -15,7 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/relayd/relayd/internal/channels"
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/store"
 )
 
@@ -160,7 +160,7 @@ func FuzzIndexerLog(f *testing.F) {
 				if an.Account != common.BytesToAddress(topics[1][:]) {
 					t.Fatalf("account %s is not topic %x", an.Account, topics[1])
 				}
-				if _, err := p2p.PeerIDFromPubKey(an.PublicKey); err != nil {
+				if _, err := identity.PeerIDFromPubKey(an.PublicKey); err != nil {
 					t.Fatalf("announced key %x: %v", an.PublicKey, err)
 				}
 				for _, m := range an.Multiaddrs {

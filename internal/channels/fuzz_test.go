@@ -11,7 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/relayd/relayd/internal/channels"
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/identity"
 )
 
 // FuzzDecodeMultiaddrs feeds arbitrary announcement multiaddr fields (chain data anybody can
@@ -50,7 +50,7 @@ func FuzzDecodeMultiaddrs(f *testing.F) {
 func isSpace(r rune) bool { return strings.TrimSpace(string(r)) == "" }
 
 // FuzzPublicKeyFromContract feeds arbitrary announced key bytes to PublicKeyFromContract, then
-// what it accepts to p2p.PeerIDFromPubKey, as the indexer and the node do: it fails only with
+// what it accepts to identity.PeerIDFromPubKey, as the indexer and the node do: it fails only with
 // ErrBadPublicKey; an accepted key is 33 compressed bytes that decompress to the announced
 // X ‖ Y and always yield a PeerId, which embeds the same key.
 func FuzzPublicKeyFromContract(f *testing.F) {
@@ -83,11 +83,11 @@ func FuzzPublicKeyFromContract(f *testing.F) {
 		if !bytes.Equal(crypto.FromECDSAPub(k)[1:], xy) {
 			t.Fatalf("key %x does not decompress to the announced %x", pub, xy)
 		}
-		id, err := p2p.PeerIDFromPubKey(pub)
+		id, err := identity.PeerIDFromPubKey(pub)
 		if err != nil {
 			t.Fatalf("accepted key %x gives no PeerId: %v", pub, err)
 		}
-		back, err := p2p.PubKeyFromPeerID(id)
+		back, err := identity.PubKeyFromPeerID(id)
 		if err != nil || !bytes.Equal(back, pub) {
 			t.Fatalf("PeerId %s embeds %x (%v), want %x", id, back, err, pub)
 		}

@@ -1,7 +1,11 @@
-// Package identity owns the node's one secp256k1 key: it creates and loads
-// the Ethereum v3 keystore that holds it and derives from it the libp2p
-// PeerId and the EIP-55 chain address. It must not import other relayd
-// packages.
+// Package identity owns the node's one secp256k1 key and the names every
+// node goes by: it creates and loads the Ethereum v3 keystore that holds
+// the key and derives from it the libp2p PeerId and the EIP-55 chain
+// address; and it converts between PeerIds, public keys and chain addresses
+// of any node (peerid.go), so that layers which only name peers (api, relay,
+// node) need not import the libp2p transport (internal/p2p) for it. It
+// imports libp2p's core crypto and peer packages, never the transport, and
+// must not import other relayd packages.
 package identity
 
 import (

@@ -10,7 +10,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/api"
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/ws"
 )
@@ -154,7 +154,7 @@ func (n *Node) cmdAlias(_ context.Context, args string) ([]string, error) {
 	if len(fields) != 2 {
 		return nil, &ws.UsageError{Reason: "alias needs a PeerId and a name"}
 	}
-	id, err := p2p.ParsePeerID(fields[0])
+	id, err := identity.ParsePeerID(fields[0])
 	if err != nil {
 		return nil, &ws.UsageError{Reason: fmt.Sprintf("%q is not a valid PeerId", fields[0])}
 	}
@@ -176,7 +176,7 @@ func (n *Node) resolvePeer(s string) (peer.ID, error) {
 	if s == api.MeAlias {
 		return n.id.PeerID(), nil
 	}
-	if id, err := p2p.ParsePeerID(s); err == nil {
+	if id, err := identity.ParsePeerID(s); err == nil {
 		return id, nil
 	}
 	v, err := n.db.Alias(s)
@@ -186,7 +186,7 @@ func (n *Node) resolvePeer(s string) (peer.ID, error) {
 	case err != nil:
 		return "", err
 	}
-	id, err := p2p.ParsePeerID(v)
+	id, err := identity.ParsePeerID(v)
 	if err != nil {
 		return "", fmt.Errorf("alias %q names %q, which is not a valid PeerId", s, v)
 	}

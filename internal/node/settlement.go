@@ -14,14 +14,13 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
-	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -55,7 +54,7 @@ func (s *settlement) peerIDOf(a channels.Announcement) (peer.ID, error) {
 	if v, ok := s.peerIDs.Load(string(a.PublicKey)); ok {
 		return v.(peer.ID), nil
 	}
-	id, err := p2p.PeerIDFromPubKey(a.PublicKey)
+	id, err := identity.PeerIDFromPubKey(a.PublicKey)
 	if err == nil {
 		s.peerIDs.Store(string(a.PublicKey), id)
 	}
@@ -67,7 +66,7 @@ func (s *settlement) addressOf(id peer.ID) (common.Address, error) {
 	if v, ok := s.addresses.Load(id); ok {
 		return v.(common.Address), nil
 	}
-	addr, err := peerAddress(id)
+	addr, err := identity.AddressOf(id)
 	if err == nil {
 		s.addresses.Store(id, addr)
 	}
@@ -189,7 +188,7 @@ func (s *settlement) onEvent(ev chain.Event) {
 
 // addrInfo turns an announcement into a libp2p peer.
 func addrInfo(a channels.Announcement) (peer.AddrInfo, error) {
-	id, err := p2p.PeerIDFromPubKey(a.PublicKey)
+	id, err := identity.PeerIDFromPubKey(a.PublicKey)
 	if err != nil {
 		return peer.AddrInfo{}, err
 	}
@@ -303,19 +302,6 @@ func (t ticketsAPI) redeemFailure(rep ledger.RedeemReport, from *peer.ID, err er
 		formatTokens(rep.Value.ToBig()), s.client.TokenSymbol(), unpaid, len(left),
 		strings.ReplaceAll(strings.TrimSpace(cause.Msg), "\n", "; ")) // errors.Join puts each channel's on a line
 	return &api.RedeemError{Cause: cause, Redeemed: rep.Redeemed, Remaining: len(left)}
-}
-
-// peerAddress is the chain address of a peer: both derive from its key.
-func peerAddress(id peer.ID) (common.Address, error) {
-	raw, err := p2p.PubKeyFromPeerID(id)
-	if err != nil {
-		return common.Address{}, err
-	}
-	pub, err := crypto.DecompressPubkey(raw)
-	if err != nil {
-		return common.Address{}, err
-	}
-	return crypto.PubkeyToAddress(*pub), nil
 }
 
 // chainAPI is the settlement layer as the REST API and the admin commands see it: the ledger's

@@ -1,6 +1,10 @@
 package p2p
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/relayd/relayd/internal/identity"
+)
 
 var (
 	// ErrInvalidConfig reports a Config that New refuses; the wrapping error names the field.
@@ -12,11 +16,13 @@ var (
 	// ErrClosed reports an operation on a Host after Close.
 	ErrClosed = errors.New("p2p host closed")
 
-	// ErrSelf reports an attempt to send to, ping or add the node itself.
-	ErrSelf = errors.New("peer is this node")
+	// ErrSelf reports an attempt to send to, ping or add the node itself (identity's sentinel,
+	// so that layers that only name peers match it without importing the transport).
+	ErrSelf = identity.ErrSelf
 
-	// ErrNoAddress reports a peer that is neither connected nor has a known address.
-	ErrNoAddress = errors.New("no known address for peer")
+	// ErrNoAddress reports a peer that is neither connected nor has a known address
+	// (identity's sentinel, as ErrSelf).
+	ErrNoAddress = identity.ErrNoAddress
 
 	// ErrUnreachable reports that the stream to a peer failed recently and the host
 	// is backing off before it dials again. AddPeer with fresh addresses ends the backoff.
@@ -38,9 +44,11 @@ var (
 	// ErrBadPong reports a heartbeat reply that does not echo the nonce sent.
 	ErrBadPong = errors.New("heartbeat reply does not match")
 
-	// ErrInvalidPeerID reports a string or ID that is not a secp256k1 libp2p PeerId.
-	ErrInvalidPeerID = errors.New("invalid peer id")
+	// ErrInvalidPeerID reports a string or ID that is not a secp256k1 libp2p PeerId
+	// (identity.ErrInvalidPeerID).
+	ErrInvalidPeerID = identity.ErrInvalidPeerID
 
-	// ErrInvalidPubKey reports bytes that are not a 33-byte compressed secp256k1 public key.
-	ErrInvalidPubKey = errors.New("invalid secp256k1 public key")
+	// ErrInvalidPubKey reports bytes that are not a 33-byte compressed secp256k1 public key
+	// (identity.ErrInvalidPubKey).
+	ErrInvalidPubKey = identity.ErrInvalidPubKey
 )

@@ -1,6 +1,8 @@
 package p2p
 
 import (
+	"github.com/relayd/relayd/internal/identity"
+
 	"fmt"
 	"slices"
 	"time"
@@ -57,7 +59,7 @@ type peerState struct {
 // new addresses is reached by the next Send. The ID must be a secp256k1 PeerId
 // other than the node's own.
 func (h *Host) AddPeer(info peer.AddrInfo) error {
-	if _, err := secp256k1Key(info.ID); err != nil {
+	if _, err := identity.PubKeyFromPeerID(info.ID); err != nil {
 		return fmt.Errorf("add peer: %w", err)
 	}
 	if info.ID == h.self {

@@ -8,6 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/p2p"
 )
 
@@ -40,7 +41,7 @@ func FuzzDecodeFrame(f *testing.F) {
 		f.Fatal(err)
 	}
 	from, _ := newKeyPair(f)
-	fromID, err := p2p.PeerIDFromPubKey(crypto.CompressPubkey(&from.PublicKey))
+	fromID, err := identity.PeerIDFromPubKey(crypto.CompressPubkey(&from.PublicKey))
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/packet"
 )
 
@@ -42,7 +42,7 @@ func (c *peerCache) byPeer(id peer.ID) (*peerEntry, error) {
 	if e != nil {
 		return e, nil
 	}
-	b, err := p2p.PubKeyFromPeerID(id)
+	b, err := identity.PubKeyFromPeerID(id)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (c *peerCache) byPubKey(k [packet.PublicKeySize]byte) (*peerEntry, error) {
 	if e != nil {
 		return e, nil
 	}
-	id, err := p2p.PeerIDFromPubKey(k[:])
+	id, err := identity.PeerIDFromPubKey(k[:])
 	if err != nil {
 		return nil, err
 	}

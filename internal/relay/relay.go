@@ -22,6 +22,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/packet"
@@ -234,7 +235,7 @@ func New(cfg Config) (*Relay, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: Key: %w", ErrInvalidConfig, err)
 	}
-	self, err := p2p.PeerIDFromPubKey(crypto.CompressPubkey(&cfg.Key.PublicKey))
+	self, err := identity.PeerIDFromPubKey(crypto.CompressPubkey(&cfg.Key.PublicKey))
 	if err != nil {
 		return nil, fmt.Errorf("%w: Key: %w", ErrInvalidConfig, err)
 	}

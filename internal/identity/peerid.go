@@ -1,8 +1,10 @@
-package p2p
+package identity
 
 import (
 	"fmt"
 
+	"github.com/ethereum/go-ethereum/common"
+	ethcrypto "github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -67,4 +69,17 @@ func secp256k1Key(id peer.ID) (*crypto.Secp256k1PublicKey, error) {
 		return nil, fmt.Errorf("%w: key type %s, want secp256k1", ErrInvalidPeerID, pk.Type())
 	}
 	return k, nil
+}
+
+// AddressOf returns the chain address of the node with PeerId id: both derive from its key.
+func AddressOf(id peer.ID) (common.Address, error) {
+	raw, err := PubKeyFromPeerID(id)
+	if err != nil {
+		return common.Address{}, err
+	}
+	pub, err := ethcrypto.DecompressPubkey(raw)
+	if err != nil {
+		return common.Address{}, fmt.Errorf("%w: %w", ErrInvalidPubKey, err)
+	}
+	return ethcrypto.PubkeyToAddress(*pub), nil
 }

@@ -1,0 +1,190 @@
+package layout
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/relayd/relayd/"
+
+// rule is what a package's comment says it may import.
+type rule struct {
+	// may lists the relayd packages (module-relative) it may import directly.
+	may []string
+	// pure packages import no I/O: no file system, network, process, database or chain client.
+	pure bool
+	// noTransport packages do not import the libp2p transport (internal/p2p, go-libp2p's host
+	// and network stacks), even indirectly: they name peers through internal/identity.
+	noTransport bool
+}
+
+// rules repeats the import rules of each package's doc comment; a package missing here fails
+// the test, so a new package states its rules.
+var rules = map[string]rule{
+	"internal/tickets":  {pure: true},
+	"internal/kdf":      {pure: true},
+	"internal/por":      {may: []string{"internal/kdf"}, pure: true},
+	"internal/packet":   {may: []string{"internal/kdf", "internal/por"}, pure: true},
+	"internal/observe":  {pure: true},
+	"internal/path":     {pure: true},
+	"internal/strategy": {pure: true},
+	"internal/channels": {pure: true, noTransport: true},
+	"internal/wait":     {pure: true},
+	"internal/identity": {noTransport: true},
+	"internal/store":    {may: []string{"internal/channels", "internal/packet", "internal/tickets"}},
+	"internal/chain": {may: []string{"internal/chain/contracts", "internal/channels", "internal/store", "internal/tickets"},
+		noTransport: true},
+	"internal/chain/contracts": {pure: true},
+	"internal/ledger": {may: []string{"internal/chain", "internal/chain/contracts", "internal/channels", "internal/packet",
+		"internal/por", "internal/store", "internal/tickets"}},
+	"internal/relay": {may: []string{"internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por",
+		"internal/tickets"}},
+	"internal/p2p":             {may: []string{"internal/identity"}},
+	"internal/api":             {may: []string{"internal/api/openapi", "internal/identity", "internal/ledger"}, noTransport: true},
+	"internal/api/openapi":     {noTransport: true},
+	"internal/ws":              {may: []string{"internal/webui"}, noTransport: true},
+	"internal/webui":           {noTransport: true},
+	"internal/console":         {may: []string{"internal/ws"}, noTransport: true},
+	"internal/config":          {},
+	"internal/hostnet":         {},
+	"internal/capture":         {may: []string{"internal/observe"}},
+	"internal/sim":             {may: []string{"internal/observe", "internal/path", "internal/strategy", "internal/tickets"}},
+	"internal/devchain":        {may: []string{"internal/chain"}, noTransport: true},
+	"internal/bench":           {may: []string{"internal/console", "internal/observe", "internal/por", "internal/ws", "internal/packet", "internal/tickets", "internal/kdf"}},
+	"internal/bench/benchtest": {may: []string{"internal/bench", "internal/ws"}},
+	"internal/cluster":         {may: []string{"internal/config", "internal/devchain", "internal/hostnet", "internal/identity"}},
+	// node wires everything; only the relayd command imports it.
+	"internal/node":                  {may: []string{"*"}},
+	"internal/layout":                {pure: true},
+	"internal/channels/channelstest": {may: []string{"internal/channels"}, noTransport: true},
+}
+
+// importers lists the only packages that may import a package; absent: anyone may.
+var importers = map[string][]string{
+	"internal/node":     {"cmd/relayd"},
+	"internal/devchain": {"cmd/relayd", "internal/cluster"},
+}
+
+// io is what a pure package must not import directly.
+var io_ = []string{"os", "os/exec", "net", "net/http", "syscall", "io/ioutil", "go.etcd.io/bbolt",
+	"github.com/ethereum/go-ethereum/ethclient", "github.com/ethereum/go-ethereum/rpc", "github.com/libp2p/go-libp2p"}
+
+// transport is what a noTransport package must not reach, even through others.
+var transport = []string{module + "internal/p2p", "github.com/libp2p/go-libp2p", "github.com/libp2p/go-libp2p/core/host",
+	"github.com/libp2p/go-libp2p/core/network", "github.com/libp2p/go-libp2p/p2p/net/swarm"}
+
+type pkg struct {
+	Dir        string
+	ImportPath string
+	Imports    []string
+	Deps       []string
+}
+
+func list(t *testing.T) []pkg {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps=false", "-json=Dir,ImportPath,Imports,Deps", module+"...")
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			t.Fatalf("go list: %v\n%s", err, ee.Stderr)
+		}
+		t.Fatalf("go list: %v", err)
+	}
+	var pkgs []pkg
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+		touch(t, p.Dir)
+	}
+	if len(pkgs) < 20 {
+		t.Fatalf("go list found %d packages", len(pkgs))
+	}
+	return pkgs
+}
+
+// touch stats every Go file of dir: go test's cache then knows the test depends on them (it
+// records the files a test stats), so a changed import reruns it instead of reusing a result
+// that `go list`, another process, produced from older files.
+func touch(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".go") {
+			if _, err := os.Stat(filepath.Join(dir, e.Name())); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func TestImportRules(t *testing.T) {
+	for _, p := range list(t) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		if strings.HasPrefix(name, "cmd/") || strings.HasPrefix(name, "e2e") {
+			continue
+		}
+		r, ok := rules[name]
+		if !ok {
+			t.Errorf("%s: no import rule; add one to rules (and say it in the package comment)", name)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if rel, ours := strings.CutPrefix(imp, module); ours {
+				if !slices.Contains(r.may, "*") && !slices.Contains(r.may, rel) {
+					t.Errorf("%s imports %s, which its rule does not allow", name, rel)
+				}
+				if who, limited := importers[rel]; limited && !slices.Contains(who, name) {
+					t.Errorf("%s imports %s, which only %v may import", name, rel, who)
+				}
+			}
+			if r.pure && slices.Contains(io_, imp) {
+				t.Errorf("%s is pure but imports %s", name, imp)
+			}
+		}
+		if r.noTransport {
+			for _, dep := range p.Deps {
+				if slices.Contains(transport, dep) {
+					t.Errorf("%s reaches the libp2p transport (%s) through its imports", name, dep)
+				}
+			}
+		}
+	}
+}
+
+// TestRulesCatchAViolation: the checks above do fail on a package that breaks its rule (so the
+// test is not vacuous): the relay's actual imports break the ledger's rule.
+func TestRulesCatchAViolation(t *testing.T) {
+	var relay pkg
+	for _, p := range list(t) {
+		if p.ImportPath == module+"internal/relay" {
+			relay = p
+		}
+	}
+	ledgerRule := rules["internal/ledger"]
+	broken := false
+	for _, imp := range relay.Imports {
+		if rel, ours := strings.CutPrefix(imp, module); ours && !slices.Contains(ledgerRule.may, rel) {
+			broken = true
+		}
+	}
+	if !broken {
+		t.Fatal("the relay's imports fit the ledger's rule: the rule check cannot tell packages apart")
+	}
+}
