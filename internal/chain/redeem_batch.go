@@ -124,10 +124,11 @@ func EstimateRedeemGas(n, channels int) uint64 {
 // source; it is rejected with *contracts.RelayChannelsInvalidSignature and a zero TxHash, the
 // verdict the contract gives such a signature.
 //
-// The error is non-nil when rs is empty (ErrBadRedemption; outcomes are nil and nothing is sent)
-// and when at least one batch got no verdict (the first such batch's error; outcomes are complete
-// and the affected ones carry it in Err). After a batch fails for another reason than a revert
-// (the provider, ctx) the remaining batches are not sent.
+// The error is non-nil in two cases. Before any batch: rs is empty or an option is bad
+// (ErrBadRedemption), or the latest header cannot be read; outcomes are nil and nothing was sent.
+// After: at least one batch got no verdict; the error is the first such batch's, outcomes are
+// complete and the affected ones carry their batch's error in Err. After a batch fails for
+// another reason than a revert (the provider, ctx) the remaining batches are not sent.
 func (c *Client) RedeemTickets(ctx context.Context, rs []Redemption, opts ...RedeemOption) ([]RedeemOutcome, error) {
 	if len(rs) == 0 {
 		return nil, fmt.Errorf("redeem tickets: %w: no tickets", ErrBadRedemption)
