@@ -70,6 +70,11 @@ func TestRedeemTicketsMixed(t *testing.T) {
 	byDaveSource.Source = alice.Address()
 	malformed := redemption(t, e, aliceKey, aliceKey, bob.Address(), cents(2), 8, 1, max, 8)
 	malformed.Ticket.Signature[64] = 0
+	// With the source given, a signature EIP-2098 cannot carry goes to the contract as r = s = 0
+	// and is rejected there, at the signature check.
+	malformedSource := redemption(t, e, aliceKey, aliceKey, bob.Address(), cents(2), 10, 1, max, 10)
+	malformedSource.Ticket.Signature[64] = 29
+	malformedSource.Source = alice.Address()
 	list := []struct {
 		name string
 		r    chain.Redemption
@@ -84,6 +89,7 @@ func TestRedeemTicketsMixed(t *testing.T) {
 		{"signed by dave, source recovered", byDave, &contracts.RelayChannelsNotChannelDestination{}},
 		{"signed by dave, source given", byDaveSource, &contracts.RelayChannelsSignerNotSource{Signer: crypto.PubkeyToAddress(daveKey.PublicKey)}},
 		{"malformed signature", malformed, &contracts.RelayChannelsInvalidSignature{}},
+		{"malformed signature, source given", malformedSource, &contracts.RelayChannelsInvalidSignature{}},
 		{"losing", redemption(t, e, aliceKey, aliceKey, bob.Address(), cents(2), 9, 1, 0, 9), &contracts.RelayChannelsTicketNotWinning{}},
 		{"carol 2", redemption(t, e, carolKey, carolKey, bob.Address(), cents(7), 2, 1, max, 12), nil},
 	}
