@@ -3,34 +3,58 @@ package ledger
 import (
 	"context"
 	"errors"
-
-	"github.com/ethereum/go-ethereum/common"
+	"fmt"
+	"strings"
 
 	"github.com/relayd/relayd/internal/chain"
-	"github.com/relayd/relayd/internal/tickets"
 )
 
-// TicketRedeemer is what ChainRedeemer needs of the chain; *chain.Client implements it.
-type TicketRedeemer interface {
-	RedeemTicket(ctx context.Context, t tickets.Ticket, response [32]byte) (common.Hash, error)
+// ErrNoVerdict is a RedeemResult's error when the chain gave no verdict on a ticket: its batch
+// was not sent, failed as a whole, or its receipt could not be read. The ticket stays
+// unredeemed; redeeming it again is safe (the contract pays an index at most once).
+var ErrNoVerdict = errors.New("ledger: no verdict from the chain")
+
+// BatchRedeemer is what ChainRedeemer needs of the chain; *chain.Client implements it.
+type BatchRedeemer interface {
+	RedeemTickets(ctx context.Context, rs []chain.Redemption, opts ...chain.RedeemOption) ([]chain.RedeemOutcome, error)
 }
 
-// ChainRedeemer is the Redeemer of a node: it sends the tickets to the channels contract with
-// the chain client and turns the contract's verdicts into this package's sentinels.
+// ChainRedeemer is the Redeemer of a node: it sends the tickets to the channels contract's
+// batched redeemTickets with the chain client (as many transactions as the gas budget needs)
+// and turns the contract's verdicts into this package's sentinels, by the bindings' error types.
 type ChainRedeemer struct {
-	Chain TicketRedeemer
+	Chain BatchRedeemer
+	// Options are passed on to every RedeemTickets call (e.g. chain.WithRedeemBatchGas).
+	Options []chain.RedeemOption
 }
 
 // RedeemBatch implements Redeemer.
 func (c ChainRedeemer) RedeemBatch(ctx context.Context, batch []AckedTicket) ([]RedeemResult, error) {
-	out := make([]RedeemResult, 0, len(batch))
-	for _, a := range batch {
-		h, err := c.Chain.RedeemTicket(ctx, a.Ticket, a.Response)
-		var rev *chain.RevertError
-		if err != nil && !errors.As(err, &rev) {
-			return out, FromChain(err) // no verdict: this ticket and the rest are unknown
-		}
-		out = append(out, RedeemResult{Tx: h, Err: FromChain(err)})
+	rs := make([]chain.Redemption, len(batch))
+	for i, a := range batch {
+		rs[i] = chain.Redemption{Ticket: a.Ticket, Response: a.Response, Source: a.Source}
 	}
-	return out, nil
+	outcomes, err := c.Chain.RedeemTickets(ctx, rs, c.Options...)
+	if outcomes == nil { // nothing was sent
+		return nil, FromChain(err)
+	}
+	out := make([]RedeemResult, len(outcomes))
+	for i, o := range outcomes {
+		out[i].Tx = o.TxHash
+		switch {
+		case o.Redeemed:
+		case o.Reason != nil:
+			out[i].Err = fmt.Errorf("%w: %s", revertSentinel(o.Reason), reasonName(o.Reason))
+		default:
+			out[i].Err = fmt.Errorf("%w: %w", ErrNoVerdict, FromChain(o.Err))
+		}
+	}
+	return out, FromChain(err)
+}
+
+// reasonName names a contract error for a message: "IndexNotIncreasing{TicketIndex:3 …}".
+func reasonName(reason any) string {
+	s := strings.TrimPrefix(fmt.Sprintf("%T%+v", reason, reason), "*contracts.")
+	s = strings.TrimPrefix(s, "RelayChannels")
+	return strings.Replace(s, "&", "", 1)
 }
