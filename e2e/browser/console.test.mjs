@@ -87,7 +87,7 @@ async function open(n, name) {
   const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
-  const seen = { errors: [], dialogs: [], foreign: [] };
+  const seen = { errors: [], dialogs: [], foreign: [], tokenInURL: [] };
   page.on('pageerror', (err) => seen.errors.push(`${name}: ${err.message}`));
   page.on('console', (m) => { if (m.type() === 'error') seen.errors.push(`${name} console: ${m.text()}`); });
   page.on('dialog', (d) => { seen.dialogs.push(d.message()); d.dismiss().catch(() => {}); });
@@ -95,6 +95,9 @@ async function open(n, name) {
   page.on('request', (req) => {
     const u = new URL(req.url());
     if (!own.includes(u.host)) seen.foreign.push(req.url());
+    // Only the WebSocket's own request (not an HTTP request) may carry it.
+    const forms = [token, encodeURIComponent(token), new URLSearchParams({ t: token }).toString().slice(2)];
+    if (forms.some((f) => req.url().includes(f))) seen.tokenInURL.push(req.url());
   });
   const resp = await page.goto(n.console);
   assert.equal(resp.status(), 200);
@@ -145,6 +148,7 @@ function clean(seen) {
   assert.deepEqual(seen.errors, [], 'page errors');
   assert.deepEqual(seen.dialogs, [], 'dialogs (an alert would be injected script)');
   assert.deepEqual(seen.foreign, [], 'requests off the node');
+  assert.deepEqual(seen.tokenInURL, [], 'the token in an HTTP request\'s URL');
 }
 
 test('a wrong token shows the node\'s refusal and stays out of the address', { timeout: 60_000 }, async () => {

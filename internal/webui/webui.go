@@ -109,8 +109,8 @@ func New(cfg Config) (*Handler, error) {
 	return h, nil
 }
 
-// Paths lists the URL paths the handler serves files at, ConfigPath aside.
-func (h *Handler) Paths() []string {
+// paths lists the URL paths the handler serves files at, ConfigPath aside.
+func (h *Handler) paths() []string {
 	out := make([]string, 0, len(h.files))
 	for p := range h.files {
 		out = append(out, p)

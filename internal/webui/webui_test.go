@@ -77,10 +77,10 @@ func TestEveryFileReachable(t *testing.T) {
 		}
 		return err
 	})
-	if len(h.Paths()) != n || n < 8 {
-		t.Fatalf("%d paths for %d embedded files: %v", len(h.Paths()), n, h.Paths())
+	if len(h.paths()) != n || n < 8 {
+		t.Fatalf("%d paths for %d embedded files: %v", len(h.paths()), n, h.paths())
 	}
-	for _, p := range h.Paths() {
+	for _, p := range h.paths() {
 		if resp := get(t, h, http.MethodGet, p, ""); resp.StatusCode != http.StatusOK {
 			t.Errorf("%s: status %d", p, resp.StatusCode)
 		}
