@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
@@ -167,5 +168,14 @@ func TestMeasureFloor(t *testing.T) {
 	}
 	if f.Rounds != 3 || f.ECDHNs <= 0 || f.RecoverNs <= 0 || f.SignNs <= 0 || f.BaseMultNs <= 0 {
 		t.Fatalf("%+v", f)
+	}
+}
+
+func TestMedianNs(t *testing.T) {
+	if got := medianNs([]time.Duration{5, 1, 900}); got != 5 {
+		t.Fatalf("odd: %v", got)
+	}
+	if got := medianNs([]time.Duration{4, 1, 2, 1000}); got != 3 {
+		t.Fatalf("even: %v", got)
 	}
 }
