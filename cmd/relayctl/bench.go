@@ -17,7 +17,7 @@ import (
 
 const benchUsage = `usage: relayctl bench [--env cluster.env] [--senders 1] [--recipient N | --recipients 1]
                      [--messages 1000] [--rate 500] [--concurrency 16] [--size 100] [--timeout 30s]
-                     [--json] [--plot latency.svg] [--floorRounds 400] [--relayers 0]
+                     [--json] [--plot latency.svg] [--floorRounds 1000] [--relayers 0]
 
 Sends paid messages through a running network's REST API and matches their delivery on the
 recipients' admin WebSockets; reports sent, rejected (by reason), delivered and lost messages,
@@ -82,7 +82,7 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for stragglers after the last API answer")
 	fs.DurationVar(&o.maxDuration, "maxDuration", 10*time.Minute, "longest time spent sending; the rest is reported as not sent")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
-	fs.IntVar(&o.floorRounds, "floorRounds", 400, "rounds of the public-key floor timed before and after the load; negative: none")
+	fs.IntVar(&o.floorRounds, "floorRounds", 1000, "rounds of the public-key floor timed before and after the load; negative: none")
 	fs.Float64Var(&o.relayers, "relayers", 0, "relayers per message for the sender's floor; 0 = read from the nodes' counters")
 	fs.StringVar(&o.plot, "plot", "", "write latency over time to this SVG file")
 	fs.StringVar(&o.churnLog, "churnLog", "", "the churn log of a relayd cluster --churn run (<data>/churn.jsonl): split the delivered messages by whether a node was down while they travelled")

@@ -166,7 +166,7 @@ func TestMeasureFloor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if f.Rounds != 3 || f.ECDHNs <= 0 || f.RecoverNs <= 0 || f.SignNs <= 0 || f.BaseMultNs <= 0 {
+	if f.Rounds != 20 || f.ECDHNs <= 0 || f.RecoverNs <= 0 || f.SignNs <= 0 || f.BaseMultNs <= 0 {
 		t.Fatalf("%+v", f)
 	}
 }

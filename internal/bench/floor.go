@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"time"
 
@@ -101,10 +102,17 @@ func newFloorWork() (*floorWork, error) {
 // would do with these inputs.
 var errFloor = errors.New("floor: a public-key operation failed")
 
-// MeasureFloor times rounds rounds of the floor's operations, interleaved (each round runs each
-// operation once, so all of them see the same load), on the calling goroutine, and takes each
-// operation's median over the rounds: a round that another process preempted is an outlier, not
-// a cost. A round takes about 0.15–0.3 ms on a 2020s core.
+// floorBlock is how many times in a row each operation runs between two readings of the
+// thread's CPU clock (a reading costs about a microsecond).
+const floorBlock = 20
+
+// MeasureFloor times about rounds runs of each of the floor's operations on the calling
+// goroutine, locked to its OS thread, in blocks of floorBlock runs of one operation, the
+// operations taking turns block by block so that all of them see the same load. Each
+// operation's cost is the thread's CPU time over its runs: like the nodes' process CPU, it does
+// not count the time the thread waited for a core, which on a shared machine is most of the
+// noise. (Where there is no thread CPU clock it falls back to the wall clock, median of the
+// blocks.)
 func MeasureFloor(rounds int) (Floor, error) {
 	if rounds < 1 {
 		return Floor{}, fmt.Errorf("floor: %d rounds", rounds)
@@ -113,27 +121,55 @@ func MeasureFloor(rounds int) (Floor, error) {
 	if err != nil {
 		return Floor{}, err
 	}
-	ecdh := make([]time.Duration, rounds)
-	rec := make([]time.Duration, rounds)
-	sign := make([]time.Duration, rounds)
-	base := make([]time.Duration, rounds)
-	for i := range rounds {
-		t0 := time.Now()
-		x, _ := crypto.S256().ScalarMult(w.peer.X, w.peer.Y, w.scalar)
-		t1 := time.Now()
-		_, errRec := crypto.Ecrecover(w.hash, w.sig)
-		t2 := time.Now()
-		_, errSign := crypto.Sign(w.hash, w.key)
-		t3 := time.Now()
-		_, errBase := por.MulBase(w.ks[:]...)
-		t4 := time.Now()
-		if x == nil || errRec != nil || errSign != nil || errBase != nil {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	_, cpuClock := threadCPU()
+	now := func() time.Duration {
+		if cpuClock {
+			d, _ := threadCPU()
+			return d
+		}
+		return time.Duration(time.Now().UnixNano())
+	}
+	ops := []func() bool{
+		func() bool { x, _ := crypto.S256().ScalarMult(w.peer.X, w.peer.Y, w.scalar); return x != nil },
+		func() bool { _, err := crypto.Ecrecover(w.hash, w.sig); return err == nil },
+		func() bool { _, err := crypto.Sign(w.hash, w.key); return err == nil },
+		func() bool { _, err := por.MulBase(w.ks[:]...); return err == nil },
+	}
+	// Warm up: decred builds its base-point tables on first use.
+	for _, op := range ops {
+		if !op() {
 			return Floor{}, errFloor
 		}
-		ecdh[i], rec[i], sign[i], base[i] = t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), t4.Sub(t3)
 	}
-	return Floor{ECDHNs: medianNs(ecdh), RecoverNs: medianNs(rec), SignNs: medianNs(sign),
-		BaseMultNs: medianNs(base) / float64(len(w.ks)), Rounds: rounds}, nil
+	blocks := max(1, (rounds+floorBlock-1)/floorBlock)
+	spent := make([][]time.Duration, len(ops))
+	for range blocks {
+		for i, op := range ops {
+			t0 := now()
+			for range floorBlock {
+				if !op() {
+					return Floor{}, errFloor
+				}
+			}
+			spent[i] = append(spent[i], now()-t0)
+		}
+	}
+	per := make([]float64, len(ops))
+	for i, ds := range spent {
+		if cpuClock {
+			var sum time.Duration
+			for _, d := range ds {
+				sum += d
+			}
+			per[i] = float64(sum) / float64(blocks*floorBlock)
+		} else {
+			per[i] = medianNs(ds) / floorBlock
+		}
+	}
+	return Floor{ECDHNs: per[0], RecoverNs: per[1], SignNs: per[2], BaseMultNs: per[3] / float64(len(w.ks)),
+		Rounds: blocks * floorBlock}, nil
 }
 
 // medianNs sorts ds and returns their median in nanoseconds.

@@ -58,7 +58,7 @@ type Config struct {
 	// keeps Concurrency connections per node).
 	HTTPClient *http.Client
 	// FloorRounds is how many rounds of the unavoidable public-key work (Floor) the tool times
-	// right before and right after the load, on one goroutine (default 400, about 0.1–0.3 s
+	// right before and right after the load, on one goroutine (default 1000, about 0.15–0.3 s
 	// each time; negative: no floor and no Cost in the report).
 	FloorRounds int
 	// Relayers fixes the mean relayers per message for the sender's floor; 0 infers it from
@@ -192,7 +192,7 @@ func (c *Config) setDefaults() error {
 		c.Clock = SystemClock{}
 	}
 	if c.FloorRounds == 0 {
-		c.FloorRounds = 400
+		c.FloorRounds = 1000
 	}
 	if c.RunID == "" {
 		var b [4]byte

@@ -87,7 +87,7 @@ func TestRunAgainstFakeNetwork(t *testing.T) {
 	// the relayer, so one relayer per message, 2.5 ms of sender CPU per message sent and
 	// 1.25 ms of relayer CPU per packet forwarded, against a floor this process timed.
 	c := rep.Cost
-	if c == nil || c.RelayersSource != "counters" || c.Relayers != 1 || len(c.Roles) != 3 || c.Before.Rounds != 400 || c.Before.HopNs() <= 0 || c.After.HopNs() <= 0 {
+	if c == nil || c.RelayersSource != "counters" || c.Relayers != 1 || len(c.Roles) != 3 || c.Before.Rounds != 1000 || c.Before.HopNs() <= 0 || c.After.HopNs() <= 0 {
 		t.Fatalf("cost %+v", c)
 	}
 	if s, r := c.Roles[0], c.Roles[1]; s.Role != "sender" || s.PerPacketUs != 2500 || s.Ratio <= 0 || r.Role != "relayer" || r.PerPacketUs != 1250 || r.FloorUs != c.Floor.HopNs()/1e3 {
