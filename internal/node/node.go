@@ -166,17 +166,25 @@ func (n *Node) buildServers() error {
 	if err != nil {
 		return err
 	}
+	if n.apiLn, err = listen("apiPort", n.cfg.APIHost, n.cfg.APIPort); err != nil {
+		return err
+	}
+	// The admin port serves the web console too, which must know the REST port (also when
+	// --apiPort 0 picked one).
+	apiPort := 0
+	if a, ok := n.apiLn.Addr().(*net.TCPAddr); ok {
+		apiPort = a.Port
+	}
 	adminHandler, err := ws.New(ws.Config{
 		Token:       n.cfg.APIToken,
 		DisableAuth: n.cfg.DisableAPIAuth,
 		Hub:         n.hub,
 		Commands:    cmds,
+		APIPort:     apiPort,
 		Logger:      n.log.With("component", "admin"),
 	})
 	if err != nil {
-		return err
-	}
-	if n.apiLn, err = listen("apiPort", n.cfg.APIHost, n.cfg.APIPort); err != nil {
+		n.apiLn.Close()
 		return err
 	}
 	n.apiLn = api.Listener(n.apiLn) // net/http's own 431 and 400 in the JSON envelope
@@ -294,7 +302,7 @@ func (n *Node) Run(ctx context.Context) error {
 	n.stop = stop
 	n.log.Info("relayd started", "version", Version,
 		"peerId", n.id.PeerID().String(), "address", n.id.Address().Hex(), "p2p", n.cfg.Host,
-		"api", "http://"+n.apiLn.Addr().String()+api.Prefix, "admin", "ws://"+n.adminLn.Addr().String())
+		"api", "http://"+n.apiLn.Addr().String()+api.Prefix, "admin", "ws://"+n.adminLn.Addr().String(), "console", "http://"+n.adminLn.Addr().String()+"/")
 	g, gctx := errgroup.WithContext(ctx)
 	// Admin connections are hijacked, so the server cannot end them itself:
 	// their request contexts derive from gctx and end with it.
