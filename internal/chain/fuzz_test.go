@@ -88,9 +88,15 @@ func (s *fuzzStore) LoadChainState() (store.ChainCursor, []channels.Channel, []c
 	return store.ChainCursor{}, nil, nil, nil
 }
 
-func (s *fuzzStore) CommitChainState(_ store.ChainCursor, chans []channels.Channel, anns []channels.Announcement) error {
+func (s *fuzzStore) CommitChainRange(_ store.ChainCursor, chans []channels.Channel, anns []channels.Announcement, _ uint64) error {
 	s.chans, s.anns = chans, anns
 	return nil
+}
+
+func (s *fuzzStore) ChainJournal() ([]store.ChainCheckpoint, error) { return nil, nil }
+
+func (s *fuzzStore) RewindChainState(store.ChainCheckpoint) (store.ChainRewind, error) {
+	return store.ChainRewind{}, store.ErrNoCheckpoint
 }
 
 func (s *fuzzStore) ResetChainState() error { return nil }

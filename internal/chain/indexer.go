@@ -24,8 +24,31 @@ const (
 	DefaultIndexPoll   = 200 * time.Millisecond
 	DefaultMaxRange    = 2000
 	DefaultMaxBackoff  = 10 * time.Second
+	// DefaultReorgDepth is how many indexed blocks the undo journal covers by default: far more
+	// than any reorganisation of a proof-of-stake chain past its confirmations (a reorg of
+	// Ethereum mainnet deeper than a few blocks needs a third of the validators to misbehave).
+	DefaultReorgDepth  = 128
 	cursorPersistEvery = 5 * time.Second
 )
+
+// DevChainID is the chain id of development chains: relayd's dev chain (go-ethereum's simulated
+// backend) and `geth --dev`.
+const DevChainID = 1337
+
+// DefaultConfirmations returns how many blocks behind the head the indexer should stay on the
+// chain with the given id: 0 on a development chain (DevChainID, 31337 of Hardhat and Anvil),
+// which never reorganises and where tests want events at once; 8 on any other chain, which
+// outlasts the reorganisations a proof-of-stake chain has in practice (one or two blocks) at a
+// delay of 8 block times (about 96 s on Ethereum, 16 s on a 2 s chain). A reorganisation
+// deeper than the confirmations is still handled, by the undo journal (ReorgDepth).
+func DefaultConfirmations(chainID uint64) uint64 {
+	switch chainID {
+	case DevChainID, 31337:
+		return 0
+	default:
+		return 8
+	}
+}
 
 // Source is what the Indexer reads from the chain. *Client implements it; its errors wrap
 // ErrProviderUnavailable when the provider is down.
@@ -35,10 +58,14 @@ type Source interface {
 	FilterLogs(ctx context.Context, q ethereum.FilterQuery) ([]types.Log, error)
 }
 
-// StateStore persists the Indexer's cursor and cache; *store.DB implements it.
+// StateStore persists the Indexer's cursor, cache and undo journal; *store.DB implements it.
+// CommitChainRange commits a range with its undo journal entry in one transaction;
+// RewindChainState restores the state of a journalled checkpoint (see package store).
 type StateStore interface {
 	LoadChainState() (store.ChainCursor, []channels.Channel, []channels.Announcement, error)
-	CommitChainState(cur store.ChainCursor, chans []channels.Channel, anns []channels.Announcement) error
+	CommitChainRange(cur store.ChainCursor, chans []channels.Channel, anns []channels.Announcement, journal uint64) error
+	ChainJournal() ([]store.ChainCheckpoint, error)
+	RewindChainState(to store.ChainCheckpoint) (store.ChainRewind, error)
 	ResetChainState() error
 }
 
@@ -53,7 +80,8 @@ const (
 	AnnouncementEvent
 )
 
-// Event is one indexed contract event, reported to IndexerConfig.OnEvent after it is committed.
+// Event is one indexed contract event, reported to IndexerConfig.OnEvent after it is committed,
+// or a state restored by a reorganisation (Reorg).
 type Event struct {
 	Kind   EventKind
 	Block  uint64
@@ -64,6 +92,14 @@ type Event struct {
 	Previous *channels.Channel
 	// Announcement is the new announcement (AnnouncementEvent).
 	Announcement channels.Announcement
+	// Reorg is set when a reorganisation removed the blocks that made the state Previous (or the
+	// announcement the account had), and the indexer rolled back to the state at the end of Block,
+	// the common ancestor; TxHash is zero. A channel whose opening was removed is reported in the
+	// state the contract gives a channel never opened (Closed, epoch 0, no balance) and is no
+	// longer in the Graph; an account whose first announcement was removed is reported with an
+	// Announcement with only Account set, and is no longer in the Graph. The events of the new
+	// branch follow as usual.
+	Reorg bool
 }
 
 // IndexerConfig configures an Indexer. Source, Store, Graph, ChainID and Channels are required.
@@ -77,8 +113,14 @@ type IndexerConfig struct {
 	// contract's deployment block.
 	StartBlock uint64
 	// Confirmations is how many blocks behind the head the indexer stays, so that a reorg of up
-	// to that depth never reaches the graph. 0 suits the dev chain, which never reorgs.
+	// to that depth never reaches the graph (DefaultConfirmations gives the usual value for a
+	// chain id). 0 suits the dev chain, which never reorgs.
 	Confirmations uint64
+	// ReorgDepth is how many indexed blocks the undo journal covers (DefaultReorgDepth): a
+	// reorganisation that removes up to that many indexed blocks is rolled back (the Graph, the
+	// store and OnEvent return to the common ancestor's states, then the new branch is indexed);
+	// a deeper one is ErrChainReplaced, or with ReindexOnNewChain a re-index from StartBlock.
+	ReorgDepth uint64
 	// PollInterval is how often the head is polled once caught up (DefaultIndexPoll).
 	PollInterval time.Duration
 	// MaxRange bounds the blocks of one eth_getLogs query (DefaultMaxRange); it is halved while
@@ -104,10 +146,13 @@ type IndexerConfig struct {
 // store. Each step queries one bounded block range ending at most Confirmations behind the head,
 // commits the cursor with every changed channel and announcement in one store transaction, and
 // then applies them to the Graph in one batch: the Graph and the store only ever hold the state
-// the chain had at the end of an indexed block. At start it checks that the stored cursor's block
-// hash is still on the provider's chain and re-indexes from StartBlock when it is not (a restarted
-// dev chain, or a reorg deeper than Confirmations). Provider outages are retried with backoff and
-// logged once.
+// the chain had at the end of an indexed block. The same store transaction keeps an undo journal
+// of the states each committed range replaced, for the last ReorgDepth blocks. Before each range,
+// and at start, it checks that the last indexed block's hash is still on the provider's chain;
+// when it is not, a reorganisation deeper than Confirmations removed indexed blocks: the indexer
+// finds the newest journalled block still on the chain (the common ancestor), restores the
+// states the removed blocks replaced (store, Graph, and OnEvent with Event.Reorg), and indexes
+// the new branch from there. Provider outages are retried with backoff and logged once.
 type Indexer struct {
 	cfg   IndexerConfig
 	log   *slog.Logger
@@ -145,6 +190,9 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 	}
 	if cfg.MaxBackoff <= 0 {
 		cfg.MaxBackoff = DefaultMaxBackoff
+	}
+	if cfg.ReorgDepth == 0 {
+		cfg.ReorgDepth = DefaultReorgDepth
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -399,8 +447,8 @@ func farBelow(head, next uint64) bool { return next > maxHeadLag+1 && head < nex
 
 // verify checks that block next-1 still has hash. When the block is gone and the provider's head
 // is far below it, the provider serves another chain (replaced); when the block has another hash,
-// a reorg deeper than Confirmations happened, and verify resets the store and the graph to
-// re-index from StartBlock.
+// a reorg deeper than Confirmations happened, and verify rolls back to the common ancestor
+// (rewind).
 func (ix *Indexer) verify(ctx context.Context, next uint64, hash common.Hash) error {
 	if next == 0 || hash == (common.Hash{}) {
 		return nil
@@ -428,8 +476,7 @@ func (ix *Indexer) verify(ctx context.Context, next uint64, hash common.Hash) er
 		}
 		return ix.replaced(fmt.Sprintf("the provider's head %d is far below block %d, the last indexed", head, next-1))
 	}
-	ix.log.Warn("indexed blocks are not on the provider's chain (a reorganisation deeper than the confirmations); re-indexing", "block", next-1)
-	return ix.reindex()
+	return ix.rewind(ctx, next)
 }
 
 // apply decodes logs (in chain order), commits them with cur, updates the graph and notifies.
@@ -506,7 +553,7 @@ func (ix *Indexer) apply(logs []types.Log, cur store.ChainCursor) error {
 		changedAnns = append(changedAnns, anns[a])
 	}
 	if len(events) > 0 || time.Since(ix.lastPersist) >= cursorPersistEvery || ix.persisted == 0 {
-		if err := ix.cfg.Store.CommitChainState(cur, changedChans, changedAnns); err != nil {
+		if err := ix.cfg.Store.CommitChainRange(cur, changedChans, changedAnns, ix.cfg.ReorgDepth); err != nil {
 			return &storeError{err}
 		}
 		ix.persisted, ix.lastPersist = cur.Next, time.Now()

@@ -50,6 +50,34 @@ func (g *Graph) ApplyAll(chans []Channel, anns []Announcement) {
 	g.snap = next
 }
 
+// Restore is ApplyAll that first forgets the channels with the ids in goneChans and the
+// announcements of the accounts in goneAnns, all in one step: the chain indexer's rollback after
+// a reorganisation removed the blocks that opened or announced them.
+func (g *Graph) Restore(chans []Channel, anns []Announcement, goneChans [][32]byte, goneAnns []common.Address) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	next := g.snap.clone()
+	for _, id := range goneChans {
+		c, ok := next.byID[id]
+		if !ok {
+			continue
+		}
+		delete(next.byID, id)
+		next.out[c.Source] = slices.DeleteFunc(slices.Clone(next.out[c.Source]), func(x [32]byte) bool { return x == id })
+		next.in[c.Destination] = slices.DeleteFunc(slices.Clone(next.in[c.Destination]), func(x [32]byte) bool { return x == id })
+	}
+	for _, a := range goneAnns {
+		delete(next.announced, a)
+	}
+	for _, c := range chans {
+		next.put(c.Clone())
+	}
+	for _, a := range anns {
+		next.announced[a.Account] = a.Clone()
+	}
+	g.snap = next
+}
+
 // Reset empties the graph (the indexer does it before re-indexing a different chain).
 func (g *Graph) Reset() {
 	g.mu.Lock()
