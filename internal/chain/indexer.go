@@ -21,9 +21,9 @@ import (
 
 // Defaults of IndexerConfig's optional fields.
 const (
-	DefaultIndexPoll   = 200 * time.Millisecond
-	DefaultMaxRange    = 2000
-	DefaultMaxBackoff  = 10 * time.Second
+	DefaultIndexPoll  = 200 * time.Millisecond
+	DefaultMaxRange   = 2000
+	DefaultMaxBackoff = 10 * time.Second
 	// DefaultReorgDepth is how many indexed blocks the undo journal covers by default: far more
 	// than any reorganisation of a proof-of-stake chain past its confirmations (a reorg of
 	// Ethereum mainnet deeper than a few blocks needs a third of the validators to misbehave).
