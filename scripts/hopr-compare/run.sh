@@ -8,7 +8,10 @@
 # pins the whole tree), timed by bench.mjs: Packet.create over 2 relayers and the recipient (PoR
 # values, the ticket's and the acknowledgement challenge's signatures included) and one
 # relayer's whole hop. relayd: BenchmarkPacketCreateEqualWork (internal/bench: the packet, the
-# proof-of-relay values, the first ticket signed) and BenchmarkRelayHop/paid (internal/relay).
+# proof-of-relay values, the first ticket signed), the same with the ephemeral keys from a
+# filled packet.EphemeralPool (BenchmarkPacketCreateEqualWorkPooled: a request's cost when idle
+# time precomputed them; the CPU is spent all the same) and BenchmarkRelayHop/paid
+# (internal/relay).
 # Each pair runs both sides back to back, the order swapped every pair, so both see the same
 # machine state; only the ratios within a pair mean anything on a shared machine.
 #
@@ -51,9 +54,11 @@ if ! (cd "$root" && go test -c -o "$tmp/relay.test" ./internal/relay) 2>"$tmp/re
 fi
 
 js() { node --experimental-wasm-modules --no-warnings bench.mjs "$iters"; }
+# go_create prints relayd's create with every key computed in the request, then with the
+# ephemeral keys taken from a pool that idle time filled.
 go_create() {
-	(cd "$root/internal/bench" && "$tmp/bench.test" -test.run '^$' -test.bench 'PacketCreateEqualWork$' -test.benchtime "${iters}x") |
-		awk '/^BenchmarkPacketCreateEqualWork/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") print $i }'
+	(cd "$root/internal/bench" && "$tmp/bench.test" -test.run '^$' -test.bench 'PacketCreateEqualWork(Pooled)?$' -test.benchtime "${iters}x") |
+		awk '/^BenchmarkPacketCreateEqualWork/ { for (i = 1; i <= NF; i++) if ($(i+1) == "ns/op") printf "%s ", $i } END { print "" }'
 }
 go_hop() {
 	[ "$hop" = 1 ] || { echo 0; return; }
@@ -62,7 +67,7 @@ go_hop() {
 }
 
 echo "# $(date -u +%FT%TZ) $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg), $(go version | cut -d' ' -f3), node $(node --version), $pairs pairs of $iters iterations"
-printf '%-5s %14s %14s %8s   %14s %14s %8s\n' pair "orig create µs" "relayd µs" ratio "orig hop µs" "relayd µs" ratio
+printf '%-5s %14s %10s %7s %11s %7s   %12s %10s %7s\n' pair "orig create µs" "relayd µs" ratio "pooled µs" ratio "orig hop µs" "relayd µs" ratio
 : >"$tmp/pairs"
 for p in $(seq 1 "$pairs"); do
 	if [ $((p % 2)) = 1 ]; then
@@ -72,18 +77,20 @@ for p in $(seq 1 "$pairs"); do
 	fi
 	echo "$j $gc $gh" >>"$tmp/pairs"
 	node -e '
-		const [j, gc, gh, p] = [JSON.parse(process.argv[1]), +process.argv[2], +process.argv[3], process.argv[4]];
+		const [j, gc, gp, gh, p] = [JSON.parse(process.argv[1]), +process.argv[2], +process.argv[3], +process.argv[4], process.argv[5]];
 		const f = (x) => (x / 1e3).toFixed(1);
-		console.log(p.padEnd(5), f(j.createNs).padStart(14), f(gc).padStart(14), (j.createNs / gc).toFixed(2).padStart(8),
-			"  ", f(j.hopNs).padStart(14), (gh ? f(gh) : "-").padStart(14), (gh ? (j.hopNs / gh).toFixed(2) : "-").padStart(8));
-	' "$j" "$gc" "$gh" "$p"
+		console.log(p.padEnd(5), f(j.createNs).padStart(14), f(gc).padStart(10), (j.createNs / gc).toFixed(2).padStart(7),
+			f(gp).padStart(11), (j.createNs / gp).toFixed(2).padStart(7),
+			"  ", f(j.hopNs).padStart(12), (gh ? f(gh) : "-").padStart(10), (gh ? (j.hopNs / gh).toFixed(2) : "-").padStart(7));
+	' "$j" $gc "$gh" "$p"
 done
 node -e '
 	const lines = require("fs").readFileSync(process.argv[1], "utf8").trim().split("\n");
-	const rows = lines.map((l) => { const i = l.lastIndexOf("}"); const [gc, gh] = l.slice(i + 1).trim().split(" ").map(Number); return { j: JSON.parse(l.slice(0, i + 1)), gc, gh }; });
+	const rows = lines.map((l) => { const i = l.lastIndexOf("}"); const [gc, gp, gh] = l.slice(i + 1).trim().split(/ +/).map(Number); return { j: JSON.parse(l.slice(0, i + 1)), gc, gp, gh }; });
 	const med = (xs) => { const s = [...xs].sort((a, b) => a - b); const n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
 	const show = (name, xs) => console.log(`${name}: median ${med(xs).toFixed(2)}x (${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}) over ${xs.length} pairs`);
 	show("packet creation, equal work (original Packet.create / relayd)", rows.map((r) => r.j.createNs / r.gc));
 	show("the same without the original acknowledgement-challenge signature", rows.map((r) => (r.j.createNs - r.j.ackChallengeSignNs) / r.gc));
+	show("per request with relayd ephemeral keys from the pool (idle time computed them)", rows.map((r) => r.j.createNs / r.gp));
 	if (rows[0].gh > 0) show("relay hop (original / relayd BenchmarkRelayHop/paid)", rows.map((r) => r.j.hopNs / r.gh));
 ' "$tmp/pairs"
