@@ -175,3 +175,17 @@ func Tokens(v *big.Int) string {
 }
 
 var oneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+
+// GasPrice returns what a unit of gas costs now, in wei of the native currency: the latest
+// base fee plus the suggested tip (the legacy gas price on a chain without base fees), for
+// deciding whether a transaction is worth sending.
+func (c *Client) GasPrice(ctx context.Context) (*big.Int, error) {
+	f, err := c.fees(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("gas price: %w", err)
+	}
+	if f.base == nil {
+		return new(big.Int).Set(f.price), nil
+	}
+	return new(big.Int).Add(f.base, f.tip), nil
+}

@@ -50,6 +50,7 @@ type Config struct {
 	Provider          string        // chain JSON-RPC URL; empty runs the node without a chain
 	ChannelsContract  string        // address of the RelayChannels contract; required with Provider
 	ReindexOnNewChain bool          // drop the chain index and re-index when the provider serves another chain
+	Confirmations     int           // blocks behind the head the indexer trusts events at; -1: chain.DefaultConfirmations
 	WeakCrypto        bool          // light scrypt parameters for new keystores (tests, local clusters)
 	Network           string        // relay network name, part of every protocol ID; default "local"
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
@@ -132,6 +133,7 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
 	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL (http, https, ws or wss)")
 	fs.StringVar(&c.ChannelsContract, "channelsContract", "", "address of the RelayChannels contract on that chain")
+	fs.IntVar(&c.Confirmations, "confirmations", -1, "blocks a channel event must be deep before the node trusts it; -1: 0 on the dev chain (chain id 1337), 8 elsewhere")
 	fs.BoolVar(&c.ReindexOnNewChain, "reindexOnNewChain", false, "when the provider serves another chain than the one indexed (a dev chain restarted fresh), drop the index and re-index instead of stopping")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
 	fs.StringVar(&c.Network, "network", "local", "relay network name (nodes talk only within one network)")
@@ -277,6 +279,9 @@ func (c Config) Validate() error {
 	}
 	if c.HeartbeatInterval <= 0 {
 		return &FieldError{"heartbeatInterval", "must be positive"}
+	}
+	if c.Confirmations < -1 || c.Confirmations > 1000 {
+		return &FieldError{"confirmations", "must be -1 (the chain's default) or 0 to 1000"}
 	}
 	if c.MixDelayMin < 0 || c.MixDelayMax < 0 || (c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMin) {
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin (or 0: 10 × the mean), and both not negative"}

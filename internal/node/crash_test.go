@@ -18,6 +18,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/identity"
 )
@@ -25,6 +26,10 @@ import (
 // childConfigEnv names the configuration file of a node this test binary runs as a child
 // process (TestRelayerKilledMidTraffic), until it is killed.
 const childConfigEnv = "RELAYD_NODE_TEST_CHILD_CONFIG"
+
+// childOneTicketBatchesEnv makes a child node redeem one ticket a transaction
+// (TestRedeemerKilledMidBatch).
+const childOneTicketBatchesEnv = "RELAYD_NODE_TEST_ONE_TICKET_BATCHES"
 
 func TestMain(m *testing.M) {
 	if path := os.Getenv(childConfigEnv); path != "" {
@@ -38,6 +43,9 @@ func runChild(path string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
+	}
+	if os.Getenv(childOneTicketBatchesEnv) != "" {
+		redeemOptions = []chain.RedeemOption{chain.WithRedeemBatchGas(chain.EstimateRedeemGas(1, 1))}
 	}
 	var cfg config.Config
 	if err := json.Unmarshal(raw, &cfg); err != nil {
@@ -84,8 +92,9 @@ type childNode struct {
 	kill func()
 }
 
-// startChild starts a node process on cfg (fixed ports: onFixedPorts).
-func startChild(t *testing.T, cfg config.Config) *childNode {
+// startChild starts a node process on cfg (fixed ports: onFixedPorts), with env added to its
+// environment.
+func startChild(t *testing.T, cfg config.Config, env ...string) *childNode {
 	t.Helper()
 	id, err := identity.Load(cfg.Identity, cfg.Password)
 	if err != nil {
@@ -97,7 +106,7 @@ func startChild(t *testing.T, cfg config.Config) *childNode {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(os.Args[0], "-test.run", "^$")
-	cmd.Env = append(os.Environ(), childConfigEnv+"="+cfgPath)
+	cmd.Env = append(append(os.Environ(), childConfigEnv+"="+cfgPath), env...)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,7 @@ import (
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/store"
@@ -344,7 +345,17 @@ func (n *Node) Run(ctx context.Context) error {
 			}
 			return n.strategy.Run(gctx)
 		})
-		g.Go(func() error { return s.runAutoRedeem(gctx) })
+		auto := &ledger.AutoRedeem{
+			Ledger:   n.msg.ledger,
+			Redeemer: s.redeemer(),
+			Policy:   func() strategy.RedeemPolicy { return n.settings.get().redeemPolicy() },
+			GasPrice: s.client.GasPrice,
+			Kick:     n.settings.redeemKick,
+			Closing:  s.closing,
+			Interval: autoRedeemInterval,
+			Logger:   n.log.With("component", "tickets"),
+		}
+		g.Go(func() error { return auto.Run(gctx) })
 	}
 	g.Go(func() error {
 		<-gctx.Done()

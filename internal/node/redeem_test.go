@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/relayd/relayd/internal/chain"
 )
 
 // faultyProvider is a JSON-RPC proxy in front of the dev chain that lets a set number of
@@ -80,6 +81,10 @@ func TestRedeemInterruptedByChainFault(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a dev chain and three nodes")
 	}
+	// One ticket a transaction, so that a provider failing after 3 transactions stops a run
+	// after 3 tickets.
+	defer func(o []chain.RedeemOption) { redeemOptions = o }(redeemOptions)
+	redeemOptions = []chain.RedeemOption{chain.WithRedeemBatchGas(chain.EstimateRedeemGas(1, 1))}
 	ch := startDevChain(t)
 	net := &testNet{t: t, chain: ch}
 	prov := newFaultyProvider(t, ch.RPCURL())

@@ -27,6 +27,9 @@ var defaultChannelFunding = new(big.Int).Mul(big.NewInt(10), unit)
 var (
 	defaultAutoRedeemCount = 100
 	defaultAutoRedeemValue = new(big.Int).Set(unit)
+	// defaultAutoRedeemMaxGasShare: an automatic redemption spends at most 5 % of what it
+	// redeems on gas.
+	defaultAutoRedeemMaxGasShare = 0.05
 )
 
 // Settings are the operator's settings of a running node (GET/PUT /api/v2/settings, admin
@@ -40,9 +43,12 @@ type Settings struct {
 	AutoRedeem       bool
 	AutoRedeemCount  int
 	AutoRedeemValue  *big.Int // smallest unit
-	MixDelayMean     time.Duration
-	CoverRate        float64 // loop cover packets per second
-	Relayers         int     // relayers of the node's own messages and cover loops
+	// AutoRedeemMaxGasShare is the most an automatic redemption's gas may cost as a share of
+	// the value it redeems (one native unit counted as one token); 0: no limit.
+	AutoRedeemMaxGasShare float64
+	MixDelayMean          time.Duration
+	CoverRate             float64 // loop cover packets per second
+	Relayers              int     // relayers of the node's own messages and cover loops
 	// WinProb is the win probability (the tickets' 56-bit field) of the tickets this node
 	// signs; 0 follows the network minimum the contract publishes.
 	WinProb uint64
@@ -93,6 +99,35 @@ var settingDefs = []settingDef{
 		func(s *Settings) *bool { return &s.AutoRedeem }),
 	intSetting("autoRedeemCount", "unredeemed tickets that make autoRedeem redeem (0: no count limit)", 0, 1_000_000,
 		func(s *Settings) *int { return &s.AutoRedeemCount }),
+	{
+		name: "autoRedeemMaxGasShare", help: "the most an automatic redemption's gas may cost, as a share of the value it redeems, counting one unit of the native currency as one token (0 to 1; 0.05: 5 %; 0: no limit)",
+		get: func(s Settings) any { return s.AutoRedeemMaxGasShare },
+		set: func(s *Settings, v json.RawMessage) error {
+			var r float64
+			if err := json.Unmarshal(v, &r); err != nil {
+				var str string
+				if json.Unmarshal(v, &str) != nil {
+					return errBadGasShare
+				}
+				if r, err = strconv.ParseFloat(strings.TrimSpace(str), 64); err != nil {
+					return errBadGasShare
+				}
+			}
+			if !(r >= 0 && r <= 1) {
+				return errBadGasShare
+			}
+			s.AutoRedeemMaxGasShare = r
+			return nil
+		},
+		text: func(s Settings) string { return strconv.FormatFloat(s.AutoRedeemMaxGasShare, 'f', -1, 64) },
+		parse: func(t string) (json.RawMessage, error) {
+			r, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+			if err != nil || !(r >= 0 && r <= 1) {
+				return nil, errBadGasShare
+			}
+			return json.Marshal(r)
+		},
+	},
 	amountSetting("autoRedeemValue", "worth of unredeemed tickets that makes autoRedeem redeem (REST: smallest unit; here: tokens)",
 		func(s *Settings) **big.Int { return &s.AutoRedeemValue }),
 	{
@@ -301,7 +336,8 @@ type settings struct {
 func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
 	v := Settings{Strategy: strategy.Passive, MaxChannels: strategy.DefaultMaxChannels, ChannelFunding: defaultChannelFunding,
 		AutoRedeemCount: defaultAutoRedeemCount, AutoRedeemValue: defaultAutoRedeemValue,
-		MixDelayMean: cfg.MixDelayMean, CoverRate: cfg.CoverRate, Relayers: cmp.Or(cfg.Relayers, config.DefaultRelayers)}
+		AutoRedeemMaxGasShare: defaultAutoRedeemMaxGasShare,
+		MixDelayMean:          cfg.MixDelayMean, CoverRate: cfg.CoverRate, Relayers: cmp.Or(cfg.Relayers, config.DefaultRelayers)}
 	if cfg.Strategy != "" {
 		n, err := strategy.Parse(cfg.Strategy)
 		if err != nil {
@@ -419,7 +455,8 @@ func settingNames() []string {
 
 // redeemPolicy is the auto-redeem policy the settings describe.
 func (s Settings) redeemPolicy() strategy.RedeemPolicy {
-	return strategy.RedeemPolicy{Enabled: s.AutoRedeem, Count: uint64(s.AutoRedeemCount), Value: s.AutoRedeemValue}
+	return strategy.RedeemPolicy{Enabled: s.AutoRedeem, Count: uint64(s.AutoRedeemCount), Value: s.AutoRedeemValue,
+		MaxGasShare: s.AutoRedeemMaxGasShare}
 }
 
 // firstTicket is the most a message's first ticket is worth, with the largest padding.
@@ -445,6 +482,9 @@ func (n *Node) applySettings(v Settings) {
 		n.log.Error("mixing delay setting not applied", "err", err)
 	}
 }
+
+// errBadGasShare is the autoRedeemMaxGasShare setting's refusal.
+var errBadGasShare = errors.New("must be a number from 0 to 1, such as 0.05")
 
 // errBadWinProb is the winProb setting's refusal.
 var errBadWinProb = errors.New(`must be "min" or a probability in (0, 1] such as "0.01"`)

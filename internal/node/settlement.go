@@ -46,6 +46,14 @@ type settlement struct {
 	addresses sync.Map // peer.ID → common.Address
 }
 
+// confirmations is the --confirmations flag, or the chain's default for -1.
+func confirmations(flag int, chainID uint64) uint64 {
+	if flag < 0 {
+		return chain.DefaultConfirmations(chainID)
+	}
+	return uint64(flag)
+}
+
 // minWinProb is the network's minimum win probability, for the ledger.
 func (s *settlement) minWinProb() uint64 { return s.minWin.Load() }
 
@@ -102,6 +110,8 @@ func (n *Node) buildSettlement(ctx context.Context) error {
 		OnEvent:  s.onEvent,
 		Logger:   n.log.With("component", "indexer"),
 
+		Confirmations: confirmations(n.cfg.Confirmations, client.ChainID()),
+
 		ReindexOnNewChain: n.cfg.ReindexOnNewChain,
 	})
 	if err != nil {
@@ -109,6 +119,13 @@ func (n *Node) buildSettlement(ctx context.Context) error {
 		return &StartupError{"channelsContract", err}
 	}
 	n.chain = s
+	// The network's minimum win probability: what the ledger refuses incoming tickets below and
+	// never signs below. Read once here; the indexer reports changes (onEvent).
+	minWin, err := client.MinWinProb(ctx)
+	if err != nil {
+		return &StartupError{"provider", fmt.Errorf("read the network's minimum win probability: %w", err)}
+	}
+	s.minWin.Store(minWin)
 	// What the node indexed before a restart serves at once: the stored announcements make the
 	// known peers (so paths, pings and forwarding work before the API opens), and the heartbeat's
 	// first round, when Run starts, reconnects to them.

@@ -184,3 +184,23 @@ func TestShouldRedeem(t *testing.T) {
 		}
 	}
 }
+
+func TestRedeemWorthGas(t *testing.T) {
+	p := RedeemPolicy{Enabled: true, MaxGasShare: 0.05}
+	value := big.NewInt(1_000_000)
+	for _, c := range []struct {
+		gas  int64
+		want bool
+	}{{50_000, true}, {50_001, false}, {0, true}} {
+		if got := p.WorthGas(big.NewInt(c.gas), value); got != c.want {
+			t.Errorf("gas %d for value %s at 5 %%: %v, want %v", c.gas, value, got, c.want)
+		}
+	}
+	if p.WorthGas(big.NewInt(1), big.NewInt(0)) {
+		t.Error("nothing to redeem is never worth gas")
+	}
+	p.MaxGasShare = 0
+	if !p.WorthGas(big.NewInt(1e18), big.NewInt(1)) {
+		t.Error("no limit refused")
+	}
+}
