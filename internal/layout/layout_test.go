@@ -43,7 +43,7 @@ var rules = map[string]rule{
 		noTransport: true},
 	"internal/chain/contracts": {pure: true},
 	"internal/ledger": {may: []string{"internal/chain", "internal/chain/contracts", "internal/channels", "internal/packet",
-		"internal/por", "internal/store", "internal/tickets"}},
+		"internal/por", "internal/store", "internal/strategy", "internal/tickets"}, noTransport: true},
 	"internal/relay": {may: []string{"internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por",
 		"internal/tickets"}},
 	"internal/p2p":             {may: []string{"internal/identity"}},
