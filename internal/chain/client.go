@@ -24,6 +24,9 @@ import (
 const (
 	DefaultReceiptPoll = 25 * time.Millisecond
 	DefaultCallTimeout = 10 * time.Second
+	// DefaultStallTimeout is how long a transaction may stay unmined before it is replaced with
+	// higher fees: five Ethereum blocks.
+	DefaultStallTimeout = time.Minute
 )
 
 // Config configures a Client. ProviderURL, Key and Channels are required; the rest have
@@ -43,6 +46,10 @@ type Config struct {
 	// CallTimeout bounds each JSON-RPC call; a call that takes longer fails with
 	// ErrProviderUnavailable (DefaultCallTimeout).
 	CallTimeout time.Duration
+	// StallTimeout is how long a sent transaction may stay unmined before the client replaces
+	// it with the same nonce at higher fees, and fills nonces below it that a previous run
+	// left stuck (DefaultStallTimeout). See tx_stall.go.
+	StallTimeout time.Duration
 	// Logger receives the client's logs (slog.Default() when nil). Keys are never logged, nor
 	// the provider URL's path, query or user info (API keys live there).
 	Logger *slog.Logger
@@ -64,12 +71,18 @@ type Client struct {
 	ws            bool
 	poll          time.Duration
 	callTimeout   time.Duration
+	stall         time.Duration
 	log           *slog.Logger
 	red           *redactor // every error from the provider passes through it
 
 	mu         sync.Mutex // guards nonce, nonceKnown; held while a transaction is signed and sent
 	nonce      uint64
 	nonceKnown bool
+
+	sentMu sync.Mutex              // guards sent and the fields of its values marked so
+	sent   map[common.Hash]*sentTx // transactions sent and waited for, by first hash
+
+	firstFees func(fees) fees // tests: the fees of a transaction's first version
 }
 
 // Dial connects to cfg.ProviderURL and reads the chain id, the contracts' immutable parameters
@@ -94,6 +107,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		ws:          strings.HasPrefix(cfg.ProviderURL, "ws://") || strings.HasPrefix(cfg.ProviderURL, "wss://"),
 		poll:        cfg.ReceiptPoll,
 		callTimeout: cfg.CallTimeout,
+		stall:       cfg.StallTimeout,
 		log:         cfg.Logger,
 		red:         newRedactor(cfg.ProviderURL),
 	}
@@ -102,6 +116,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	if c.callTimeout <= 0 {
 		c.callTimeout = DefaultCallTimeout
+	}
+	if c.stall <= 0 {
+		c.stall = DefaultStallTimeout
 	}
 	if c.log == nil {
 		c.log = slog.Default()

@@ -16,6 +16,15 @@ import (
 // maxNonceRetries bounds how often send re-reads the nonce after the provider rejected one.
 const maxNonceRetries = 3
 
+// maxFeeBumps bounds how often a stalled transaction is replaced with higher fees (each bump
+// adds 12.5 %, so ten bumps pay at most 3.3 times the fees first offered); after that wait keeps
+// waiting for one of the versions sent.
+const maxFeeBumps = 10
+
+// errNonceTaken means a transaction's nonce was used by another transaction of the same account
+// (another process with the same key): the transaction was dropped and will never be mined.
+var errNonceTaken = errors.New("nonce used by another transaction of the account; this one was dropped")
+
 // transact sends a transaction calling to with value and data, waits for its receipt and returns
 // the transaction's hash. A revert at estimation or in the block is a *RevertError.
 func (c *Client) transact(ctx context.Context, to common.Address, value *big.Int, data []byte) (common.Hash, error) {
@@ -28,9 +37,9 @@ func (c *Client) transact(ctx context.Context, to common.Address, value *big.Int
 		return tx.Hash(), err
 	}
 	if r.Status != types.ReceiptStatusSuccessful {
-		return tx.Hash(), c.failedInBlock(ctx, to, value, data, r)
+		return r.TxHash, c.failedInBlock(ctx, to, value, data, r)
 	}
-	return tx.Hash(), nil
+	return r.TxHash, nil // the hash of the version mined: a replacement has another one
 }
 
 // send estimates, signs and submits one transaction with the next local nonce.
@@ -55,6 +64,9 @@ func (c *Client) send(ctx context.Context, to common.Address, value *big.Int, da
 	if err != nil {
 		return nil, err
 	}
+	if c.firstFees != nil {
+		fees = c.firstFees(fees)
+	}
 	for attempt := 0; ; attempt++ {
 		if !c.nonceKnown {
 			n, err := withTimeout(ctx, c, func(ctx context.Context) (uint64, error) { return c.eth.PendingNonceAt(ctx, c.addr) })
@@ -72,6 +84,7 @@ func (c *Client) send(ctx context.Context, to common.Address, value *big.Int, da
 		})
 		switch {
 		case err == nil, errText(err, "already known"):
+			c.track(tx, &sentTx{nonce: c.nonce, to: to, value: value, data: data, gas: gas, fees: fees})
 			c.nonce++
 			return tx, nil
 		case (errText(err, "nonce too low") || errText(err, "replacement transaction underpriced")) && attempt < maxNonceRetries:
@@ -88,9 +101,43 @@ func (c *Client) send(ctx context.Context, to common.Address, value *big.Int, da
 
 func errText(err error, s string) bool { return err != nil && strings.Contains(err.Error(), s) }
 
-// fees are a transaction's fee parameters: EIP-1559 when base is set, legacy otherwise.
+// fees are a transaction's fee parameters: EIP-1559 when base is set (fee cap 2 × base + tip,
+// or feeCap when set), legacy gas price otherwise.
 type fees struct {
-	base, tip, price *big.Int
+	base, tip, price, feeCap *big.Int
+}
+
+// cap returns the EIP-1559 fee cap.
+func (f fees) cap() *big.Int {
+	if f.feeCap != nil {
+		return f.feeCap
+	}
+	return new(big.Int).Add(new(big.Int).Mul(f.base, big.NewInt(2)), f.tip)
+}
+
+// bump returns f raised by 12.5 % (geth's pool takes a replacement only when it raises both the
+// tip and the fee cap, or the gas price, by at least 10 %), and to at least what now suggests
+// (the fees the chain asks for at the moment).
+func (f fees) bump(now fees) fees {
+	up := func(v *big.Int) *big.Int {
+		return new(big.Int).Add(v, new(big.Int).Add(new(big.Int).Rsh(v, 3), big.NewInt(1)))
+	}
+	maxOf := func(a, b *big.Int) *big.Int {
+		if b != nil && b.Cmp(a) > 0 {
+			return b
+		}
+		return a
+	}
+	if f.base == nil {
+		return fees{price: maxOf(up(f.price), now.price)}
+	}
+	tip := maxOf(up(f.tip), now.tip)
+	base := f.base
+	if now.base != nil {
+		base = now.base
+	}
+	feeCap := maxOf(up(f.cap()), new(big.Int).Add(new(big.Int).Mul(base, big.NewInt(2)), tip))
+	return fees{base: base, tip: tip, feeCap: feeCap}
 }
 
 func (c *Client) fees(ctx context.Context) (fees, error) {
@@ -116,16 +163,19 @@ func (f fees) tx(chainID *big.Int, nonce uint64, to common.Address, value *big.I
 	if f.base == nil {
 		return &types.LegacyTx{Nonce: nonce, GasPrice: f.price, Gas: gas, To: &to, Value: value, Data: data}
 	}
-	feeCap := new(big.Int).Add(new(big.Int).Mul(f.base, big.NewInt(2)), f.tip)
 	return &types.DynamicFeeTx{
-		ChainID: chainID, Nonce: nonce, GasTipCap: f.tip, GasFeeCap: feeCap, Gas: gas, To: &to, Value: value, Data: data,
+		ChainID: chainID, Nonce: nonce, GasTipCap: f.tip, GasFeeCap: f.cap(), Gas: gas, To: &to, Value: value, Data: data,
 	}
 }
 
 // wait polls for the receipt of hash every c.poll (and at every new head over a WebSocket) until
 // it is mined or ctx ends. Provider errors are retried for up to c.callTimeout in a row, then
-// returned as ErrProviderUnavailable.
+// returned as ErrProviderUnavailable. A transaction this client sent that is not mined within
+// c.stall is replaced (unstall): the receipt returned is then that of whichever version was
+// mined, whose TxHash may differ from hash.
 func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
+	st := c.tracked(hash)
+	defer c.untrack(hash)
 	ticker := time.NewTicker(c.poll)
 	defer ticker.Stop()
 	var heads chan *types.Header
@@ -139,7 +189,7 @@ func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, er
 	}
 	var failingSince time.Time
 	for {
-		r, err := withTimeout(ctx, c, func(ctx context.Context) (*types.Receipt, error) { return c.eth.TransactionReceipt(ctx, hash) })
+		r, err := c.receipt(ctx, hash, st)
 		switch {
 		case err == nil:
 			return r, nil
@@ -153,6 +203,11 @@ func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, er
 			}
 		default:
 			return nil, fmt.Errorf("wait for receipt of %s: %w", hash, err)
+		}
+		if st != nil && time.Since(st.last) >= c.stall {
+			if err := c.unstall(ctx, st); err != nil {
+				return nil, fmt.Errorf("wait for receipt of %s: %w", hash, err)
+			}
 		}
 		select {
 		case <-ctx.Done():
