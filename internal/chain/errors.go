@@ -64,7 +64,7 @@ func (e *RevertError) Error() string { return "reverted: " + e.Reason }
 
 // Unwrap returns ErrReverted, and ErrInsufficientFunds for the token's balance errors.
 func (e *RevertError) Unwrap() []error {
-	if strings.HasPrefix(e.Reason, "ERC20InsufficientBalance") {
+	if _, ok := e.Decoded.(*contracts.RelayTokenERC20InsufficientBalance); ok {
 		return []error{ErrReverted, ErrInsufficientFunds}
 	}
 	return []error{ErrReverted}
