@@ -1,14 +1,10 @@
 package node
 
 import (
-	"bytes"
 	"fmt"
-	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"sync"
 	"testing"
 
@@ -29,30 +25,15 @@ type gateProvider struct {
 }
 
 func newGateProvider(t *testing.T, target string, allowed int) *gateProvider {
-	u, err := url.Parse(target)
-	if err != nil {
-		t.Fatal(err)
-	}
 	p := &gateProvider{allowed: allowed, release: make(chan struct{})}
-	proxy := httputil.NewSingleHostReverseProxy(u)
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
+	p.srv = newRPCProxy(t, target, func(tx bool) bool { return !tx || p.pass() }, func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-p.release:
+		case <-r.Context().Done():
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if bytes.Contains(body, []byte(`"eth_sendRawTransaction"`)) && !p.pass() {
-			select {
-			case <-p.release:
-			case <-r.Context().Done():
-			}
-			http.Error(w, "held", http.StatusServiceUnavailable)
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
-	t.Cleanup(func() { close(p.release); p.srv.Close() })
+		http.Error(w, "held", http.StatusServiceUnavailable)
+	})
+	t.Cleanup(func() { close(p.release) }) // runs before the proxy's Close (LIFO), freeing held requests
 	return p
 }
 

@@ -28,27 +28,38 @@ type faultyProvider struct {
 }
 
 func newFaultyProvider(t *testing.T, target string) *faultyProvider {
+	p := &faultyProvider{allowed: -1}
+	p.srv = newRPCProxy(t, target, func(tx bool) bool {
+		return p.admit(tx)
+	}, func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "provider down", http.StatusInternalServerError)
+	})
+	return p
+}
+
+// newRPCProxy is a JSON-RPC proxy in front of the dev chain at target: a request that admit lets
+// through (tx says whether it sends a transaction) goes to the chain, the others to refuse.
+func newRPCProxy(t *testing.T, target string, admit func(tx bool) bool, refuse http.HandlerFunc) *httptest.Server {
 	u, err := url.Parse(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &faultyProvider{allowed: -1}
 	proxy := httputil.NewSingleHostReverseProxy(u)
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if p.admit(bytes.Contains(body, []byte(`"eth_sendRawTransaction"`))) {
+		if admit(bytes.Contains(body, []byte(`"eth_sendRawTransaction"`))) {
 			proxy.ServeHTTP(w, r)
 			return
 		}
-		http.Error(w, "provider down", http.StatusInternalServerError)
+		refuse(w, r)
 	}))
-	t.Cleanup(p.srv.Close)
-	return p
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func (p *faultyProvider) admit(tx bool) bool {
