@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/relayd/relayd/internal/wait"
 )
 
 const testToken = "S3cret!token"
@@ -197,36 +199,68 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// TestSlowClientDropped: a client that never reads is dropped once its
+// queue is full, and one that keeps up stays. The fast client reads in its
+// own goroutine with a context that lasts the whole test: coder/websocket
+// closes the connection when a read's context expires, so reading with
+// short timeouts would drop the fast client too. The publisher waits for
+// the fast client to catch up every 64 frames, fewer than its queue holds.
 func TestSlowClientDropped(t *testing.T) {
 	h := newHarness(t, Config{QueueSize: 128})
 	fast := h.dial(t, testToken)
 	slow := h.dial(t, testToken) // never read
 	_ = slow
 	big := strings.Repeat("x", 4096)
-	deadline := time.Now().Add(20 * time.Second)
-	for i := 0; h.hub.Clients() == 2; i++ {
-		if time.Now().After(deadline) || i > 200000 {
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var got atomic.Int64 // big frames the fast client has read
+	readErr := make(chan error, 1)
+	go func() {
+		for {
+			_, b, err := fast.Read(ctx)
+			if err != nil {
+				readErr <- err
+				return
+			}
+			if strings.Contains(string(b), big) {
+				got.Add(1)
+			}
+		}
+	}()
+	stopReader := func() error {
+		cancel()
+		return <-readErr
+	}
+
+	sent := int64(0)
+	for h.hub.Clients() == 2 {
+		if sent >= 200000 {
+			stopReader()
 			t.Fatal("slow client was never dropped")
 		}
 		h.hub.Log(big)
-		if i%64 == 0 { // keep the fast client drained
-			drain(t, fast)
+		sent++
+		if sent%64 == 0 { // let the fast client catch up
+			if !wait.Until(func() bool { return got.Load() >= sent }, 10*time.Second) {
+				err := stopReader()
+				t.Fatalf("the fast client read %d of %d frames (%d clients; reader: %v)", got.Load(), sent, h.hub.Clients(), err)
+			}
 		}
 	}
-	if h.hub.Clients() != 1 {
-		t.Fatalf("%d clients left, want the fast one", h.hub.Clients())
+	if n := h.hub.Clients(); n != 1 {
+		stopReader()
+		t.Fatalf("%d clients left, want the fast one", n)
 	}
-}
-
-// drain reads whatever the client has received within a short window.
-func drain(t *testing.T, c *websocket.Conn) {
-	for {
-		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Millisecond)
-		_, _, err := c.Read(ctx)
-		cancel()
-		if err != nil {
-			return
-		}
+	// The fast client is still served: it reads every frame sent, and its
+	// reader ends only because the test cancels it.
+	wait.For(t, func() bool { return got.Load() >= sent }, 10*time.Second, "the fast client reads every frame")
+	select {
+	case err := <-readErr:
+		t.Fatalf("the fast client's connection ended: %v", err)
+	default:
+	}
+	if err := stopReader(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the fast client's read ended with %v, want context.Canceled", err)
 	}
 }
 
