@@ -1,0 +1,85 @@
+package ledger
+
+import (
+	"context"
+	"math/big"
+	"testing"
+
+	"github.com/relayd/relayd/internal/strategy"
+)
+
+// TestAutoRedeemWeighsGas: past its threshold the strategy redeems, unless the gas would cost
+// more than the policy's share of the value, in which case it waits and sends nothing.
+func TestAutoRedeemWeighsGas(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
+	for i := uint64(1); i <= 3; i++ {
+		tk := e.incoming(t, i, PricePerHop)
+		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &fakeRedeemer{}
+	price := big.NewInt(0)
+	a := &AutoRedeem{Ledger: e.l, Redeemer: r, GasPrice: func(context.Context) (*big.Int, error) { return price, nil }}
+	p := strategy.RedeemPolicy{Enabled: true, Count: 3, MaxGasShare: 0.05}
+	// 3 tickets of 0.01 = 0.03 tokens; 5 % of it is 0.0015 native. One batch of 3 tickets on one
+	// channel is estimated at 231,000 gas: 10 gwei a gas costs 0.00231, too much.
+	price.SetInt64(10_000_000_000)
+	if err := a.check(t.Context(), p, nil, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.calls) != 0 {
+		t.Fatalf("redeemed although the gas costs more than 5 %%: calls %v", r.calls)
+	}
+	price.SetInt64(1_000_000_000) // 1 gwei: 0.000231 native, under 5 %
+	if err := a.check(t.Context(), p, nil, quiet); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.calls) != 3 {
+		t.Fatalf("did not redeem when the gas was worth it: calls %v", r.calls)
+	}
+	// Below the threshold nothing happens, whatever the gas.
+	if err := a.check(t.Context(), strategy.RedeemPolicy{Enabled: true, Count: 10}, nil, quiet); err != nil || len(r.calls) != 3 {
+		t.Fatalf("below the threshold: %v, calls %v", err, r.calls)
+	}
+}
+
+// TestLedgerKeepsNoTicketsInMemory: however many winners wait in the store, what the ledger holds
+// per incoming channel is a sum and the pending tickets, which acknowledgement empties.
+func TestLedgerKeepsNoTicketsInMemory(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
+	const n = 50
+	acks := make([]AckedTicket, 0, n)
+	for i := uint64(1); i <= n; i++ {
+		tk := e.incoming(t, i, PricePerHop)
+		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, AckedTicket{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)})
+	}
+	ch, _ := e.chans.Channel(e.sourceAddr, e.selfAddr)
+	e.l.mu.Lock()
+	pending := len(e.l.in[ch.ID].pending)
+	e.l.mu.Unlock()
+	if pending != n {
+		t.Fatalf("%d pending tickets in memory, want %d", pending, n)
+	}
+	if err := e.l.Acknowledge(t.Context(), acks); err != nil {
+		t.Fatal(err)
+	}
+	e.l.mu.Lock()
+	st := e.l.in[ch.ID]
+	pending, stored := len(st.pending), st.stored
+	e.l.mu.Unlock()
+	if want := PricePerHop; pending != 0 || stored.Uint64() != want.Uint64()*n {
+		t.Fatalf("after acknowledgement: %d pending in memory, stored sum %s", pending, stored.Dec())
+	}
+	if list, _ := e.l.Tickets(); len(list) != n {
+		t.Fatalf("%d tickets in the store, want %d", len(list), n)
+	}
+}
