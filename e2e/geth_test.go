@@ -1,0 +1,355 @@
+// Package e2e holds the end-to-end test against a separate `geth --dev` process: the
+// production path of the settlement, a chain in another process over JSON-RPC (the suite on
+// real relayd processes is in e2e/cluster). It needs geth, which scripts/setup.sh installs with
+// `go install` of the go-ethereum version go.mod pins; without it the test is skipped.
+package e2e
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"errors"
+	"fmt"
+	"go/build"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/ethereum/go-ethereum/rpc"
+
+	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/por"
+	"github.com/relayd/relayd/internal/store"
+	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/wait"
+)
+
+var (
+	oneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+	quiet    = slog.New(slog.NewTextHandler(io.Discard, nil))
+)
+
+func tokens(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), oneToken) }
+
+// findGeth returns the geth binary: on PATH, in $GOPATH/bin (where scripts/setup.sh's go install
+// puts it) or in the repository's bin/; "" when there is none.
+func findGeth() string {
+	if p, err := exec.LookPath("geth"); err == nil {
+		return p
+	}
+	gopath := os.Getenv("GOPATH")
+	if gopath == "" {
+		gopath = build.Default.GOPATH
+	}
+	candidates := []string{filepath.Join(gopath, "bin", "geth"), filepath.Join("..", "bin", "geth")}
+	if gobin := os.Getenv("GOBIN"); gobin != "" {
+		candidates = append([]string{filepath.Join(gobin, "geth")}, candidates...)
+	}
+	for _, p := range candidates {
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+// syncBuffer collects geth's output for the failure message.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startGeth runs `geth --dev` with a block every second in a temporary data directory, serving
+// HTTP JSON-RPC on a free port of 127.0.0.1, and returns its URL once it answers. The process
+// is stopped when the test ends.
+func startGeth(t *testing.T, bin string) string {
+	t.Helper()
+	port := freePort(t)
+	out := &syncBuffer{}
+	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", t.TempDir(),
+		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(port), "--http.api", "eth,net,web3",
+		"--authrpc.addr", "127.0.0.1", "--authrpc.port", strconv.Itoa(freePort(t)),
+		"--port", "0", "--nodiscover", "--maxpeers", "0", "--ipcdisable", "--verbosity", "2")
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start geth: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGINT)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("geth output:\n%s", out.String())
+		}
+	})
+	url := "http://127.0.0.1:" + strconv.Itoa(port)
+	wait.For(t, func() bool {
+		select {
+		case <-done:
+			t.Fatalf("geth exited:\n%s", out.String())
+		default:
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		eth, err := ethclient.DialContext(ctx, url)
+		if err != nil {
+			return false
+		}
+		defer eth.Close()
+		_, err = eth.ChainID(ctx)
+		return err == nil
+	}, 30*time.Second, "geth answers on "+url)
+	return url
+}
+
+// fundFromDevAccount sends wei from geth's pre-funded, unlocked dev account to addr with
+// eth_sendTransaction and waits until it is mined.
+func fundFromDevAccount(t *testing.T, url string, addr common.Address, wei *big.Int) {
+	t.Helper()
+	rc, err := rpc.DialContext(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	var accounts []common.Address
+	if err := rc.CallContext(t.Context(), &accounts, "eth_accounts"); err != nil || len(accounts) == 0 {
+		t.Fatalf("geth's dev account: %v %v", accounts, err)
+	}
+	var h common.Hash
+	if err := rc.CallContext(t.Context(), &h, "eth_sendTransaction", map[string]any{
+		"from": accounts[0], "to": addr, "value": (*hexutil.Big)(wei),
+	}); err != nil {
+		t.Fatalf("fund from the dev account: %v", err)
+	}
+	eth := ethclient.NewClient(rc)
+	wait.For(t, func() bool { _, err := eth.TransactionReceipt(t.Context(), h); return err == nil }, 30*time.Second, "the funding is mined")
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}
+
+// ticket signs a winning ticket of the channel src→dst with the proof-of-relay response that
+// opens it.
+func ticket(t *testing.T, srcKey *ecdsa.PrivateKey, dst, channelsAddr common.Address, chainID uint64, amount *big.Int, index uint64, seed byte) (tickets.Ticket, [32]byte) {
+	t.Helper()
+	var s1, s2 [32]byte
+	s1[0], s2[0] = seed, seed+1
+	own := must[por.Scalar](t)(por.DeriveOwn(s1))
+	ack := must[por.Scalar](t)(por.DeriveAck(s2))
+	challenge := must[por.Challenge](t)(por.TicketChallenge(own, ack))
+	tk := tickets.Ticket{
+		ChannelID: tickets.ChannelID(crypto.PubkeyToAddress(srcKey.PublicKey), dst),
+		Index:     index, Epoch: 1, WinProb: tickets.MaxWinProb, Challenge: [20]byte(challenge),
+	}
+	tk.Amount.SetFromBig(amount)
+	if err := tk.Sign(srcKey, chainID, channelsAddr); err != nil {
+		t.Fatal(err)
+	}
+	return tk, por.Response(own, ack)
+}
+
+// TestSettlementOnGeth runs the settlement against `geth --dev` in its own process, over
+// JSON-RPC: deploy the contracts with a deployer funded from geth's dev account, announce, open
+// a channel, redeem a ticket alone and two in a batch, close the channel, with an indexer
+// (confirmations as chain.DefaultConfirmations gives for the chain) following every step into
+// its graph and store.
+func TestSettlementOnGeth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end test; skipped under -short")
+	}
+	bin := findGeth()
+	if bin == "" {
+		t.Skip("geth is not installed: scripts/setup.sh installs it (go install github.com/ethereum/go-ethereum/cmd/geth@<the version in go.mod>)")
+	}
+	start := time.Now()
+	url := startGeth(t, bin)
+	t.Logf("geth --dev up in %v", time.Since(start).Round(time.Millisecond))
+	ctx := t.Context()
+
+	deployerKey := must[*ecdsa.PrivateKey](t)(crypto.GenerateKey())
+	fundFromDevAccount(t, url, crypto.PubkeyToAddress(deployerKey.PublicKey), tokens(1000))
+	eth := must[*ethclient.Client](t)(ethclient.DialContext(ctx, url))
+	defer eth.Close()
+	const closurePeriod = 2 * time.Second
+	d, err := chain.Deploy(ctx, eth, deployerKey, closurePeriod, tokens(1_000_000))
+	if err != nil {
+		t.Fatalf("deploy on geth: %v", err)
+	}
+	dial := func(key *ecdsa.PrivateKey) *chain.Client {
+		c, err := chain.Dial(ctx, chain.Config{ProviderURL: url, Key: key, Channels: d.Channels, Logger: quiet,
+			ReceiptPoll: 50 * time.Millisecond, StallTimeout: 20 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(c.Close)
+		return c
+	}
+	deployer := dial(deployerKey)
+	if deployer.ChainID() != chain.DevChainID || deployer.ClosurePeriod() != closurePeriod {
+		t.Fatalf("geth --dev: chain id %d, closure period %v", deployer.ChainID(), deployer.ClosurePeriod())
+	}
+	aliceKey := must[*ecdsa.PrivateKey](t)(crypto.GenerateKey())
+	bobKey := must[*ecdsa.PrivateKey](t)(crypto.GenerateKey())
+	a, b := crypto.PubkeyToAddress(aliceKey.PublicKey), crypto.PubkeyToAddress(bobKey.PublicKey)
+	for _, addr := range []common.Address{a, b} {
+		must[common.Hash](t)(deployer.TransferNative(ctx, addr, tokens(10)))
+	}
+	must[common.Hash](t)(deployer.TransferToken(ctx, a, tokens(100)))
+	alice, bob := dial(aliceKey), dial(bobKey)
+
+	db, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	g := channels.NewGraph()
+	ix, err := chain.NewIndexer(chain.IndexerConfig{
+		Source: alice, Store: db, Graph: g, ChainID: alice.ChainID(), Channels: d.Channels, StartBlock: d.Block,
+		Confirmations: chain.DefaultConfirmations(alice.ChainID()), PollInterval: 100 * time.Millisecond, Logger: quiet,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ictx, cancel := context.WithCancel(ctx)
+	ixDone := make(chan error, 1)
+	go func() { ixDone <- ix.Run(ictx) }()
+	defer func() {
+		cancel()
+		if err := <-ixDone; err != nil {
+			t.Errorf("indexer: %v", err)
+		}
+	}()
+	synced := func(what string) {
+		t.Helper()
+		head := must[uint64](t)(alice.BlockNumber(ctx))
+		wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+		defer cancel()
+		if err := ix.WaitSynced(wctx, head); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	matches := func(status channels.Status) channels.Channel {
+		t.Helper()
+		onChain := must[channels.Channel](t)(alice.Channel(ctx, a, b))
+		got, ok := g.Channel(a, b)
+		if !ok || !got.Equal(onChain) || got.Status != status {
+			t.Fatalf("graph %+v (known %v), chain %+v, want %v", got, ok, onChain, status)
+		}
+		return got
+	}
+
+	settle := time.Now()
+	// Announce both (concurrently: one block for both).
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i, c := range []*chain.Client{alice, bob} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = c.Announce(ctx, []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", 9100+i)})
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	synced("announcements")
+	if len(g.Peers()) != 2 {
+		t.Fatalf("peers %+v", g.Peers())
+	}
+
+	must[common.Hash](t)(alice.FundChannel(ctx, b, tokens(10)))
+	synced("opening")
+	matches(channels.Open)
+
+	// One ticket alone, two in a batch.
+	price := tickets.AmountFor(2)
+	amount := price.ToBig()
+	before := must[*big.Int](t)(bob.TokenBalance(ctx, b))
+	tk, resp := ticket(t, aliceKey, b, d.Channels, alice.ChainID(), amount, 1, 1)
+	must[common.Hash](t)(bob.RedeemTicket(ctx, tk, resp))
+	var batch []chain.Redemption
+	for i := range 2 {
+		tk, resp := ticket(t, aliceKey, b, d.Channels, alice.ChainID(), amount, uint64(2+i), byte(10+2*i))
+		batch = append(batch, chain.Redemption{Ticket: tk, Response: resp, Source: a})
+	}
+	out, err := bob.RedeemTickets(ctx, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range out {
+		if !o.Redeemed {
+			t.Fatalf("batch ticket %d: %+v", i, o)
+		}
+	}
+	paid := new(big.Int).Sub(must[*big.Int](t)(bob.TokenBalance(ctx, b)), before)
+	if want := new(big.Int).Mul(amount, big.NewInt(3)); paid.Cmp(want) != 0 {
+		t.Fatalf("bob was paid %v, want %v", paid, want)
+	}
+	synced("redemptions")
+	if ch := matches(channels.Open); ch.TicketIndex != 3 {
+		t.Fatalf("ticket index %d after three redemptions", ch.TicketIndex)
+	}
+
+	must[common.Hash](t)(alice.InitiateClosure(ctx, b))
+	synced("closure")
+	ch := matches(channels.PendingToClose)
+	wait.For(t, func() bool {
+		h, err := eth.HeaderByNumber(ctx, nil)
+		return err == nil && int64(h.Time) > ch.ClosureTime.Unix()
+	}, 15*time.Second, "chain time passes the closure time")
+	must[common.Hash](t)(alice.FinalizeClosure(ctx, b))
+	synced("finalization")
+	matches(channels.Closed)
+	t.Logf("settlement on geth --dev (1 s blocks): %v; whole test %v",
+		time.Since(settle).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+}
