@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # setup.sh installs everything the build and the tests need beyond Go and
 # gcc: the pinned Solidity compiler and OpenZeppelin sources (npm ci, from
-# contracts/package-lock.json), and, as root, tc for the network-namespace
-# tests. Safe to run again.
+# contracts/package-lock.json), geth at the go-ethereum version go.mod pins
+# (go install into $(go env GOPATH)/bin, for e2e/geth_test.go; about 2.5
+# minutes on 2 cores), and, as root, tc for the network-namespace tests.
+# Safe to run again. SKIP_GETH=1 skips geth.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 for tool in go node npm gcc; do
@@ -14,3 +16,17 @@ if [ "$(id -u)" = 0 ] && ! command -v tc >/dev/null; then
 fi
 (cd "$root/contracts" && npm ci --silent --no-audit --no-fund)
 (cd "$root" && go mod download)
+# geth for the end-to-end test against a separate `geth --dev` process (e2e/geth_test.go, which
+# is skipped without it), at exactly the go-ethereum version the module builds with.
+if [ "${SKIP_GETH:-}" != 1 ]; then
+	geth_version="$(cd "$root" && go list -m -f '{{.Version}}' github.com/ethereum/go-ethereum)"
+	gobin="$(go env GOBIN)"
+	[ -n "$gobin" ] || gobin="$(go env GOPATH)/bin"
+	if [ -x "$gobin/geth" ] && "$gobin/geth" version 2>/dev/null | grep -q "^Version: ${geth_version#v}"; then
+		echo "setup: geth ${geth_version} already in $gobin"
+	elif (cd "$root" && go install "github.com/ethereum/go-ethereum/cmd/geth@${geth_version}"); then
+		echo "setup: installed geth ${geth_version} in $gobin"
+	else
+		echo "setup: geth ${geth_version} did not build; e2e/geth_test.go will be skipped" >&2
+	fi
+fi
