@@ -123,10 +123,10 @@ func MeasureFloor(rounds int) (Floor, error) {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	_, cpuClock := threadCPU()
+	_, cpuClock := ThreadCPU()
 	now := func() time.Duration {
 		if cpuClock {
-			d, _ := threadCPU()
+			d, _ := ThreadCPU()
 			return d
 		}
 		return time.Duration(time.Now().UnixNano())

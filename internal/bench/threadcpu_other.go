@@ -4,5 +4,5 @@ package bench
 
 import "time"
 
-// threadCPU has no per-thread clock here: the floor falls back to the wall clock.
-func threadCPU() (time.Duration, bool) { return 0, false }
+// ThreadCPU has no per-thread clock here: the floor falls back to the wall clock.
+func ThreadCPU() (time.Duration, bool) { return 0, false }
