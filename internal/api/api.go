@@ -83,6 +83,7 @@ type Config struct {
 	Messenger   Messenger    // nil: POST /messages answers 503
 	Chain       Chain        // nil on a node without a chain: its operations answer 503
 	Tickets     Tickets      // nil on a node without a chain
+	Graph       Grapher      // nil on a node without a chain: GET /node/graph answers 503
 	Metrics     http.Handler // serves GET /node/metrics (Prometheus text); nil answers 503
 	Streams     Streams      // the WebSocket streams; nil answers 503
 	Health      Health       // GET /readyz; nil: ready once the server runs
@@ -171,6 +172,7 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodPost, "/message/sign", s.postSign},
 		{http.MethodGet, "/peerInfo/{peerId}", s.getPeerInfo},
 		{http.MethodGet, "/node/entryNodes", s.getEntryNodes},
+		{http.MethodGet, "/node/graph", s.getGraph},
 	}
 	s.streaming = map[string]bool{"/messages/websocket": true, "/node/stream/websocket": true}
 	s.handler = s.buildMux()

@@ -9,6 +9,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/identity"
 )
 
 // The fakeNode also plays the node's messenger, chain and tickets, with
@@ -18,7 +20,7 @@ import (
 // a closure period that never ends).
 
 func (f *fakeNode) config(disableAuth bool) Config {
-	return Config{Token: testToken, DisableAuth: disableAuth, Node: f, Messenger: f, Chain: f, Tickets: f, Metrics: fakeMetrics, Streams: newTestStreams()}
+	return Config{Token: testToken, DisableAuth: disableAuth, Node: f, Messenger: f, Chain: f, Tickets: f, Graph: f, Metrics: fakeMetrics, Streams: newTestStreams()}
 }
 
 // fakeMetrics answers GET /node/metrics as promhttp does.
@@ -180,6 +182,37 @@ func fakeTicket(id peer.ID, index int) Ticket {
 		ChannelEpoch: "1", WinProb: "1", Challenge: "0x" + strings.Repeat("ab", 20), Signature: "0x" + strings.Repeat("cd", 64) + "1b"}
 }
 
+// fakeWallet is the chain address of a node that never announced itself.
+const fakeWallet = "0x035C68d5251AfF759Ea945A05783F2290EA0Accf"
+
+// Graph: the node itself, each peer it knows (f.peers) and a wallet that
+// never announced itself; a channel from the node to the first peer, one
+// between the first two peers (not the node's own) and a closing one from
+// the wallet to the node.
+func (f *fakeNode) Graph() Graph {
+	self := f.PeerID().String()
+	g := Graph{Nodes: []GraphNode{{PeerID: self, Address: f.Address().Hex(), Self: true, Announced: true}}}
+	for _, p := range f.peers {
+		id, err := peer.Decode(p.PeerID)
+		if err != nil {
+			continue
+		}
+		addr, err := identity.AddressOf(id)
+		if err != nil {
+			continue
+		}
+		g.Nodes = append(g.Nodes, GraphNode{PeerID: p.PeerID, Address: addr.Hex(), Announced: true, Connected: p.Connected})
+	}
+	g.Nodes = append(g.Nodes, GraphNode{PeerID: fakeWallet, Address: fakeWallet})
+	if len(f.peers) >= 2 {
+		g.Channels = append(g.Channels,
+			GraphChannel{ChannelID: fakeHash(0x21), Source: self, Destination: f.peers[0].PeerID, Balance: "100", Status: "Open"},
+			GraphChannel{ChannelID: fakeHash(0x22), Source: f.peers[0].PeerID, Destination: f.peers[1].PeerID, Balance: "2500000000000000000", Status: "Open"})
+	}
+	g.Channels = append(g.Channels, GraphChannel{ChannelID: fakeHash(0x23), Source: fakeWallet, Destination: self, Balance: "0", Status: "PendingToClose"})
+	return g
+}
+
 // faultyNode is the fakeNode whose every chain-side call (messenger, chain,
 // tickets and Info) fails with err.
 type faultyNode struct {
@@ -188,7 +221,7 @@ type faultyNode struct {
 }
 
 func (n faultyNode) config() Config {
-	return Config{Token: testToken, Node: n, Messenger: n, Chain: n, Tickets: n, Metrics: fakeMetrics, Streams: newTestStreams()}
+	return Config{Token: testToken, Node: n, Messenger: n, Chain: n, Tickets: n, Graph: n, Metrics: fakeMetrics, Streams: newTestStreams()}
 }
 
 func (n faultyNode) Info(context.Context) (Info, error) { return Info{}, n.err }

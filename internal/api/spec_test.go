@@ -398,6 +398,8 @@ func specCases(f *specFixture) []specCase {
 		{name: "peers, quality not a number", method: "GET", path: "/node/peers?quality=good", status: 400, code: CodeInvalidInput},
 		{name: "peers, quality twice", method: "GET", path: "/node/peers?quality=0.1&quality=0.2", status: 400, code: CodeInvalidInput},
 		{name: "entry nodes", method: "GET", path: "/node/entryNodes", status: 200},
+		{name: "graph", method: "GET", path: "/node/graph", status: 200},
+		{name: "graph, no chain", method: "GET", path: "/node/graph", status: 503, code: CodeUnknownFailure, noChain: true},
 		{name: "peer info", method: "GET", path: "/peerInfo/" + bob, status: 200},
 		{name: "peer info, unknown peer", method: "GET", path: "/peerInfo/" + f.stranger.PeerID().String(), status: 200},
 		{name: "peer info, bad peer", method: "GET", path: "/peerInfo/16Uiu2HAmNOPE", status: 400, code: CodeInvalidPeerID},
