@@ -12,6 +12,10 @@
 // recipient).
 // The byte layout and the choices behind it are in docs/PROTOCOL.md, section 3.
 //
+// A sender may keep an EphemeralPool: ephemeral keys computed ahead of time (in
+// idle time, by the pool's Run in a goroutine of the caller's), so that
+// EphemeralPool.NewRoute does only the work that depends on the route.
+//
 // The package owns the packet format, its keys, MACs, padding and replay tags.
 // It is pure: no I/O, no globals, no clock; randomness comes in as an
 // io.Reader, the time as Peel's argument and replay state through the
