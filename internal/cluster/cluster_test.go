@@ -141,6 +141,8 @@ func TestValidate(t *testing.T) {
 		{"closurePeriod", func(c *Config) { c.ClosurePeriod = 1500 * time.Millisecond }},
 		{"closurePeriod", func(c *Config) { c.ClosurePeriod = 0 }},
 		{"mixDelayMax", func(c *Config) { c.MixDelayMax = -time.Millisecond }},
+		{"blockTime", func(c *Config) { c.BlockTime = -time.Second }},
+		{"blockTime", func(c *Config) { c.BlockTime = time.Minute }},
 		{"mixDelayMean", func(c *Config) { c.MixDelayMean = -time.Millisecond }},
 		{"mixDelayMean", func(c *Config) { c.MixDelayMean = 11 * time.Second }},
 		{"mixDelayMax", func(c *Config) { c.MixDelayMean, c.MixDelayMax = 50*time.Millisecond, 20*time.Millisecond }},
