@@ -13,7 +13,9 @@
 // EIP-1559 (tip from eth_maxPriorityFeePerGas, cap 2×base fee + tip) when the latest block has a
 // base fee, legacy gas price otherwise. Receipts are polled every ReceiptPoll (25 ms by
 // default) instead of bind.WaitMined's second; over a WebSocket provider new heads wake the
-// poll at once.
+// poll at once. A transaction not mined within StallTimeout (a minute by default) is
+// replaced with the same nonce at fees raised by 12.5 %, and nonces below it that a crashed
+// earlier run left stuck in the pool are filled (tx_stall.go).
 //
 // Errors a provider causes (connection refused or reset, timeouts of a single call, HTTP 5xx)
 // wrap ErrProviderUnavailable, so the API can answer 503 rather than 500.
@@ -21,7 +23,9 @@
 // Indexing. The Indexer scans FilterLogs in bounded block ranges from its persisted cursor,
 // commits the cursor and every channel and announcement that changed in one store transaction,
 // and only then applies them to the Graph in one batch, so neither a restart nor a reader ever
-// sees a state the chain did not have at the end of an indexed block. See Indexer.
+// sees a state the chain did not have at the end of an indexed block. It stays Confirmations
+// blocks behind the head (DefaultConfirmations), and rolls back through the store's undo
+// journal when a reorganisation removes indexed blocks. See Indexer.
 //
 // The package must not import go-ethereum's simulated backend or node packages (they pull in a
 // whole Ethereum node): internal/devchain and tests do that. It imports the pure relayd packages
