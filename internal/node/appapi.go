@@ -103,8 +103,8 @@ func (h health) Ready(ctx context.Context) []api.ReadyCheck {
 	return []api.ReadyCheck{{Name: "chain", Ready: true, Detail: fmt.Sprintf("head %d", head)}, indexer, p2p}
 }
 
-// wireAppAPI gives the REST API the WebSocket streams and the readiness
-// checks.
+// wireAppAPI gives the REST API the WebSocket streams, the readiness
+// checks and, on a node with a chain, the channel graph.
 func (n *Node) wireAppAPI(cfg *api.Config) error {
 	s, err := ws.NewAppStreams(n.hub, n.log.With("component", "api"))
 	if err != nil {
@@ -112,5 +112,8 @@ func (n *Node) wireAppAPI(cfg *api.Config) error {
 	}
 	n.streams = s
 	cfg.Streams, cfg.Health = s, health{n}
+	if n.chain != nil {
+		cfg.Graph = graphAPI{n.chain}
+	}
 	return nil
 }
