@@ -8,7 +8,7 @@ import { visible, visibleParts, tokens, shortId, ago } from '../../internal/webu
 import { complete, commonPrefix } from '../../internal/webui/static/js/cmdline.js';
 import { parseHelp } from '../../internal/webui/static/js/conn.js';
 import { kindOf } from '../../internal/webui/static/js/stream.js';
-import { widthOf } from '../../internal/webui/static/js/graph.js';
+import { widthOf, graphModel } from '../../internal/webui/static/js/graph.js';
 import { Series } from '../../internal/webui/static/js/chart.js';
 
 test('visible: every C0 control, DEL, C1 control and bidi or invisible format character gets a stand-in', () => {
@@ -94,6 +94,39 @@ test('widthOf: edge widths grow with the balance and stay bounded', () => {
   assert.ok(w[1] < w[2] && w[2] < w[3], w.join(' '));
   assert.equal(w[3], 9);
   assert.equal(widthOf('garbage'), 1.5);
+});
+
+test('graphModel: the whole graph from GET /node/graph, channels between other nodes included', () => {
+  const graph = {
+    nodes: [
+      { peerId: 'me', address: '0x1', self: true, announced: true, connected: false },
+      { peerId: 'b', address: '0x2', self: false, announced: true, connected: true },
+      { peerId: '0x3', address: '0x3', self: false, announced: false, connected: false },
+    ],
+    channels: [
+      { channelId: '0xa', source: 'me', destination: 'b', balance: '1', status: 'Open' },
+      { channelId: '0xb', source: 'b', destination: '0x3', balance: '2', status: 'PendingToClose' },
+    ],
+  };
+  const m = graphModel({ self: 'me', peers: { announced: [{ peerId: 'c', connected: false }], connected: [] }, channels: null, graph });
+  assert.equal(m.from, 'graph');
+  assert.deepEqual([...m.nodes.keys()].sort(), ['0x3', 'b', 'c'], 'this node left out; a peer the graph lacks added');
+  assert.equal(m.nodes.get('b').connected, true);
+  assert.deepEqual(m.edges.map((e) => `${e.source}>${e.destination}:${e.status}`), ['me>b:Open', 'b>0x3:PendingToClose']);
+});
+
+test('graphModel: without the graph, this node\'s own channels from GET /channels, Closed left out', () => {
+  const channels = {
+    outgoing: [{ peerId: 'b', status: 'Open', balance: '5' }, { peerId: 'c', status: 'Closed', balance: '0' }],
+    incoming: [{ peerId: 'c', status: 'Open', balance: '7' }],
+  };
+  const peers = { announced: [{ peerId: 'b' }, { peerId: 'c' }], connected: [{ peerId: 'c' }] };
+  const m = graphModel({ self: 'me', peers, channels, graph: null });
+  assert.equal(m.from, 'channels');
+  assert.deepEqual(m.edges.map((e) => `${e.source}>${e.destination}:${e.balance}`), ['me>b:5', 'c>me:7']);
+  assert.equal(m.nodes.get('c').connected, true);
+  assert.equal(m.nodes.get('b').connected, false);
+  assert.equal(graphModel({ self: 'me', peers, channels, graph: { error: 'x' } }).from, 'channels', 'a malformed answer falls back too');
 });
 
 test('Series: cumulative counts in time order, set only on change', () => {

@@ -3,8 +3,8 @@
 // token first), see the greeting, run `address`, complete a command, send a
 // 0-hop message to node 2 and see it in node 2's console, see a message full
 // of terminal and HTML control sequences shown inertly, close and reopen a
-// channel through the confirm dialog, redeem tickets, and see the graph and
-// the charts drawn; axe-core checks the login page and the console with no
+// channel through the confirm dialog, redeem tickets, and see the whole
+// channel graph (channels between the other nodes too) and the charts drawn; axe-core checks the login page and the console with no
 // serious or critical violation. Every request the page makes must stay on
 // the node's own ports, and the page must raise no error (a CSP violation
 // included).
@@ -255,12 +255,34 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
     await page.locator('#status').filter({ hasText: 'Redeemed' }).waitFor({ timeout: 60_000 });
     assert.ok((await rest(n1, 'GET', '/tickets/statistics')).redeemed > 0);
 
-    // The graph: this node and its three peers, its channels as edges.
-    await page.waitForFunction(() => Number(document.getElementById('graph').dataset.edges) >= 6);
+    // The graph: this node and its three peers, and the whole mesh the node
+    // indexed (GET /node/graph): its own 6 channels and the 6 between the
+    // other three nodes, drawn as edges from one node to another.
+    await page.waitForFunction(() => Number(document.getElementById('graph').dataset.edges) >= 12);
+    assert.equal(await page.locator('#graph').getAttribute('data-from'), 'graph');
     assert.equal(await page.locator('#graph').getAttribute('data-nodes'), '4');
     assert.equal(await page.locator('#graph .node.self').count(), 1);
     assert.equal(await page.locator('#graph .node.peer').count(), 3);
-    assert.ok(await page.locator('#graph path.edge').count() >= 6);
+    assert.equal(await page.locator('#graph path.edge.out').count(), 3);
+    assert.equal(await page.locator('#graph path.edge.in').count(), 3);
+    assert.equal(await page.locator('#graph').getAttribute('data-remote'), '6');
+    const remote = await page.locator('#graph path.edge.remote').evaluateAll((ps) => ps.map((p) => [p.dataset.source, p.dataset.destination]));
+    assert.equal(remote.length, 6);
+    const drawn = new Set(await page.locator('#graph .node').evaluateAll((gs) => gs.map((g) => g.dataset.id)));
+    const pairs = new Set();
+    for (const [src, dst] of remote) {
+      assert.ok(src !== n1.peer && dst !== n1.peer && src !== dst, `a channel between other nodes: ${src} → ${dst}`);
+      assert.ok(drawn.has(src) && drawn.has(dst), `both ends of ${src} → ${dst} are drawn`);
+      pairs.add(`${src} ${dst}`);
+    }
+    assert.equal(pairs.size, 6, 'every ordered pair of the other three nodes once');
+    assert.match(await page.locator('#graph-desc').textContent(), /3 other nodes and 12 channels \(\d+ open, 6 between other nodes\)/);
+    // The same channels as the REST answer the console drew from.
+    const graph = await rest(n1, 'GET', '/node/graph');
+    const others = graph.channels.filter((c) => c.source !== n1.peer && c.destination !== n1.peer).map((c) => `${c.source} ${c.destination}`);
+    assert.deepEqual([...pairs].sort(), others.sort());
+    assert.equal(graph.nodes[0].peerId, n1.peer);
+    assert.equal(graph.nodes[0].self, true);
     await page.locator('.graph-pane').screenshot({ path: join(artifacts, 'console-graph.png') });
     await page.locator('.chart-pane').screenshot({ path: join(artifacts, 'console-charts.png') });
 

@@ -311,13 +311,14 @@ async function refresh() {
   if (!state.api) return;
   const api = state.api;
   const errors = [];
-  const [addr, peers, channels, stats, bal, info] = await Promise.all([
+  const [addr, peers, channels, stats, bal, info, graph] = await Promise.all([
     state.self ? null : settle(api.get('/account/addresses'), errors),
     settle(api.get('/node/peers'), errors),
     settle(api.get('/channels'), errors),
     settle(api.get('/tickets/statistics'), errors),
     settle(api.get('/account/balances'), errors),
     settle(api.get('/node/info'), errors),
+    settle(api.get('/node/graph'), []), // on failure the graph shows this node's channels only
   ]);
   if (state.api !== api) return; // logged out meanwhile
   if (addr) {
@@ -332,8 +333,8 @@ async function refresh() {
   if (stats) renderTickets(stats);
   renderNode(addr || state.addr, bal, info);
   if (addr) state.addr = addr;
-  if (peers && channels && state.self) {
-    drawGraph($('graph'), $('graph-desc'), { self: state.self, peers, channels, names: state.aliasOf });
+  if (state.self && (graph || (peers && channels))) {
+    drawGraph($('graph'), $('graph-desc'), { self: state.self, peers, channels, graph, names: state.aliasOf });
   }
   drawCharts();
   const b = $('banner');
