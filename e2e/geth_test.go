@@ -67,16 +67,6 @@ func findGeth() string {
 	return ""
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 // syncBuffer collects geth's output for the failure message.
 type syncBuffer struct {
 	mu sync.Mutex
@@ -95,24 +85,77 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// startGeth runs `geth --dev` with a block every second in a temporary data directory, serving
-// HTTP JSON-RPC on a free port of 127.0.0.1, and returns its URL once it answers. The process
-// is stopped when the test ends.
-func startGeth(t *testing.T, bin string) string {
+// geth is the one `geth --dev` process the tests of this package share (they run in parallel,
+// each with its own accounts and contracts), started by the first that needs it and stopped by
+// TestMain.
+var geth struct {
+	once sync.Once
+	url  string
+	err  error
+	out  syncBuffer
+	stop func()
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if geth.stop != nil {
+		geth.stop()
+	}
+	os.Exit(code)
+}
+
+// sharedGeth returns the JSON-RPC URL of the shared geth, starting it on first use; it skips
+// the test when geth is not installed (or under -short).
+func sharedGeth(t *testing.T) string {
 	t.Helper()
-	port := freePort(t)
-	out := &syncBuffer{}
-	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", t.TempDir(),
+	if testing.Short() {
+		t.Skip("end-to-end test; skipped under -short")
+	}
+	bin := findGeth()
+	if bin == "" {
+		t.Skip("geth is not installed: scripts/setup.sh installs it (go install github.com/ethereum/go-ethereum/cmd/geth@<the version in go.mod>)")
+	}
+	geth.once.Do(func() {
+		start := time.Now()
+		geth.url, geth.err = startGeth(bin)
+		if geth.err == nil {
+			t.Logf("geth --dev up in %v", time.Since(start).Round(time.Millisecond))
+		}
+	})
+	if geth.err != nil {
+		t.Fatalf("%v\n%s", geth.err, geth.out.String())
+	}
+	return geth.url
+}
+
+// startGeth runs `geth --dev` with a block every second in a temporary data directory, serving
+// HTTP JSON-RPC on a free port of 127.0.0.1, and returns its URL once it answers. geth.stop
+// stops it and removes the directory.
+func startGeth(bin string) (string, error) {
+	dir, err := os.MkdirTemp("", "relayd-geth-")
+	if err != nil {
+		return "", err
+	}
+	port, err := freeTCPPort()
+	if err != nil {
+		return "", err
+	}
+	authPort, err := freeTCPPort()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(bin, "--dev", "--dev.period", "1", "--datadir", dir,
 		"--http", "--http.addr", "127.0.0.1", "--http.port", strconv.Itoa(port), "--http.api", "eth,net,web3",
-		"--authrpc.addr", "127.0.0.1", "--authrpc.port", strconv.Itoa(freePort(t)),
+		"--authrpc.addr", "127.0.0.1", "--authrpc.port", strconv.Itoa(authPort),
 		"--port", "0", "--nodiscover", "--maxpeers", "0", "--ipcdisable", "--verbosity", "2")
-	cmd.Stdout, cmd.Stderr = out, out
+	cmd.Stdout, cmd.Stderr = &geth.out, &geth.out
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("start geth: %v", err)
+		os.RemoveAll(dir)
+		return "", fmt.Errorf("start geth: %w", err)
 	}
 	done := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
+	geth.stop = func() {
 		_ = cmd.Process.Signal(syscall.SIGINT)
 		select {
 		case <-done:
@@ -120,18 +163,18 @@ func startGeth(t *testing.T, bin string) string {
 			_ = cmd.Process.Kill()
 			<-done
 		}
-		if t.Failed() {
-			t.Logf("geth output:\n%s", out.String())
-		}
-	})
+		os.RemoveAll(dir)
+	}
 	url := "http://127.0.0.1:" + strconv.Itoa(port)
-	wait.For(t, func() bool {
+	exited := false
+	up := wait.Until(func() bool {
 		select {
 		case <-done:
-			t.Fatalf("geth exited:\n%s", out.String())
+			exited = true
+			return true
 		default:
 		}
-		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		eth, err := ethclient.DialContext(ctx, url)
 		if err != nil {
@@ -140,8 +183,23 @@ func startGeth(t *testing.T, bin string) string {
 		defer eth.Close()
 		_, err = eth.ChainID(ctx)
 		return err == nil
-	}, 30*time.Second, "geth answers on "+url)
-	return url
+	}, 30*time.Second)
+	switch {
+	case exited:
+		return "", errors.New("geth exited at start")
+	case !up:
+		return "", fmt.Errorf("geth does not answer on %s", url)
+	}
+	return url, nil
+}
+
+func freeTCPPort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // fundFromDevAccount sends wei from geth's pre-funded, unlocked dev account to addr with
@@ -203,16 +261,9 @@ func ticket(t *testing.T, srcKey *ecdsa.PrivateKey, dst, channelsAddr common.Add
 // (confirmations as chain.DefaultConfirmations gives for the chain) following every step into
 // its graph and store.
 func TestSettlementOnGeth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end test; skipped under -short")
-	}
-	bin := findGeth()
-	if bin == "" {
-		t.Skip("geth is not installed: scripts/setup.sh installs it (go install github.com/ethereum/go-ethereum/cmd/geth@<the version in go.mod>)")
-	}
+	url := sharedGeth(t)
+	t.Parallel()
 	start := time.Now()
-	url := startGeth(t, bin)
-	t.Logf("geth --dev up in %v", time.Since(start).Round(time.Millisecond))
 	ctx := t.Context()
 
 	deployerKey := must[*ecdsa.PrivateKey](t)(crypto.GenerateKey())
