@@ -3,6 +3,7 @@ package chain_test
 import (
 	"context"
 	"errors"
+	"math/big"
 	"sync"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/devchain"
 	"github.com/relayd/relayd/internal/tickets"
 	"github.com/relayd/relayd/internal/wait"
 )
@@ -160,5 +162,48 @@ func TestDefaultConfirmations(t *testing.T) {
 		if got := chain.DefaultConfirmations(id); got != want {
 			t.Errorf("DefaultConfirmations(%d) = %d, want %d", id, got, want)
 		}
+	}
+}
+
+// TestConfirmationsAbsorbShallowReorg: with 2 confirmations, an opening whose blocks a
+// reorganisation drops before they are 2 deep never reaches the graph, the store or OnEvent.
+// The chain seals only on transactions (no idle blocks), so depths are exact.
+func TestConfirmationsAbsorbShallowReorg(t *testing.T) {
+	c, err := devchain.New(t.Context(), devchain.Config{ClosurePeriod: time.Hour, BlockInterval: time.Hour, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	e := &env{t: t, chain: c}
+	alice, _ := e.account("alice", tokens(100))
+	bob, _ := e.account("bob", tokens(1))
+	db := openStore(t, t.TempDir())
+	defer db.Close()
+	var log eventLog
+	ix, g := newIndexer(t, e, alice, db, log.add, func(c *chain.IndexerConfig) { c.Confirmations = 2 })
+	runIndexer(t, ix)
+
+	ancestor := headHash(t, alice)
+	must[common.Hash](t)(alice.FundChannel(t.Context(), bob.Address(), tokens(10))) // approve and fund: 2 blocks
+	if _, err := c.Reorg(t.Context(), ancestor, true); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 { // the new branch grows past the confirmations
+		must[common.Hash](t)(bob.TransferToken(t.Context(), common.Address{0xee}, big.NewInt(1)))
+	}
+	// Indexed up to head - 2: past the blocks the opening had on the dropped branch.
+	head := must[uint64](t)(bob.BlockNumber(t.Context()))
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	if err := ix.WaitSynced(ctx, head-2); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := g.Channel(alice.Address(), bob.Address()); ok {
+		t.Fatal("the dropped opening is in the graph")
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.events) != 0 {
+		t.Fatalf("events of dropped blocks: %+v", log.events)
 	}
 }
