@@ -1,7 +1,10 @@
-// Package e2e holds the end-to-end test against a separate `geth --dev` process: the
-// production path of the settlement, a chain in another process over JSON-RPC (the suite on
-// real relayd processes is in e2e/cluster). It needs geth, which scripts/setup.sh installs with
-// `go install` of the go-ethereum version go.mod pins; without it the test is skipped.
+// Package e2e holds the end-to-end tests against a separate `geth --dev` process: the
+// production path of the settlement, a chain in another process over JSON-RPC.
+// TestSettlementOnGeth drives the contracts through the chain client and indexer;
+// TestNodesOnGeth runs real relayd node processes on it (the suite on `relayd cluster`'s
+// embedded dev chain is in e2e/cluster). Both share one geth with a block every second and run
+// in parallel (about 20 s together). They need geth, which scripts/setup.sh installs with
+// `go install` of the go-ethereum version go.mod pins; without it they are skipped.
 package e2e
 
 import (
