@@ -130,6 +130,7 @@ func startRelayd(t *testing.T, bin, url string, d chain.Deployment, index int, i
 	}
 	cmd.Env = append(cmd.Env, config.EnvName("apiToken")+"="+n.token, config.EnvName("password")+"="+nodePassword)
 	cmd.Stdout, cmd.Stderr = n.out, n.out
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start relayd: %v", err)
 	}

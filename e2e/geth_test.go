@@ -152,6 +152,7 @@ func startGeth(bin string) (string, error) {
 		"--authrpc.addr", "127.0.0.1", "--authrpc.port", strconv.Itoa(authPort),
 		"--port", "0", "--nodiscover", "--maxpeers", "0", "--ipcdisable", "--verbosity", "2")
 	cmd.Stdout, cmd.Stderr = &geth.out, &geth.out
+	cmd.SysProcAttr = sysProcAttr()
 	if err := cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return "", fmt.Errorf("start geth: %w", err)
