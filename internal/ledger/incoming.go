@@ -200,11 +200,19 @@ func (l *Ledger) Acknowledge(ctx context.Context, acks []AckedTicket) error {
 	}
 	rows := make([]store.AckedTicket, 0, len(acks))
 	won := make([]bool, len(acks))
+	void := make([]bool, len(acks))
 	for i := range acks {
 		a := &acks[i]
-		if won[i] = a.Ticket.Wins(a.Response, l.cfg.ChainID, l.cfg.Contract); won[i] {
-			rows = append(rows, store.AckedTicket{Source: a.Source, Ticket: a.Ticket, Response: a.Response})
+		if won[i] = a.Ticket.Wins(a.Response, l.cfg.ChainID, l.cfg.Contract); !won[i] {
+			continue
 		}
+		if a.Unverified && !opens(a.Response, a.Ticket.Challenge) {
+			// The contract would refuse it (ChallengeMismatch): a ticket its issuer made
+			// unredeemable. Not kept; counted as rejected.
+			won[i], void[i] = false, true
+			continue
+		}
+		rows = append(rows, store.AckedTicket{Source: a.Source, Ticket: a.Ticket, Response: a.Response})
 	}
 	if err := l.cfg.Store.SaveAcknowledgedTickets(rows); err != nil {
 		return fmt.Errorf("save %d acknowledged tickets: %w", len(rows), err)
@@ -214,7 +222,11 @@ func (l *Ledger) Acknowledge(ctx context.Context, acks []AckedTicket) error {
 	for i := range acks {
 		t := &acks[i].Ticket
 		l.settlePending(t, won[i])
-		if !won[i] {
+		switch {
+		case void[i]:
+			l.unsaved.Rejected++
+			l.unsaved.RejectedValue.Add(&l.unsaved.RejectedValue, &t.Amount)
+		case !won[i]:
 			l.unsaved.Losing++
 			l.unsaved.LosingValue.Add(&l.unsaved.LosingValue, &t.Amount)
 		}

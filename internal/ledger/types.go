@@ -29,6 +29,10 @@ type AckedTicket struct {
 	Ticket tickets.Ticket
 	// Response is own + ack mod n: address(Response·G) == Ticket.Challenge.
 	Response [32]byte
+	// Unverified says nobody checked yet that Response opens Ticket.Challenge (a recipient's
+	// ticket: checking costs a scalar multiplication, which Acknowledge spends only on a
+	// winner, the one ticket it keeps). A relayer's ticket was checked against the packet.
+	Unverified bool
 }
 
 // ChannelLookup finds the channel from src to dst in the node's view of the chain. It must be

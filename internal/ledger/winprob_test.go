@@ -187,3 +187,30 @@ func TestRedeemProgress(t *testing.T) {
 		t.Fatalf("%d progress lines of %d:\n%s", progress, len(lines), out.String())
 	}
 }
+
+// TestLedgerChecksAnUnverifiedWinner: a recipient's ticket arrives unverified (its challenge not
+// checked against the packet, to spare a scalar multiplication per message); Acknowledge checks
+// it for a winner and keeps it only if its response opens its challenge.
+func TestLedgerChecksAnUnverifiedWinner(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
+	good := e.incoming(t, 1, PricePerHop)
+	bad := e.incoming(t, 2, PricePerHop)
+	for _, tk := range []*tickets.Ticket{&good, &bad} {
+		if err := e.l.AcceptTicket(e.sourceAddr, tk, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	acks := []AckedTicket{
+		{Source: e.sourceAddr, Ticket: good, Response: responseFor(1), Unverified: true},
+		{Source: e.sourceAddr, Ticket: bad, Response: responseFor(9), Unverified: true}, // opens another challenge
+	}
+	if err := e.l.Acknowledge(t.Context(), acks); err != nil {
+		t.Fatal(err)
+	}
+	stored, _ := e.l.Tickets()
+	st, _ := e.l.Statistics()
+	if len(stored) != 1 || stored[0].Ticket.Index != 1 || st.Rejected != 1 || st.Unredeemed != 1 || st.Pending != 0 {
+		t.Fatalf("stored %d tickets, statistics %+v", len(stored), st)
+	}
+}
