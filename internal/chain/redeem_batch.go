@@ -299,12 +299,14 @@ func (c *Client) sendRedeemBatch(ctx context.Context, b redeemBatch, out []Redee
 	if err != nil {
 		return fail(tx.Hash(), fmt.Errorf("redeem %d tickets: %w", n, err))
 	}
+	// From here the receipt names the transaction mined, which is a replacement of tx when tx
+	// stalled (tx.go).
 	if r.Status != types.ReceiptStatusSuccessful {
-		return fail(tx.Hash(), fmt.Errorf("redeem %d tickets: %w", n, c.failedInBlock(ctx, c.channels, nil, data, r)))
+		return fail(r.TxHash, fmt.Errorf("redeem %d tickets: %w", n, c.failedInBlock(ctx, c.channels, nil, data, r)))
 	}
 	verdicts, err := c.batchVerdicts(r, b)
 	if err != nil {
-		return fail(tx.Hash(), fmt.Errorf("redeem %d tickets: %w", n, err))
+		return fail(r.TxHash, fmt.Errorf("redeem %d tickets: %w", n, err))
 	}
 	k := 0
 	for _, g := range b.groups {
