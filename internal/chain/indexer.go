@@ -78,6 +78,10 @@ const (
 	ChannelEvent EventKind = iota + 1
 	// AnnouncementEvent: an account announced its key and addresses.
 	AnnouncementEvent
+	// MinWinProbEvent: the contract's owner set the network's minimum win probability
+	// (MinWinProbUpdated). It is reported, not stored: a node reads the current minimum with
+	// Client.MinWinProb when it starts.
+	MinWinProbEvent
 )
 
 // Event is one indexed contract event, reported to IndexerConfig.OnEvent after it is committed,
@@ -92,6 +96,9 @@ type Event struct {
 	Previous *channels.Channel
 	// Announcement is the new announcement (AnnouncementEvent).
 	Announcement channels.Announcement
+	// MinWinProb is the new network minimum win probability, the tickets' 56-bit field
+	// (MinWinProbEvent).
+	MinWinProb uint64
 	// Reorg is set when a reorganisation removed the blocks that made the state Previous (or the
 	// announcement the account had), and the indexer rolled back to the state at the end of Block,
 	// the common ancestor; TxHash is zero. A channel whose opening was removed is reported in the
@@ -202,7 +209,7 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		cfg:     cfg,
 		log:     cfg.Logger,
 		rng:     cfg.MaxRange,
-		topic:   []common.Hash{abi.Events["ChannelUpdated"].ID, abi.Events["Announcement"].ID},
+		topic:   []common.Hash{abi.Events["ChannelUpdated"].ID, abi.Events["Announcement"].ID, abi.Events["MinWinProbUpdated"].ID},
 		changed: make(chan struct{}),
 	}, nil
 }
@@ -539,6 +546,13 @@ func (ix *Indexer) apply(logs []types.Log, cur store.ChainCursor) error {
 			}
 			anns[ann.Account] = ann
 			ev.Kind, ev.Announcement = AnnouncementEvent, ann
+		case ix.topic[2]:
+			u, err := channelsABI.UnpackMinWinProbUpdatedEvent(l)
+			if err != nil {
+				ix.log.Error("undecodable MinWinProbUpdated event", "block", l.BlockNumber, "err", err)
+				continue
+			}
+			ev.Kind, ev.MinWinProb = MinWinProbEvent, u.MinWinProb
 		default:
 			continue
 		}

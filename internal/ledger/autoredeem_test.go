@@ -83,3 +83,35 @@ func TestLedgerKeepsNoTicketsInMemory(t *testing.T) {
 		t.Fatalf("%d tickets in the store, want %d", len(list), n)
 	}
 }
+
+// TestLedgerRolledBack: a reorganisation that takes the channel's ticket index back below
+// tickets this node settled as redeemed makes them unredeemed again, and the next run redeems
+// them.
+func TestLedgerRolledBack(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
+	for i := uint64(1); i <= 3; i++ {
+		tk := e.incoming(t, i, PricePerHop)
+		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &fakeRedeemer{}
+	if rep, err := e.l.Redeem(t.Context(), r, nil, "test"); err != nil || rep.Redeemed != 3 {
+		t.Fatalf("first run: %+v, %v", rep, err)
+	}
+	ch, _ := e.chans.Channel(e.sourceAddr, e.selfAddr)
+	ch.TicketIndex = 1 // the blocks that paid 2 and 3 were dropped
+	if n, err := e.l.RolledBack(ch); err != nil || n != 2 {
+		t.Fatalf("rolled back %d, %v; want 2", n, err)
+	}
+	if st, _ := e.l.Statistics(); st.Redeemed != 1 || st.Unredeemed != 2 {
+		t.Fatalf("statistics after the rollback %+v", st)
+	}
+	if rep, err := e.l.Redeem(t.Context(), r, nil, "test"); err != nil || rep.Redeemed != 2 || len(r.calls) != 5 {
+		t.Fatalf("second run: %+v, %v, calls %v", rep, err, r.calls)
+	}
+}

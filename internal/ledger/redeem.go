@@ -70,6 +70,9 @@ type RedeemReport struct {
 func (l *Ledger) Redeem(ctx context.Context, r Redeemer, from *common.Address, why string) (RedeemReport, error) {
 	l.redeemMu.Lock()
 	defer l.redeemMu.Unlock()
+	if err := l.cfg.Store.PrunePaid(l.now().Add(-store.PaidKept)); err != nil {
+		l.log.Warn("ledger: forgetting old redeemed tickets failed", "err", err)
+	}
 	var rows []store.AckedTicket
 	var err error
 	if from == nil {
@@ -223,4 +226,29 @@ func (l *Ledger) settle(list []store.Settlement, rows []store.AckedTicket, rep *
 func opens(response [32]byte, challenge [20]byte) bool {
 	c, err := por.ChallengeOf(por.Scalar(response))
 	return err == nil && c == por.Challenge(challenge)
+}
+
+// RolledBack takes in a reorganisation that moved channel ch's ticket index back (the indexer's
+// Event.Reorg with the channel's state restored): the tickets of ch that this node settled as
+// redeemed above the restored index were not paid after all; they are unredeemed again, and
+// redeemed by the next run. It returns how many came back. Only tickets settled within
+// store.PaidKept are known.
+func (l *Ledger) RolledBack(ch channels.Channel) (int, error) {
+	if ch.Destination != l.self {
+		return 0, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n, err := l.cfg.Store.UnsettleRedeemed(ch.ID, ch.Epoch, ch.TicketIndex)
+	if err != nil {
+		return 0, fmt.Errorf("put back the tickets a reorganisation unpaid: %w", err)
+	}
+	if st := l.in[ch.ID]; st != nil && n > 0 {
+		st.redeemed = ^uint64(0) // reload what the store holds at the next use
+	}
+	if n > 0 {
+		l.log.Warn("ledger: a chain reorganisation undid the redemption of tickets; they will be redeemed again",
+			"tickets", n, "channel", common.Hash(ch.ID).Hex())
+	}
+	return n, nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
+	"github.com/relayd/relayd/internal/tickets"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -176,10 +177,19 @@ func (s *settlement) onEvent(ev chain.Event) {
 	switch ev.Kind {
 	case chain.AnnouncementEvent:
 		s.addPeer(ev.Announcement)
+	case chain.MinWinProbEvent:
+		s.minWin.Store(ev.MinWinProb)
+		s.n.log.Info("network minimum win probability changed", "minWinProb", tickets.FormatWinProb(ev.MinWinProb))
 	case chain.ChannelEvent:
 		c := ev.Channel
 		if c.Source != self && c.Destination != self {
 			return
+		}
+		if ev.Reorg && c.Destination == self && ev.Previous != nil && ev.Previous.TicketIndex > c.TicketIndex && s.n.msg != nil && s.n.msg.ledger != nil {
+			// Redemptions of ours may have been in the blocks the reorganisation dropped.
+			if _, err := s.n.msg.ledger.RolledBack(c); err != nil {
+				s.n.log.Error("reorganisation: putting back unpaid tickets failed", "err", err)
+			}
 		}
 		dir, other := "outgoing", c.Destination
 		if c.Destination == self {

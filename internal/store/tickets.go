@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
@@ -22,6 +23,10 @@ var (
 	bucketTicketIndexes = bucket("tickets.outindex")
 	// counter name → uint64 (8) or uint256 (32)
 	bucketTicketCounters = bucket("tickets.counters")
+	// channel id (32) ‖ epoch (4) ‖ index (8) → the acknowledged ticket's value ‖ settled at (8,
+	// Unix seconds): tickets settled as redeemed, kept for a day so that a reorganisation that
+	// undoes their redemption can put them back (UnsettleRedeemed)
+	bucketTicketsPaid = bucket("tickets.paid")
 )
 
 const (
@@ -230,6 +235,7 @@ func (db *DB) SettleTickets(list []Settlement) error {
 	if len(list) == 0 {
 		return nil
 	}
+	now := time.Now()
 	return db.bolt.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTicketsAcked)
 		cb := tx.Bucket(bucketTicketCounters)
@@ -245,6 +251,12 @@ func (db *DB) SettleTickets(list []Settlement) error {
 			}
 			if err := b.Delete(k); err != nil {
 				return err
+			}
+			if st.Outcome == OutcomeRedeemed {
+				paid := binary.BigEndian.AppendUint64(append([]byte(nil), v...), uint64(now.Unix()))
+				if err := tx.Bucket(bucketTicketsPaid).Put(k, paid); err != nil {
+					return err
+				}
 			}
 			if err := subCount(cb, counterUnredeemed, 1); err != nil {
 				return err
@@ -266,6 +278,80 @@ func (db *DB) SettleTickets(list []Settlement) error {
 				if err := addValue(cb, value, &t.Ticket.Amount); err != nil {
 					return err
 				}
+			}
+		}
+		return nil
+	})
+}
+
+// UnsettleRedeemed puts back the tickets of a channel epoch with an index above `above` that
+// were settled as redeemed (a reorganisation removed the redemption: the chain's ticket index of
+// the channel went back to `above`): they are acknowledged and unredeemed again, and the
+// redeemed counters give them back, in one transaction. It returns how many it put back. Only
+// tickets settled within the last PaidKept are still known.
+func (db *DB) UnsettleRedeemed(channelID [32]byte, epoch uint32, above uint64) (int, error) {
+	n := 0
+	err := db.bolt.Update(func(tx *bolt.Tx) error {
+		paid, acked, cb := tx.Bucket(bucketTicketsPaid), tx.Bucket(bucketTicketsAcked), tx.Bucket(bucketTicketCounters)
+		prefix := ackedKey(channelID, epoch, 0)[:36]
+		var keys [][]byte
+		var value uint256.Int
+		c := paid.Cursor()
+		for k, v := c.Seek(ackedKey(channelID, epoch, above+1)); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(v) != ackedValueLen+8 {
+				return fmt.Errorf("paid ticket %x: %d bytes", k, len(v))
+			}
+			t, err := decodeAcked(v[:ackedValueLen])
+			if err != nil {
+				return err
+			}
+			if err := acked.Put(append([]byte(nil), k...), append([]byte(nil), v[:ackedValueLen]...)); err != nil {
+				return err
+			}
+			keys = append(keys, append([]byte(nil), k...))
+			value.Add(&value, &t.Ticket.Amount)
+		}
+		for _, k := range keys {
+			if err := paid.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(keys)
+		if err := subCount(cb, counterRedeemed, uint64(n)); err != nil {
+			return err
+		}
+		if err := subValue(cb, counterRedeemedValue, &value); err != nil {
+			return err
+		}
+		if err := addCount(cb, counterUnredeemed, uint64(n)); err != nil {
+			return err
+		}
+		return addValue(cb, counterUnredeemedValue, &value)
+	})
+	return n, err
+}
+
+// PaidKept is how long tickets settled as redeemed are kept for UnsettleRedeemed: far longer
+// than any reorganisation a chain with finality allows.
+const PaidKept = 24 * time.Hour
+
+// PrunePaid forgets the redeemed tickets settled before `before` (now − PaidKept, say).
+func (db *DB) PrunePaid(before time.Time) error {
+	return db.bolt.Update(func(tx *bolt.Tx) error {
+		paid := tx.Bucket(bucketTicketsPaid)
+		var old [][]byte
+		err := paid.ForEach(func(k, v []byte) error {
+			if len(v) < 8 || int64(binary.BigEndian.Uint64(v[len(v)-8:])) < before.Unix() {
+				old = append(old, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range old {
+			if err := paid.Delete(k); err != nil {
+				return err
 			}
 		}
 		return nil

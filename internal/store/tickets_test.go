@@ -2,6 +2,7 @@ package store
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -277,5 +278,51 @@ func TestTicketCountersSurviveReopen(t *testing.T) {
 	db = reopen(t, db, dir)
 	if after, err := db.TicketCounters(); err != nil || after != before {
 		t.Fatalf("counters after reopening %+v (%v), before %+v", after, err, before)
+	}
+}
+
+// TestUnsettleRedeemed: tickets settled as redeemed come back as unredeemed when a
+// reorganisation undoes their redemption (those above the chain's restored index only), with the
+// counters given back; PrunePaid forgets them after a while.
+func TestUnsettleRedeemed(t *testing.T) {
+	dir := t.TempDir()
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var acked []AckedTicket
+	for i := uint64(1); i <= 4; i++ {
+		acked = append(acked, signedTestTicket(t, 1, i, tickets.AmountFor(int(i))))
+	}
+	if err := db.SaveAcknowledgedTickets(acked); err != nil {
+		t.Fatal(err)
+	}
+	ch := acked[0].Ticket.ChannelID
+	var list []Settlement
+	for i := uint64(1); i <= 4; i++ {
+		list = append(list, Settlement{ch, 1, i, OutcomeRedeemed})
+	}
+	if err := db.SettleTickets(list); err != nil {
+		t.Fatal(err)
+	}
+	db = reopen(t, db, dir)                 // kept across a restart
+	n, err := db.UnsettleRedeemed(ch, 1, 2) // the chain's index went back to 2
+	if err != nil || n != 2 {
+		t.Fatalf("put back %d tickets, %v; want 2", n, err)
+	}
+	back, _ := db.AcknowledgedTicketsOf(ch)
+	c, _ := db.TicketCounters()
+	if len(back) != 2 || back[0].Ticket.Index != 3 || back[1].Ticket.Index != 4 || c.Redeemed != 2 ||
+		c.RedeemedValue != tickets.AmountFor(3) || c.Unredeemed != 2 || c.UnredeemedValue != tickets.AmountFor(7) {
+		t.Fatalf("after the rollback: %d tickets back, counters %+v", len(back), c)
+	}
+	if n, err := db.UnsettleRedeemed(ch, 1, 2); err != nil || n != 0 {
+		t.Fatalf("a second rollback put back %d, %v", n, err)
+	}
+	if err := db.PrunePaid(time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := db.UnsettleRedeemed(ch, 1, 0); err != nil || n != 0 {
+		t.Fatalf("after pruning, %d put back, %v", n, err)
 	}
 }
