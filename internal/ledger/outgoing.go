@@ -298,3 +298,25 @@ func (l *Ledger) Available(to common.Address) (avail uint256.Int, ok bool) {
 	balance := balanceOf(&ch)
 	return st.owed.available(&balance), true
 }
+
+// Capacity is the largest expected value a ticket on this node's channel to `to` can carry now:
+// what Available leaves, at this node's outgoing win probability (a ticket's face is its value
+// divided by it). Path selection and the channel strategy compare it with the values the
+// protocol prices in (PROTOCOL.md §4.9). ok is false without an open channel.
+func (l *Ledger) Capacity(to common.Address) (capacity uint256.Int, ok bool) {
+	avail, ok := l.Available(to)
+	if !ok {
+		return capacity, false
+	}
+	return tickets.ExpectedValue(&avail, l.outWinProb()), true
+}
+
+// CapacityOf is Capacity for another node's channel with the given balance, assuming its source
+// signs at the network minimum (the default; 1 without a known minimum).
+func (l *Ledger) CapacityOf(balance *uint256.Int) uint256.Int {
+	w := l.minWinProb()
+	if w == 0 {
+		w = tickets.MaxWinProb
+	}
+	return tickets.ExpectedValue(balance, w)
+}

@@ -204,9 +204,14 @@ func (m *messaging) pathTo(s *settlement, to common.Address) ([]peer.ID, error) 
 	for _, c := range snap.Channels() {
 		e := path.Edge{Source: c.Source, Destination: c.Destination, Open: c.Status == channels.Open}
 		e.Balance.SetFromBig(c.Balance)
-		if c.Source == self && m.ledger != nil && e.Open {
-			// Our own channels: what the tickets we signed and nobody redeemed yet leave.
-			e.Balance, _ = m.ledger.Available(c.Destination)
+		switch {
+		case m.ledger == nil:
+		case c.Source == self && e.Open:
+			// Our own channels: what the tickets we signed and nobody redeemed yet leave, in the
+			// expected value a ticket can carry (its face is the value over its win probability).
+			e.Balance, _ = m.ledger.Capacity(c.Destination)
+		default:
+			e.Balance = m.ledger.CapacityOf(&e.Balance)
 		}
 		g.Edges = append(g.Edges, e)
 	}

@@ -55,8 +55,10 @@ func (w strategyWorld) State(ctx context.Context) (strategy.State, error) {
 		case channels.Open:
 			avail := new(big.Int).Set(c.Balance)
 			if s.n.msg != nil && s.n.msg.ledger != nil {
-				if a, ok := s.n.msg.ledger.Available(c.Destination); ok {
-					avail = a.ToBig() // less the tickets signed and not redeemed
+				if a, ok := s.n.msg.ledger.Capacity(c.Destination); ok {
+					// Less the tickets signed and not redeemed, in the expected value a ticket can
+					// carry (the strategy's thresholds are values, PROTOCOL.md §4.9).
+					avail = a.ToBig()
 				}
 			}
 			st.Open = append(st.Open, strategy.Channel{Peer: c.Destination, Balance: avail})
