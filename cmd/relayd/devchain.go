@@ -16,9 +16,10 @@ import (
 
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/devchain"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
-const devchainUsage = `usage: relayd devchain [--port 8545] [--closurePeriod 60s] [--blockInterval 1s] [--blockTime 0] [--env devchain.env]
+const devchainUsage = `usage: relayd devchain [--port 8545] [--closurePeriod 60s] [--blockInterval 1s] [--blockTime 0] [--minWinProb 1] [--env devchain.env]
        relayd devchain fund [flags] <address> <tokens> <native>
 
 Runs the embedded development chain (go-ethereum's simulated backend, chain id 1337) with the
@@ -47,6 +48,7 @@ func devchainMain(args []string, stdout, stderr io.Writer) int {
 	port := fs.Int("port", 8545, "JSON-RPC port (HTTP and WebSocket) on 127.0.0.1; 0 picks a free one")
 	closure := fs.Duration("closurePeriod", devchain.DefaultClosurePeriod, "channel closure period of the deployed contract (whole seconds)")
 	interval := fs.Duration("blockInterval", devchain.DefaultBlockInterval, "empty-block interval when idle (transactions are sealed at once)")
+	minWinProb := fs.String("minWinProb", "1", "the network minimum win probability the channels contract is deployed with (e.g. 0.01: a relayer's 0.01 ticket has a face of 1 token and wins one time in 100; 1: every ticket wins)")
 	blockTime := fs.Duration("blockTime", 0, "block time, e.g. 2s: a block at that interval, transactions wait for the next one, as on a real chain (0: every transaction sealed at once, empty blocks every --blockInterval)")
 	envFile := fs.String("env", "devchain.env", "file to write export lines to (empty: none)")
 	if err := fs.Parse(args); err != nil {
@@ -68,7 +70,13 @@ func devchainMain(args []string, stdout, stderr io.Writer) int {
 		stop() // a second signal exits at once
 	}()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	c, err := devchain.New(ctx, devchain.Config{Port: *port, ClosurePeriod: *closure, BlockInterval: *interval, BlockTime: *blockTime, Logger: log})
+	minWin, err := tickets.ParseWinProb(*minWinProb)
+	if err != nil {
+		fmt.Fprintf(stderr, "relayd devchain: --minWinProb %q: want a probability in (0, 1]\n", *minWinProb)
+		return 2
+	}
+	c, err := devchain.New(ctx, devchain.Config{Port: *port, ClosurePeriod: *closure, BlockInterval: *interval, BlockTime: *blockTime,
+		MinWinProb: minWin, Logger: log})
 	if err != nil {
 		fmt.Fprintf(stderr, "relayd devchain: %v\n", err)
 		return 1

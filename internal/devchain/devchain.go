@@ -39,6 +39,7 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
 // DevKeyHex is the dev chain's default deployer key. DEV-ONLY: it is published here, so anything
@@ -79,6 +80,9 @@ type Config struct {
 	// BlockInterval and NoInstantSeal). 0, the default, seals every transaction at once.
 	// `relayd devchain --blockTime 2s`.
 	BlockTime time.Duration
+	// MinWinProb is the network minimum win probability the channels contract is deployed with
+	// (the tickets' 56-bit field; 0: tickets.MaxWinProb, every ticket wins).
+	MinWinProb uint64
 	// ClosurePeriod is the channels contract's closure period, whole seconds
 	// (DefaultClosurePeriod).
 	ClosurePeriod time.Duration
@@ -253,7 +257,11 @@ func (c *Chain) start(ctx context.Context) error {
 	}()
 	go c.sealLoop()
 
-	d, err := chain.Deploy(ctx, c.sim.Client(), c.cfg.DeployerKey, c.cfg.ClosurePeriod, c.cfg.Supply)
+	var opts []chain.DeployOption
+	if c.cfg.MinWinProb != 0 {
+		opts = append(opts, chain.WithMinWinProb(c.cfg.MinWinProb))
+	}
+	d, err := chain.Deploy(ctx, c.sim.Client(), c.cfg.DeployerKey, c.cfg.ClosurePeriod, c.cfg.Supply, opts...)
 	if err != nil {
 		c.halt()
 		return fmt.Errorf("deploy contracts: %w", err)
@@ -269,7 +277,7 @@ func (c *Chain) start(ctx context.Context) error {
 	}
 	c.log.Info("dev chain started", "rpc", c.RPCURL(), "chainId", ChainID,
 		"token", d.Token.Hex(), "channels", d.Channels.Hex(), "closurePeriod", c.cfg.ClosurePeriod,
-		"blockTime", c.cfg.BlockTime)
+		"blockTime", c.cfg.BlockTime, "minWinProb", minWinProbText(c.cfg.MinWinProb))
 	return nil
 }
 
@@ -431,4 +439,12 @@ func (c *Chain) Fund(ctx context.Context, addr common.Address, nativeWei, tokenW
 		}
 	}
 	return nil
+}
+
+// minWinProbText renders Config.MinWinProb as the probability it encodes.
+func minWinProbText(w uint64) string {
+	if w == 0 {
+		w = tickets.MaxWinProb
+	}
+	return tickets.FormatWinProb(w)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
 func TestDevChainServesDeploysAndFunds(t *testing.T) {
@@ -306,5 +307,26 @@ func TestReorg(t *testing.T) {
 		if after.Cmp(want) != 0 {
 			t.Fatalf("drop=%v: balance %v after the reorg, want %v", drop, after, want)
 		}
+	}
+}
+
+// TestDevChainMinWinProb: the contract is deployed with the configured network minimum.
+func TestDevChainMinWinProb(t *testing.T) {
+	w, err := tickets.ParseWinProb("0.01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := New(t.Context(), Config{MinWinProb: w, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	cl, err := chain.Dial(t.Context(), chain.Config{ProviderURL: c.RPCURL(), Key: c.DeployerKey(), Channels: c.ChannelsAddress()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	if got, err := cl.MinWinProb(t.Context()); err != nil || got != w {
+		t.Fatalf("minimum %d, %v; want %d", got, err, w)
 	}
 }
