@@ -56,7 +56,7 @@ var rules = map[string]rule{
 	"internal/hostnet":         {},
 	"internal/capture":         {may: []string{"internal/observe"}},
 	"internal/sim":             {may: []string{"internal/observe", "internal/path", "internal/strategy", "internal/tickets"}},
-	"internal/devchain":        {may: []string{"internal/chain"}, noTransport: true},
+	"internal/devchain":        {may: []string{"internal/chain", "internal/tickets"}, noTransport: true},
 	"internal/bench":           {may: []string{"internal/console", "internal/observe", "internal/por", "internal/ws", "internal/packet", "internal/tickets", "internal/kdf"}},
 	"internal/bench/benchtest": {may: []string{"internal/bench", "internal/ws"}},
 	"internal/cluster":         {may: []string{"internal/config", "internal/devchain", "internal/hostnet", "internal/identity"}},
