@@ -110,7 +110,9 @@ export function drawGraph(svg, desc, { self, peers, channels, graph, names }) {
     const path = svgEl('path', {
       d: `M${from.x.toFixed(1)},${from.y.toFixed(1)} Q${cx.toFixed(1)},${cy.toFixed(1)} ${ex.toFixed(1)},${ey.toFixed(1)}`,
       class: `edge ${k} ${e.status === 'Open' ? 'open' : 'closing'}`,
-      'stroke-width': widthOf(e.balance).toFixed(2),
+      // Channels between other nodes are context: thin, so that this node's stand out and
+      // the arrowheads (which scale with the stroke) do not cover the nodes' names.
+      'stroke-width': (k === 'remote' ? Math.min(widthOf(e.balance), 1.25) : widthOf(e.balance)).toFixed(2),
       'marker-end': `url(#arrow-${k})`,
       'data-source': e.source,
       'data-destination': e.destination,
