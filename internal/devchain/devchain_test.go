@@ -289,9 +289,14 @@ func TestReorg(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := eth.HeaderByNumber(t.Context(), nil)
-		if err != nil || h.Hash() != head || h.Number.Uint64() <= oldHead {
+		// The idle seal loop may have added an empty block since: head must be on the
+		// canonical chain, above the old head.
+		h, err := eth.HeaderByHash(t.Context(), head)
+		if err != nil || h.Number.Uint64() <= oldHead {
 			t.Fatalf("head after the reorg %v (%v), want %s above %d", h, err, head, oldHead)
+		}
+		if canon, err := eth.HeaderByNumber(t.Context(), h.Number); err != nil || canon.Hash() != head {
+			t.Fatalf("the reorg's head %s is not canonical (%v)", head, err)
 		}
 		if old, err := eth.HeaderByNumber(t.Context(), new(big.Int).SetUint64(ancestor.Number.Uint64()+1)); err != nil || old.ParentHash != ancestor.Hash() {
 			t.Fatalf("the new branch does not start at the ancestor: %v", err)
