@@ -10,11 +10,10 @@ setup:
 	scripts/setup.sh
 
 # The end-to-end tests run the relayd binary they build, which go test's cache
-# does not track: they always run (-count=1).
+# does not track: they always run (-count=1). The settlement target (100,000 packets at
+# p=0.01) runs once more at full size without the race detector, which makes it too slow.
 test: vet
 	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v /e2e/)
-	# The settlement target (100,000 packets at p=0.01) at full size, which the race detector
-	# makes too slow for the run above.
 	$(GO) test -count=1 -run 'TestSettlementAtOnePercent' -v ./internal/ledger
 	$(GO) test -race -count=1 -timeout 20m ./e2e/...
 
