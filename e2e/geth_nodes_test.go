@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"encoding/json"
 	"fmt"
+	"github.com/relayd/relayd/internal/testlog"
 	"io"
 	"math/big"
 	"net"
@@ -44,7 +45,7 @@ type relaydNode struct {
 	address common.Address
 	api     string
 	token   string
-	out     *syncBuffer
+	out     *testlog.Buffer
 }
 
 // deployOnGeth funds a new deployer from geth's dev account, deploys the contracts with it and
@@ -116,7 +117,7 @@ func startRelayd(t *testing.T, bin, url string, d chain.Deployment, index int, i
 	}
 	ports := freePorts(t, 3)
 	n := &relaydNode{index: index, peerID: id.PeerID().String(), address: id.Address(),
-		api: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/api/v2", token: fmt.Sprintf("e2e-geth-token-%d", index), out: &syncBuffer{}}
+		api: "http://127.0.0.1:" + strconv.Itoa(ports[0]) + "/api/v2", token: fmt.Sprintf("e2e-geth-token-%d", index), out: &testlog.Buffer{}}
 	cmd := exec.Command(bin, "--data", dir, "--identity", filepath.Join(dir, "identity.json"),
 		"--apiHost", "127.0.0.1", "--apiPort", strconv.Itoa(ports[0]),
 		"--adminHost", "127.0.0.1", "--adminPort", strconv.Itoa(ports[1]),

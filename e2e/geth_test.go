@@ -21,7 +21,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -37,6 +36,7 @@ import (
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
+	"github.com/relayd/relayd/internal/testlog"
 	"github.com/relayd/relayd/internal/tickets"
 	"github.com/relayd/relayd/internal/wait"
 )
@@ -70,24 +70,6 @@ func findGeth() string {
 	return ""
 }
 
-// syncBuffer collects geth's output for the failure message.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // geth is the one `geth --dev` process the tests of this package share (they run in parallel,
 // each with its own accounts and contracts), started by the first that needs it and stopped by
 // TestMain.
@@ -95,7 +77,7 @@ var geth struct {
 	once sync.Once
 	url  string
 	err  error
-	out  syncBuffer
+	out  testlog.Buffer
 	stop func()
 }
 

@@ -28,13 +28,13 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/relayd/relayd/internal/testlog"
 	"github.com/relayd/relayd/internal/wait"
 )
 
@@ -65,7 +65,7 @@ type testCluster struct {
 	cmd      *exec.Cmd
 	done     chan struct{} // closed when the process exited
 	exitErr  error
-	output   *syncBuffer
+	output   *testlog.Buffer
 	envPath  string
 	dataDir  string
 	token    string
@@ -74,24 +74,6 @@ type testCluster struct {
 	symbol   string
 	netns    bool // nodes in network namespaces (--netns)
 	count    int  // nodes (nodeCount unless --nodes says otherwise)
-}
-
-// syncBuffer collects the cluster's output from two pipes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // buildRelayd builds cmd/relayd into dir.
@@ -161,7 +143,7 @@ func startCluster(t *testing.T, extra ...string) *testCluster {
 	c := &testCluster{
 		t:       t,
 		done:    make(chan struct{}),
-		output:  &syncBuffer{},
+		output:  &testlog.Buffer{},
 		envPath: filepath.Join(tmp, "cluster.env"),
 		dataDir: filepath.Join(tmp, "data"),
 	}

@@ -1,7 +1,6 @@
 package chain_test
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/testlog"
 	"github.com/relayd/relayd/internal/wait"
 )
 
@@ -73,7 +72,7 @@ func TestDialErrorsHideProviderSecrets(t *testing.T) {
 		"user info and key, HTTP 500":        {"http://user:pw@" + host500 + "/v3/SECRETKEY", srv.URL},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testlog.Buffer
 			key, _ := crypto.GenerateKey()
 			_, err := chain.Dial(t.Context(), chain.Config{
 				ProviderURL: tc.url, Key: key, Channels: common.Address{1},
@@ -143,7 +142,7 @@ func TestChainErrorsAndLogsHideProviderSecrets(t *testing.T) {
 	_, key := e.account("redact", nil)
 	prov := newSwitchable(t, e.chain.RPCURL())
 	host := strings.TrimPrefix(prov.srv.URL, "http://")
-	var logs syncBuffer
+	var logs testlog.Buffer
 	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	c, err := chain.Dial(t.Context(), chain.Config{
 		ProviderURL: "http://user:pw@" + host + "/v3/SECRETKEY?apikey=SECRET2", Key: key,
@@ -197,22 +196,4 @@ var big1 = common.Big1
 func eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	wait.For(t, cond, timeout, what)
-}
-
-// syncBuffer is a bytes.Buffer safe for a logger and a test reading it at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -1,7 +1,6 @@
 package devchain
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"math/big"
 	"net"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,11 +16,12 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient"
 
 	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/testlog"
 	"github.com/relayd/relayd/internal/tickets"
 )
 
 func TestDevChainServesDeploysAndFunds(t *testing.T) {
-	var logs syncBuffer
+	var logs testlog.Buffer
 	c, err := New(t.Context(), Config{ClosurePeriod: 90 * time.Second, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -189,24 +188,6 @@ func BenchmarkReceiptLatency(b *testing.B) {
 }
 
 func slogDiscard() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
-
-// syncBuffer is a bytes.Buffer safe for the chain's goroutines and the test.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestBlockTime runs the chain with a 1 s block time: transactions wait for the next block
 // instead of being sealed at once, so three transfers sent one after the other land in three

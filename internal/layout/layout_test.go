@@ -37,6 +37,7 @@ var rules = map[string]rule{
 	"internal/strategy": {pure: true},
 	"internal/channels": {pure: true, noTransport: true},
 	"internal/wait":     {pure: true},
+	"internal/testlog":  {pure: true},
 	"internal/identity": {noTransport: true},
 	"internal/store":    {may: []string{"internal/channels", "internal/packet", "internal/tickets"}},
 	"internal/chain": {may: []string{"internal/chain/contracts", "internal/channels", "internal/store", "internal/tickets"},
