@@ -186,3 +186,89 @@ func TestAckQueue(t *testing.T) {
 		}
 	}
 }
+
+// TestAckQueueOneBatchPerWindow: tickets trickling in (one a millisecond) while each commit
+// takes 3 ms are handed out at most once per window, not as soon as the previous commit ends
+// (which committed back to back, ~3 tickets at a time); every ticket arrives once, in order.
+func TestAckQueueOneBatchPerWindow(t *testing.T) {
+	const window = 20 * time.Millisecond
+	q := newAckQueue(1024)
+	type result struct {
+		got     []uint64
+		batches int
+	}
+	done := make(chan result)
+	go func() {
+		var res result
+		batch := make([]ledger.AckedTicket, 0, 256)
+		for {
+			var closed bool
+			batch, closed = q.next(batch, 256, window)
+			if len(batch) == 0 && closed {
+				done <- res
+				return
+			}
+			res.batches++
+			for _, a := range batch {
+				res.got = append(res.got, a.Ticket.Index)
+			}
+			time.Sleep(3 * time.Millisecond) // the commit's fsync: work, not synchronisation
+		}
+	}()
+	const count = 300
+	start := time.Now()
+	tick := time.NewTicker(time.Millisecond)
+	for i := range count {
+		<-tick.C
+		q.push(ledger.AckedTicket{Ticket: tickets.Ticket{Index: uint64(i + 1)}})
+	}
+	tick.Stop()
+	elapsed := time.Since(start)
+	q.close()
+	res := <-done
+	if len(res.got) != count {
+		t.Fatalf("committer got %d tickets, want %d", len(res.got), count)
+	}
+	for i, idx := range res.got {
+		if idx != uint64(i+1) {
+			t.Fatalf("ticket %d has index %d", i, idx)
+		}
+	}
+	if most := int(elapsed/window) + 2; res.batches > most {
+		t.Fatalf("%d batches in %v, want at most %d (one per %v window)", res.batches, elapsed, most, window)
+	}
+	t.Logf("%d tickets in %d batches over %v", count, res.batches, elapsed.Round(time.Millisecond))
+}
+
+// TestAckQueueNextFullOrLone: a full batch is handed out at once, without waiting for the
+// window; a lone ticket waits for the window, and no longer than it plus scheduling.
+func TestAckQueueNextFullOrLone(t *testing.T) {
+	q := newAckQueue(64)
+	for i := range 8 {
+		q.push(ledger.AckedTicket{Ticket: tickets.Ticket{Index: uint64(i + 1)}})
+	}
+	start := time.Now()
+	batch, closed := q.next(nil, 8, time.Hour)
+	if len(batch) != 8 || closed {
+		t.Fatalf("full batch: %d tickets, closed %v; want 8, false", len(batch), closed)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("a full batch waited %v for an hour's window", d)
+	}
+
+	const window = 30 * time.Millisecond
+	q.push(ledger.AckedTicket{Ticket: tickets.Ticket{Index: 9}})
+	start = time.Now()
+	batch, _ = q.next(batch, 8, window)
+	d := time.Since(start)
+	if len(batch) != 1 || batch[0].Ticket.Index != 9 {
+		t.Fatalf("lone ticket: got %d tickets", len(batch))
+	}
+	if d < window/2 || d > 10*time.Second {
+		t.Fatalf("a lone ticket was handed out after %v, want about the %v window", d, window)
+	}
+	q.close()
+	if batch, closed = q.next(batch, 8, window); len(batch) != 0 || !closed {
+		t.Fatalf("after close: %d tickets, closed %v; want 0, true", len(batch), closed)
+	}
+}

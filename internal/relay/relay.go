@@ -679,32 +679,20 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 }
 
 // runCommitter hands acknowledged tickets to Payments in batches until r.acked is closed and
-// drained: group commit. Woken by the first ticket of a batch, it lets more arrive for
-// ackCommitWindow, then writes up to ackBatchMax in one fsynced store transaction; tickets
-// acknowledged meanwhile form the next batch. No ticket is reported before it is on disk.
+// drained: group commit. A batch is written ackCommitWindow after its first ticket arrived, and
+// no sooner than ackCommitWindow after the previous batch (ackQueue.next), up to ackBatchMax in
+// one fsynced store transaction. No ticket is reported before it is on disk.
 func (r *Relay) runCommitter(ctx context.Context) {
 	batch := make([]ledger.AckedTicket, 0, ackBatchMax)
-	window := time.NewTimer(time.Hour)
-	window.Stop()
 	for {
 		var closed bool
-		batch, closed = r.acked.take(batch, ackBatchMax)
-		if len(batch) == 0 {
-			if closed {
-				return
-			}
-			<-r.acked.wake
-			if batch, closed = r.acked.take(batch, 0); !closed {
-				window.Reset(ackCommitWindow) // let the batch grow
-				select {
-				case <-window.C:
-				case <-r.acked.wake: // closed meanwhile (or a stale wake-up: no harm)
-					window.Stop()
-				}
-			}
-			continue
+		batch, closed = r.acked.next(batch, ackBatchMax, ackCommitWindow)
+		if len(batch) == 0 && closed {
+			return
 		}
-		r.commit(ctx, batch)
+		if len(batch) > 0 {
+			r.commit(ctx, batch)
+		}
 	}
 }
 
