@@ -13,15 +13,7 @@ import (
 func TestAutoRedeemWeighsGas(t *testing.T) {
 	e := newLedgerEnv(t)
 	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
-	for i := uint64(1); i <= 3; i++ {
-		tk := e.incoming(t, i, PricePerHop)
-		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.acknowledge(t, 3)
 	r := &fakeRedeemer{}
 	price := big.NewInt(0)
 	a := &AutoRedeem{Ledger: e.l, Redeemer: r, GasPrice: func(context.Context) (*big.Int, error) { return price, nil }}
@@ -90,15 +82,7 @@ func TestLedgerKeepsNoTicketsInMemory(t *testing.T) {
 func TestLedgerRolledBack(t *testing.T) {
 	e := newLedgerEnv(t)
 	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
-	for i := uint64(1); i <= 3; i++ {
-		tk := e.incoming(t, i, PricePerHop)
-		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.acknowledge(t, 3)
 	r := &fakeRedeemer{}
 	if rep, err := e.l.Redeem(t.Context(), r, nil, "test"); err != nil || rep.Redeemed != 3 {
 		t.Fatalf("first run: %+v, %v", rep, err)

@@ -24,3 +24,18 @@ func newKeyPair(t testing.TB) (*ecdsa.PrivateKey, common.Address) {
 	}
 	return k, crypto.PubkeyToAddress(k.PublicKey)
 }
+
+// acknowledge accepts tickets 1 … n from source at PricePerHop on the open channel and
+// acknowledges each with its response, as a relayer does for n relayed packets.
+func (e *ledgerEnv) acknowledge(t *testing.T, n uint64) {
+	t.Helper()
+	for i := uint64(1); i <= n; i++ {
+		tk := e.incoming(t, i, PricePerHop)
+		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -162,15 +162,7 @@ func TestRedeemProgress(t *testing.T) {
 	now := time.Unix(0, 0)
 	e.l.now = func() time.Time { now = now.Add(2 * time.Second); return now }
 	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
-	for i := uint64(1); i <= 20; i++ {
-		tk := e.incoming(t, i, PricePerHop)
-		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	e.acknowledge(t, 20)
 	rep, err := e.l.Redeem(t.Context(), &fakeRedeemer{}, nil, "test")
 	if err != nil || rep.Redeemed != 20 {
 		t.Fatalf("report %+v, %v", rep, err)
