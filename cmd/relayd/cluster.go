@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/cluster"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
 const clusterUsage = `usage: relayd cluster [flags]
@@ -81,6 +82,14 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory, kept on exit (default: a fresh temporary directory, removed on exit)")
 	fs.DurationVar(&cfg.ClosurePeriod, "closurePeriod", cfg.ClosurePeriod, "channel closure period of the contract (whole seconds)")
 	fs.DurationVar(&cfg.BlockTime, "blockTime", cfg.BlockTime, "dev chain block time, e.g. 2s: a block at that interval, transactions wait for it (0: a block per transaction at once)")
+	fs.Func("minWinProb", "the network minimum win probability of the dev chain's contract, which every node follows (e.g. 0.01: lottery tickets that win one time in 100 with a face 100 times their value; default 1: every ticket wins)", func(v string) error {
+		w, err := tickets.ParseWinProb(v)
+		if err != nil {
+			return err
+		}
+		cfg.MinWinProb = w
+		return nil
+	})
 	fs.DurationVar(&cfg.MixDelayMean, "mixDelayMean", cfg.MixDelayMean, "every node's mean exponential per-hop mixing delay (Poisson mixing); 0 with --mixDelayMax 0: no mixing")
 	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "every node's cap of each per-hop mixing delay (0: 10 × --mixDelayMean; with --mixDelayMean 0: uniform up to this)")
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's own messages and cover loops (2 or 3)")

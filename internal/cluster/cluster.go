@@ -263,6 +263,7 @@ func (c *cluster) startChain(ctx context.Context) error {
 		Port:          c.cfg.ChainPort,
 		ClosurePeriod: c.cfg.ClosurePeriod,
 		BlockTime:     c.cfg.BlockTime,
+		MinWinProb:    c.cfg.MinWinProb,
 		Alloc:         alloc,
 		Logger:        slog.New(slog.NewTextHandler(logFile, nil)),
 	})

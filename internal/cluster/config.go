@@ -93,6 +93,9 @@ type Config struct {
 	// BlockTime is the dev chain's block time (devchain.Config.BlockTime): 0 seals every
 	// transaction at once; a positive one seals a block at that interval, as a real chain does.
 	BlockTime time.Duration
+	// MinWinProb is the network minimum win probability the dev chain's contract is deployed
+	// with (devchain.Config.MinWinProb; 0: every ticket wins). The nodes follow it.
+	MinWinProb uint64
 	// MixDelayMean is every node's --mixDelayMean: the mean of the exponential per-hop mixing
 	// delay (config.DefaultMixDelayMean); 0 with MixDelayMax 0 mixes nothing.
 	MixDelayMean time.Duration
