@@ -8,10 +8,6 @@ import (
 	"github.com/relayd/relayd/internal/chain/contracts"
 )
 
-// ErrChainUnavailable reports that the chain provider could not be reached or did not answer;
-// nothing was decided, and retrying later may work. It wraps chain.ErrProviderUnavailable.
-var ErrChainUnavailable = errors.New("ledger: the chain provider is unavailable")
-
 // FromChain turns a chain client's error into this package's vocabulary: a contract revert
 // becomes the sentinel of its typed error (by the binding's type, never by its text), a
 // provider failure ErrChainUnavailable, a lack of funds ErrNotEnoughBalance. The original error

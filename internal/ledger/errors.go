@@ -53,6 +53,14 @@ var (
 	// ErrContractRefused reports a contract revert this package has no sentinel for; the error
 	// carries the contract's reason.
 	ErrContractRefused = errors.New("ledger: the contract refused")
+	// ErrNoVerdict is a RedeemResult's error when the chain gave no verdict on a ticket: its
+	// batch was not sent, failed as a whole, or its receipt could not be read. The ticket stays
+	// unredeemed; redeeming it again is safe (the contract pays an index at most once).
+	ErrNoVerdict = errors.New("ledger: no verdict from the chain")
+	// ErrChainUnavailable reports that the chain provider could not be reached or did not
+	// answer; nothing was decided, and retrying later may work. It wraps
+	// chain.ErrProviderUnavailable.
+	ErrChainUnavailable = errors.New("ledger: the chain provider is unavailable")
 
 	// ErrStopped reports a ticket asked of a Ledger whose Run has ended (the node is stopping):
 	// what it issued is already stored, so it signs no more.

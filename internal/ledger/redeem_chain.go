@@ -2,17 +2,11 @@ package ledger
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/relayd/relayd/internal/chain"
 )
-
-// ErrNoVerdict is a RedeemResult's error when the chain gave no verdict on a ticket: its batch
-// was not sent, failed as a whole, or its receipt could not be read. The ticket stays
-// unredeemed; redeeming it again is safe (the contract pays an index at most once).
-var ErrNoVerdict = errors.New("ledger: no verdict from the chain")
 
 // BatchRedeemer is what ChainRedeemer needs of the chain; *chain.Client implements it.
 type BatchRedeemer interface {
