@@ -13,7 +13,7 @@ setup:
 # does not track: they always run (-count=1). The settlement target (100,000 packets at
 # p=0.01) runs once more at full size without the race detector, which makes it too slow.
 test: vet
-	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v /e2e/)
+	$(GO) test -race -timeout 20m $$($(GO) list ./... | grep -v '/e2e\(/\|$$\)')
 	$(GO) test -count=1 -run 'TestSettlementAtOnePercent' -v ./internal/ledger
 	$(GO) test -race -count=1 -timeout 20m ./e2e/...
 
