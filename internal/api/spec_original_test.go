@@ -74,22 +74,7 @@ func TestOriginalSpecResponses(t *testing.T) {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			f.reset()
-			cfg := f.self.config(false)
-			switch {
-			case tc.failing:
-				cfg.Node = failingNode{f.self}
-			case tc.fault != nil:
-				cfg = faultyNode{f.self, tc.fault}.config()
-			case tc.noChain:
-				cfg = noChainConfig(f.self)
-			}
-			srv := serveConfig(t, cfg)
-			h := token.Clone()
-			for k, v := range tc.header {
-				h[k] = v
-			}
-			resp, body := send(t, tc.method, srv.URL+Prefix+tc.path, h, tc.body)
+			resp, body := f.answer(t, tc, token)
 			if route.Operation.Responses.Status(resp.StatusCode) == nil {
 				return // the original does not document this answer: relayd's document does
 			}

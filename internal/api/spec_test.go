@@ -528,6 +528,28 @@ func send(t *testing.T, method, url string, header http.Header, body string) (*h
 
 // TestSpecResponses exercises each documented response of each operation
 // and checks its body against the document.
+// answer serves case tc on a fresh server over the fixture's node (failing, faulty or without a
+// chain as the case says) and returns what the request got, with the header h plus the case's.
+func (f *specFixture) answer(t *testing.T, tc specCase, h http.Header) (*http.Response, []byte) {
+	t.Helper()
+	f.reset()
+	cfg := f.self.config(false)
+	switch {
+	case tc.failing:
+		cfg.Node = failingNode{f.self}
+	case tc.fault != nil:
+		cfg = faultyNode{f.self, tc.fault}.config()
+	case tc.noChain:
+		cfg = noChainConfig(f.self)
+	}
+	srv := serveConfig(t, cfg)
+	h = h.Clone()
+	for k, v := range tc.header {
+		h[k] = v
+	}
+	return send(t, tc.method, srv.URL+Prefix+tc.path, h, tc.body)
+}
+
 func TestSpecResponses(t *testing.T) {
 	sp := loadSpec(t)
 	f := newSpecFixture(t)
@@ -535,22 +557,7 @@ func TestSpecResponses(t *testing.T) {
 	covered := map[string]bool{}
 	for _, tc := range specCases(f) {
 		t.Run(tc.name, func(t *testing.T) {
-			f.reset()
-			cfg := f.self.config(false)
-			switch {
-			case tc.failing:
-				cfg.Node = failingNode{f.self}
-			case tc.fault != nil:
-				cfg = faultyNode{f.self, tc.fault}.config()
-			case tc.noChain:
-				cfg = noChainConfig(f.self)
-			}
-			srv := serveConfig(t, cfg)
-			h := token.Clone()
-			for k, v := range tc.header {
-				h[k] = v
-			}
-			resp, body := send(t, tc.method, srv.URL+Prefix+tc.path, h, tc.body)
+			resp, body := f.answer(t, tc, token)
 			if resp.StatusCode != tc.status {
 				t.Fatalf("got %d %s, want %d", resp.StatusCode, body, tc.status)
 			}
