@@ -123,8 +123,11 @@ func (n *Node) buildSettlement(ctx context.Context) error {
 	// The network's minimum win probability: what the ledger refuses incoming tickets below and
 	// never signs below. Read once here; the indexer reports changes (onEvent).
 	minWin, err := client.MinWinProb(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, chain.ErrProviderUnavailable):
 		return &StartupError{"provider", fmt.Errorf("read the network's minimum win probability: %w", err)}
+	case err != nil:
+		return &StartupError{"channelsContract", fmt.Errorf("read the network's minimum win probability: %w (a RelayChannels contract older than lottery tickets? deploy the current one)", err)}
 	}
 	s.minWin.Store(minWin)
 	// What the node indexed before a restart serves at once: the stored announcements make the
