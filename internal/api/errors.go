@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
@@ -58,7 +57,7 @@ func lookup(err error, op string) (status int, code, msg string, ok bool) {
 		if errors.Is(err, e.err) {
 			msg := fmt.Sprintf(e.msg, op)
 			if e.detail {
-				msg += ": " + strings.ReplaceAll(err.Error(), "ledger: ", "")
+				msg += ": " + err.Error()
 			}
 			return e.status, e.code, msg, true
 		}

@@ -178,12 +178,6 @@ func (l *Ledger) outWinProb() uint64 {
 	return min(max(w, m), tickets.MaxWinProb)
 }
 
-// WinProb is the win probability (the WinProb field) of the tickets this node signs now.
-func (l *Ledger) WinProb() uint64 { return l.outWinProb() }
-
-// MinWinProb is the network minimum win probability the Ledger enforces (0: none known).
-func (l *Ledger) MinWinProb() uint64 { return l.minWinProb() }
-
 // Statistics are the node's ticket statistics (GET /tickets/statistics). Values are in the
 // token's smallest unit; a ticket's value is its face amount, what it pays if it wins.
 type Statistics struct {

@@ -38,10 +38,6 @@ func describe(err error) error {
 	if errors.As(err, &ae) {
 		return errors.New(ae.Msg)
 	}
-	if err != nil && strings.Contains(err.Error(), "ledger: ") {
-		// The ledger's sentinels name their package; an operator reads the sentence.
-		return errors.New(strings.ReplaceAll(err.Error(), "ledger: ", ""))
-	}
 	return err
 }
 

@@ -25,9 +25,6 @@ func New() *Map { return &Map{g: channels.NewGraph()} }
 // Channel returns the channel from src to dst.
 func (m *Map) Channel(src, dst common.Address) (channels.Channel, bool) { return m.g.Channel(src, dst) }
 
-// Graph returns the graph behind m.
-func (m *Map) Graph() *channels.Graph { return m.g }
-
 // Open opens (or updates) the channel src → dst with balance, epoch at least 1.
 func (m *Map) Open(src, dst common.Address, balance uint256.Int) {
 	m.Set(src, dst, func(c *channels.Channel) {
