@@ -66,7 +66,7 @@ func (n *Node) buildMessaging() error {
 			Channels:   s.graph,
 			Store:      n.db,
 			MinWinProb: s.minWinProb,
-			WinProb:    func() uint64 { return n.settings.get().WinProb },
+			WinProb:    n.settings.outWinProb,
 			Logger:     n.log.With("component", "tickets"),
 		})
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/relayd/relayd/internal/config"
@@ -330,6 +331,8 @@ type settings struct {
 
 	mu sync.RWMutex
 	v  Settings
+	// winProb mirrors v.WinProb for the ticket path (outWinProb).
+	winProb atomic.Uint64
 }
 
 // loadSettings reads the stored settings; what the store does not hold comes from cfg.
@@ -370,9 +373,15 @@ func loadSettings(db *store.DB, cfg config.Config) (*settings, error) {
 		// A mean stored earlier that the flags of this start cannot cap.
 		return nil, &StartupError{"mixDelayMax", fmt.Errorf("the stored mixDelayMean setting %v does not fit: %w", v.MixDelayMean, err)}
 	}
-	return &settings{db: db, v: v, mixMin: cfg.MixDelayMin, mixMax: cfg.MixDelayMax,
-		kick: make(chan struct{}, 1), redeemKick: make(chan struct{}, 1), coverKick: make(chan struct{}, 1)}, nil
+	st := &settings{db: db, v: v, mixMin: cfg.MixDelayMin, mixMax: cfg.MixDelayMax,
+		kick: make(chan struct{}, 1), redeemKick: make(chan struct{}, 1), coverKick: make(chan struct{}, 1)}
+	st.winProb.Store(v.WinProb)
+	return st, nil
 }
+
+// outWinProb is the winProb setting, read on every ticket the node signs: an atomic load, not
+// a copy of every setting under the lock.
+func (s *settings) outWinProb() uint64 { return s.winProb.Load() }
 
 // get returns the current settings.
 func (s *settings) get() Settings {
@@ -405,6 +414,7 @@ func (s *settings) update(vals map[string]json.RawMessage) (Settings, error) {
 		return s.v, err
 	}
 	s.v = next
+	s.winProb.Store(next.WinProb)
 	if s.onChange != nil {
 		s.onChange(next)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/relay"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
 // TestMixingAndCoverSettings: mixDelayMean and coverRate start from their flags, show in GET
@@ -108,5 +109,43 @@ func TestMixDelayMeanMustFitTheCap(t *testing.T) {
 	net.mustCall(n, http.MethodPut, "/settings/mixDelayMean", `{"settingValue":"10ms"}`, http.StatusNoContent, nil)
 	if got, want := n.msg.relay.Mixing(), (relay.Mixing{Mean: 10 * time.Millisecond, Max: 100 * time.Millisecond}); got != want {
 		t.Fatalf("relay mixing %+v, want %+v", got, want)
+	}
+}
+
+// TestTicketSettings: winProb ("min" or a probability) and autoRedeemMaxGasShare show in GET
+// /settings, change over REST, reach the ticket path at once, refuse what they cannot take and
+// survive a restart.
+func TestTicketSettings(t *testing.T) {
+	cfg := testConfig(t)
+	n, stop := runNode(t, cfg)
+	net := &testNet{t: t}
+	var got map[string]any
+	net.mustCall(n, http.MethodGet, "/settings", "", http.StatusOK, &got)
+	if got["winProb"] != "min" || got["autoRedeemMaxGasShare"] != 0.05 {
+		t.Fatalf("defaults: %v", got)
+	}
+	net.mustCall(n, http.MethodPut, "/settings", `{"winProb":"0.05","autoRedeemMaxGasShare":0.2}`, http.StatusOK, &got)
+	w, _ := tickets.ParseWinProb("0.05")
+	if got["winProb"] != "0.05" || n.settings.outWinProb() != w || n.settings.get().redeemPolicy().MaxGasShare != 0.2 {
+		t.Fatalf("after PUT: %v, ticket path %d", got, n.settings.outWinProb())
+	}
+	var e struct{ Status string }
+	for _, body := range []string{`{"winProb":"0"}`, `{"winProb":"1.5"}`, `{"winProb":0.1}`, `{"winProb":"often"}`,
+		`{"autoRedeemMaxGasShare":-0.1}`, `{"autoRedeemMaxGasShare":2}`} {
+		if st := net.call(n, http.MethodPut, "/settings", body, &e); st != http.StatusBadRequest || e.Status != "INVALID_SETTING_VALUE" {
+			t.Errorf("PUT /settings %s: %d %s, want 400 INVALID_SETTING_VALUE", body, st, e.Status)
+		}
+	}
+	if n.settings.outWinProb() != w {
+		t.Fatal("a refused PUT changed the ticket path's win probability")
+	}
+	stop()
+	n2 := startNode(t, cfg)
+	if n2.settings.outWinProb() != w || n2.settings.get().AutoRedeemMaxGasShare != 0.2 {
+		t.Fatalf("after a restart: win prob %d, %+v", n2.settings.outWinProb(), n2.settings.get())
+	}
+	net.mustCall(n2, http.MethodPut, "/settings/winProb", `{"settingValue":"min"}`, http.StatusNoContent, nil)
+	if n2.settings.outWinProb() != 0 {
+		t.Fatal(`"min" did not return to following the network minimum`)
 	}
 }
