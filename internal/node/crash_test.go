@@ -161,7 +161,7 @@ func TestRelayerKilledMidTraffic(t *testing.T) {
 	}
 	apiURL := func(n *Node) string { return "http://" + n.APIAddr().String() }
 	openTo(apiURL(a), a.id.Address(), r1id, tokens(50))
-	// After a crash R1 counts up to relay.IssuedSlack of tickets as signed (PROTOCOL.md §4.5):
+	// After a crash R1 counts up to ledger.IssuedSlack of tickets as signed (PROTOCOL.md §4.5):
 	// 77 × 0.10, 7.70 of the 50 tokens.
 	openTo(r1url, r1id.Address(), r2.id, tokens(50))
 	openTo(apiURL(r2), r2.id.Address(), b.id, tokens(50))
