@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -119,9 +120,18 @@ func (a *AppStreams) consume(ctx context.Context, sub *client) error {
 	}
 }
 
+// messageFramePrefix starts every encoded message frame (Frame.encode: Type is
+// the first field).
+var messageFramePrefix = []byte(`{"type":"` + TypeMessage + `",`)
+
 // take numbers a hub frame when it is a received message, keeps it and
 // offers it to every message stream client.
 func (a *AppStreams) take(b []byte) {
+	// Most hub frames are log lines (three per received message); the type is
+	// the encoding's first field, so they are told apart without decoding.
+	if !bytes.HasPrefix(b, messageFramePrefix) {
+		return
+	}
 	var f Frame
 	if json.Unmarshal(b, &f) != nil || f.Type != TypeMessage {
 		return

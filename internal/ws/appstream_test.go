@@ -1,6 +1,7 @@
 package ws
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -241,4 +242,18 @@ func readFrame(t *testing.T, c *websocket.Conn) Frame {
 		t.Fatalf("frame %q: %v", b, err)
 	}
 	return f
+}
+
+// TestMessageFramePrefix: AppStreams.take tells message frames from log lines by the encoding's
+// first bytes; the prefix must start every message frame, whatever its text, and no other frame.
+func TestMessageFramePrefix(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	for _, text := range []string{"", "hi", `{"type":"message",`, "\x1b[31m<b>\u202e"} {
+		if b := NewFrame(TypeMessage, text, now).encode(); !bytes.HasPrefix(b, messageFramePrefix) {
+			t.Errorf("message frame %s lacks the prefix %s", b, messageFramePrefix)
+		}
+		if b := NewFrame(TypeLog, text, now).encode(); bytes.HasPrefix(b, messageFramePrefix) {
+			t.Errorf("log frame %s has the message prefix", b)
+		}
+	}
 }
