@@ -22,6 +22,7 @@ const (
 	DefaultWriteTimeout      = 10 * time.Second
 	DefaultBackoffMin        = 100 * time.Millisecond
 	DefaultBackoffMax        = 30 * time.Second
+	DefaultAckDelay          = 10 * time.Millisecond
 
 	// MaxFrameSizeLimit is the largest MaxFrameSize New accepts.
 	MaxFrameSizeLimit = 16 << 20
@@ -66,6 +67,14 @@ type Config struct {
 	// long has its stream dropped.
 	WriteTimeout time.Duration
 
+	// AckDelay is how long an acknowledgement frame may wait for more acknowledgements to the
+	// same peer, so that they leave in one write (default DefaultAckDelay). Packets never wait.
+	// At a few hundred packets a second a node sends each peer an acknowledgement every few
+	// milliseconds, each its own write(2) and its own wake-up on both sides; nothing waits for
+	// an acknowledgement but the ticket it settles (PROTOCOL.md §5.2). NoAckDelay sends each
+	// at once.
+	AckDelay   time.Duration
+	NoAckDelay bool
 	// BackoffMin and BackoffMax bound the exponential backoff before re-opening a
 	// stream that failed: the wait doubles from BackoffMin up to BackoffMax.
 	BackoffMin, BackoffMax time.Duration
@@ -105,6 +114,7 @@ func (c Config) withDefaults() (Config, error) {
 		{"WriteTimeout", &c.WriteTimeout, DefaultWriteTimeout},
 		{"BackoffMin", &c.BackoffMin, DefaultBackoffMin},
 		{"BackoffMax", &c.BackoffMax, DefaultBackoffMax},
+		{"AckDelay", &c.AckDelay, DefaultAckDelay},
 	}
 	for _, d := range durations {
 		if *d.v < 0 {
@@ -113,6 +123,9 @@ func (c Config) withDefaults() (Config, error) {
 		if *d.v == 0 {
 			*d.v = d.def
 		}
+	}
+	if c.NoAckDelay {
+		c.AckDelay = 0
 	}
 	if c.BackoffMax < c.BackoffMin {
 		return c, fmt.Errorf("%w: BackoffMax %s is below BackoffMin %s", ErrInvalidConfig, c.BackoffMax, c.BackoffMin)
@@ -169,13 +182,19 @@ func (p Protocol) ID(network string) protocol.ID {
 	return protocol.ID("/relay/" + network + "/" + p.String() + "/1.0.0")
 }
 
-// frameIndex maps a frame protocol to 0 (msg) or 1 (ack).
+// Indexes of the frame protocols (Protocol.frameIndex).
+const (
+	msgIndex = 0
+	ackIndex = 1
+)
+
+// frameIndex maps a frame protocol to msgIndex or ackIndex.
 func (p Protocol) frameIndex() (int, error) {
 	switch p {
 	case ProtocolMsg:
-		return 0, nil
+		return msgIndex, nil
 	case ProtocolAck:
-		return 1, nil
+		return ackIndex, nil
 	default:
 		return 0, fmt.Errorf("%w: %s", ErrUnknownProtocol, p)
 	}

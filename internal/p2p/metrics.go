@@ -22,6 +22,7 @@ var dropReasons = []string{dropQueueFull, dropOversized, dropBadFrame, dropStrea
 type frameMetrics struct {
 	sent, received           prometheus.Counter
 	bytesSent, bytesReceived prometheus.Counter
+	writes                   prometheus.Counter
 	dropped                  map[string]prometheus.Counter
 }
 
@@ -51,6 +52,10 @@ func newMetrics() *metrics {
 		Namespace: "relayd", Subsystem: "p2p", Name: "frame_bytes_received_total",
 		Help: "Frame bytes received from peers (without length prefixes), by protocol.",
 	}, []string{"protocol"})
+	writes := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "frame_writes_total",
+		Help: "Flushes of frames to peers' streams, by protocol: frames sent divided by this is how many frames a write carried.",
+	}, []string{"protocol"})
 	dropped := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "relayd", Subsystem: "p2p", Name: "frames_dropped_total",
 		Help: "Frames dropped, by protocol and reason (queue_full, oversized, bad_frame, stream_error, unreachable).",
@@ -62,7 +67,7 @@ func newMetrics() *metrics {
 
 	m := &metrics{
 		heartbeats: heartbeats,
-		collectors: []prometheus.Collector{sent, received, bytesSent, bytesReceived, dropped, heartbeats},
+		collectors: []prometheus.Collector{sent, received, bytesSent, bytesReceived, writes, dropped, heartbeats},
 	}
 	for i, p := range []Protocol{ProtocolMsg, ProtocolAck} {
 		name := p.String()
@@ -71,6 +76,7 @@ func newMetrics() *metrics {
 			received:      received.WithLabelValues(name),
 			bytesSent:     bytesSent.WithLabelValues(name),
 			bytesReceived: bytesReceived.WithLabelValues(name),
+			writes:        writes.WithLabelValues(name),
 			dropped:       make(map[string]prometheus.Counter, len(dropReasons)),
 		}
 		for _, r := range dropReasons {

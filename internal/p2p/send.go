@@ -33,6 +33,9 @@ type outbound struct {
 	s  network.Stream
 	bw *bufio.Writer
 
+	delay time.Duration // how long a first frame waits for others (acknowledgements only)
+	timer *time.Timer   // gather's, reused
+
 	mu       sync.Mutex // guards failures, retryAt and failedAt
 	failures int
 	retryAt  time.Time // zero when not backing off
@@ -118,6 +121,9 @@ func (h *Host) outbound(k outKey) (*outbound, error) {
 		key:   k,
 		queue: make(chan []byte, h.cfg.QueueSize),
 		bw:    bufio.NewWriterSize(nil, writeBufferSize),
+	}
+	if k.idx == ackIndex {
+		o.delay = h.cfg.AckDelay
 	}
 	h.out[k] = o
 	h.wg.Add(1)
@@ -206,6 +212,7 @@ func (o *outbound) run() {
 		// a dead stream can be repeated once on a fresh one (receivers drop duplicates: replay
 		// tags for packets, the pending table for acknowledgements).
 		batch = append(batch[:0], f)
+		o.gather(&batch)
 		err := o.writeBatch(&batch)
 		if err != nil && o.retryable() {
 			o.dropStream()
@@ -227,8 +234,33 @@ func (o *outbound) run() {
 			continue
 		}
 		fm.sent.Add(float64(len(batch)))
+		fm.writes.Inc()
 		fm.bytesSent.Add(float64(bytes))
 		o.succeed()
+	}
+}
+
+// gather waits up to the stream's delay (Config.AckDelay on acknowledgement streams, none on
+// packet streams) for more frames to join *batch, so that they leave in one write.
+func (o *outbound) gather(batch *[][]byte) {
+	if o.delay <= 0 {
+		return
+	}
+	if o.timer == nil {
+		o.timer = time.NewTimer(o.delay)
+	} else {
+		o.timer.Reset(o.delay)
+	}
+	defer o.timer.Stop()
+	for len(*batch) < maxBatch {
+		select {
+		case f := <-o.queue:
+			*batch = append(*batch, f)
+		case <-o.timer.C:
+			return
+		case <-o.h.ctx.Done():
+			return
+		}
 	}
 }
 
