@@ -62,7 +62,9 @@ type Host struct {
 	wg     sync.WaitGroup // writers, inbound stream loops, heartbeat pings
 
 	peersMu sync.Mutex
-	peers   map[peer.ID]*peerState
+	// peersVersion changes whenever a peer is added or removed or goes down or up (PeersVersion).
+	peersVersion atomic.Uint64
+	peers        map[peer.ID]*peerState
 }
 
 // New creates the libp2p host and starts listening on cfg.ListenAddrs. Inbound

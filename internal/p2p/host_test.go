@@ -580,13 +580,27 @@ func TestFailedSendMarksPeerDown(t *testing.T) {
 	if down() {
 		t.Fatal("a peer never sent to is down")
 	}
+	// PeersVersion changes with each change of Down (callers rebuild what they derived from Peers).
+	v0 := a.PeersVersion()
 	if err := a.Send(t.Context(), b.ID(), ProtocolMsg, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "B marked down", down)
+	v1 := a.PeersVersion()
+	if v1 == v0 {
+		t.Fatal("PeersVersion did not change when B went down")
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- a.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	eventually(t, 10*time.Second, "B up again after a heartbeat", func() bool { return !down() })
+	v2 := a.PeersVersion()
+	if v2 == v1 {
+		t.Fatal("PeersVersion did not change when B came back")
+	}
+	a.RemovePeer(b.ID())
+	if a.PeersVersion() == v2 {
+		t.Fatal("PeersVersion did not change when B was removed")
+	}
 }

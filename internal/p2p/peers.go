@@ -83,6 +83,7 @@ func (h *Host) AddPeer(info peer.AddrInfo) error {
 	h.peersMu.Lock()
 	if _, ok := h.peers[info.ID]; !ok {
 		h.peers[info.ID] = &peerState{quality: InitialQuality}
+		h.peersVersion.Add(1)
 	}
 	h.peersMu.Unlock()
 
@@ -102,10 +103,16 @@ func (h *Host) AddPeer(info peer.AddrInfo) error {
 func (h *Host) RemovePeer(id peer.ID) {
 	h.peersMu.Lock()
 	delete(h.peers, id)
+	h.peersVersion.Add(1)
 	h.peersMu.Unlock()
 	h.host.ConnManager().Unprotect(id, connProtectTag)
 	h.host.Peerstore().ClearAddrs(id)
 }
+
+// PeersVersion is a number that changes whenever a known peer is added or removed or goes down
+// or up (PeerInfo.Down); a caller that derives something from Peers can tell by it when to derive
+// again. Qualities move with every heartbeat without changing it.
+func (h *Host) PeersVersion() uint64 { return h.peersVersion.Load() }
 
 // Peers returns the known peers, sorted by ID.
 func (h *Host) Peers() []PeerInfo {
@@ -138,6 +145,7 @@ func (h *Host) markDown(id peer.ID) {
 	defer h.peersMu.Unlock()
 	if st, ok := h.peers[id]; ok && !st.down {
 		st.down = true
+		h.peersVersion.Add(1)
 		h.log.Debug("p2p peer marked down until its next heartbeat", "peer_id", id.String())
 	}
 }
@@ -171,7 +179,10 @@ func (h *Host) recordPing(id peer.ID, rtt time.Duration, err error, now time.Tim
 		st.quality *= 1 - QualityWeight
 		return
 	}
-	st.down = false
+	if st.down {
+		st.down = false
+		h.peersVersion.Add(1)
+	}
 	st.success++
 	st.quality = st.quality*(1-QualityWeight) + QualityWeight
 	st.lastSeen = now

@@ -83,10 +83,13 @@ func newIndex(g *Graph) *index {
 			continue
 		}
 		ix.open[[2]int{s, d}] = true
-		ix.out[s] = append(ix.out[s], hop{to: d, balance: &e.Balance, weight: max(e.Balance.Float64(), 1)})
+		ix.out[s] = append(ix.out[s], hop{to: d, balance: &e.Balance, weight: weightOf(&e.Balance)})
 	}
 	return ix
 }
+
+// weightOf is a channel's weight in the random choice of the next hop: its balance.
+func weightOf(balance *uint256.Int) float64 { return max(balance.Float64(), 1) }
 
 // Select picks a path from self to recipient over relayers relayers (0 means DefaultRelayers)
 // and returns its nodes: the relayers in order, then the recipient. Every consecutive pair needs
@@ -128,7 +131,53 @@ func SelectLoopPadded(r *rand.Rand, g *Graph, self common.Address, relayers int,
 	return selectPath(r, g, self, self, relayers, price, pad)
 }
 
+// Index is a Graph prepared for many selections: its nodes by address and each node's open
+// channels. Building it is linear in the graph, so a sender that picks a path per message builds
+// one per change of the graph (NewIndex) instead of one per message, and updates the channels
+// whose balances move with every ticket (its own) with SetBalance. An Index is not safe for
+// concurrent use.
+type Index struct{ ix *index }
+
+// NewIndex prepares g for selections. The Index keeps g: the caller must not change it afterwards
+// but through SetBalance.
+func NewIndex(g *Graph) *Index { return &Index{newIndex(g)} }
+
+// SetBalance sets the balance of the open channel from src to dst, as if the graph had been built
+// with it, and reports whether there is such a channel.
+func (x *Index) SetBalance(src, dst common.Address, balance uint256.Int) bool {
+	s, ok1 := x.ix.byAddr[src]
+	d, ok2 := x.ix.byAddr[dst]
+	if !ok1 || !ok2 {
+		return false
+	}
+	for i := range x.ix.out[s] {
+		if h := &x.ix.out[s][i]; h.to == d {
+			*h.balance = balance
+			h.weight = weightOf(&balance)
+			return true
+		}
+	}
+	return false
+}
+
+// SelectPadded is the package's SelectPadded over the prepared graph.
+func (x *Index) SelectPadded(r *rand.Rand, self, recipient common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
+	if self == recipient {
+		return nil, ErrUnknownNode
+	}
+	return x.ix.selectPath(r, self, recipient, relayers, price, pad)
+}
+
+// SelectLoopPadded is the package's SelectLoopPadded over the prepared graph.
+func (x *Index) SelectLoopPadded(r *rand.Rand, self common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
+	return x.ix.selectPath(r, self, self, relayers, price, pad)
+}
+
 func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
+	return newIndex(g).selectPath(r, self, recipient, relayers, price, pad)
+}
+
+func (ix *index) selectPath(r *rand.Rand, self, recipient common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
 	if relayers == 0 {
 		relayers = DefaultRelayers
 	}
@@ -138,7 +187,6 @@ func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers
 	if pad < 0 {
 		return nil, fmt.Errorf("padding %d: %w", pad, ErrBadPadding)
 	}
-	ix := newIndex(g)
 	s, ok1 := ix.byAddr[self]
 	d, ok2 := ix.byAddr[recipient]
 	if !ok1 || !ok2 {

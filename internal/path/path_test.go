@@ -2,6 +2,7 @@ package path
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -251,4 +252,95 @@ func TestSelectPadded(t *testing.T) {
 	if _, err := SelectPadded(rand.New(rand.NewPCG(1, 1)), g, addr("me"), addr("dst"), 2, price, -1); !errors.Is(err, ErrBadPadding) {
 		t.Fatalf("negative padding: %v, want ErrBadPadding", err)
 	}
+}
+
+// TestIndex: selections from a prepared Index agree with building the graph for each one, and
+// SetBalance changes what the channel can carry and how often it is chosen, as a rebuilt graph
+// with that balance would.
+func TestIndex(t *testing.T) {
+	nodes := []string{"me", "r1", "r2", "r3", "dst"}
+	edges := map[string]uint64{"me>r1": 50, "me>r2": 50, "r1>r3": 40, "r2>r3": 40, "r3>dst": 30}
+	g := graph(nodes, nil, edges)
+	x := NewIndex(g)
+	for seed := range uint64(50) {
+		a, errA := x.SelectPadded(rand.New(rand.NewPCG(seed, 1)), addr("me"), addr("dst"), 2, price, 3)
+		b, errB := SelectPadded(rand.New(rand.NewPCG(seed, 1)), g, addr("me"), addr("dst"), 2, price, 3)
+		if errA != nil || errB != nil || names(a)[0] != names(b)[0] {
+			t.Fatalf("seed %d: index %v (%v), graph %v (%v)", seed, names(a), errA, names(b), errB)
+		}
+	}
+	// me>r1 drops below what a ticket needs (50 at padding 3): only r2 is left as first relayer.
+	if !x.SetBalance(addr("me"), addr("r1"), *uint256.NewInt(49)) {
+		t.Fatal("SetBalance(me, r1) found no channel")
+	}
+	for seed := range uint64(50) {
+		p, err := x.SelectPadded(rand.New(rand.NewPCG(seed, 2)), addr("me"), addr("dst"), 2, price, 3)
+		if err != nil || names(p)[0] != "r2" {
+			t.Fatalf("after SetBalance: %v (%v), want a path through r2", names(p), err)
+		}
+	}
+	x.SetBalance(addr("me"), addr("r2"), *uint256.NewInt(0))
+	if _, err := x.SelectPadded(rand.New(rand.NewPCG(1, 1)), addr("me"), addr("dst"), 2, price, 3); !errors.Is(err, ErrNotEnoughBalance) {
+		t.Fatalf("both first channels short: %v, want ErrNotEnoughBalance", err)
+	}
+	// Weights follow the balance: with me>r1 at 1,000 and me>r2 at 50, r1 comes first far more often.
+	x.SetBalance(addr("me"), addr("r1"), *uint256.NewInt(1000))
+	x.SetBalance(addr("me"), addr("r2"), *uint256.NewInt(50))
+	r := rand.New(rand.NewPCG(7, 7))
+	viaR1 := 0
+	for range 400 {
+		p, err := x.SelectPadded(r, addr("me"), addr("dst"), 2, price, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if names(p)[0] == "r1" {
+			viaR1++
+		}
+	}
+	if viaR1 < 340 { // expected 400 × 1000/1050 ≈ 381
+		t.Fatalf("r1 first in %d of 400 selections, want most (weights follow SetBalance)", viaR1)
+	}
+	if x.SetBalance(addr("r3"), addr("me"), *uint256.NewInt(1)) || x.SetBalance(addr("nobody"), addr("me"), *uint256.NewInt(1)) {
+		t.Fatal("SetBalance reported a channel that does not exist")
+	}
+	if _, err := x.SelectPadded(r, addr("me"), addr("me"), 2, price, 0); !errors.Is(err, ErrUnknownNode) {
+		t.Fatalf("self as recipient: %v, want ErrUnknownNode", err)
+	}
+	if _, err := x.SelectLoopPadded(r, addr("me"), 2, price, 0); !errors.Is(err, ErrNoPath) {
+		t.Fatalf("loop without a channel back: %v, want ErrNoPath", err)
+	}
+}
+
+// BenchmarkSelect picks a 2-relayer path in a network of 1,000 nodes with 8 channels each,
+// building the index per selection (what Select does) and from a prepared Index (what a sender
+// does per message since the graph is cached): the build is linear in the graph.
+func BenchmarkSelect(b *testing.B) {
+	const nodes, degree = 1000, 8
+	r := rand.New(rand.NewPCG(1, 2))
+	g := &Graph{}
+	for i := range nodes {
+		g.Nodes = append(g.Nodes, Node{Address: addr(fmt.Sprint("n", i)), Peer: peer.ID(fmt.Sprint("peer-n", i)), Quality: 1})
+	}
+	for i := range nodes {
+		for range degree {
+			j := r.IntN(nodes)
+			g.Edges = append(g.Edges, Edge{Source: g.Nodes[i].Address, Destination: g.Nodes[j].Address, Balance: *uint256.NewInt(1000), Open: true})
+		}
+	}
+	self, dst := g.Nodes[0].Address, g.Nodes[nodes-1].Address
+	b.Run("rebuild", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := SelectPadded(r, g, self, dst, 2, price, 7); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("index", func(b *testing.B) {
+		x := NewIndex(g)
+		for b.Loop() {
+			if _, err := x.SelectPadded(r, self, dst, 2, price, 7); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
