@@ -158,7 +158,7 @@ func (a *AppStreams) take(b []byte) {
 // from now on, preceded, when since is not nil, by the kept messages whose
 // ID is above *since.
 func (a *AppStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since *int64) {
-	conn, ctx, cancel, ok := a.accept(w, r)
+	conn, cw, ctx, cancel, ok := a.accept(w, r)
 	if !ok {
 		return
 	}
@@ -182,14 +182,14 @@ func (a *AppStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since
 		a.mu.Unlock()
 	}()
 	go discard(conn, cancel)
-	a.srv.writeLoop(ctx, cancel, conn, c)
+	a.srv.writeLoop(ctx, cancel, conn, cw, c)
 }
 
 // ServeAdmin upgrades r to the admin stream: the frames of the admin
 // WebSocket server (the last ReplaySize first, ending with this client's
 // connect line), without its commands: what the client sends is ignored.
 func (a *AppStreams) ServeAdmin(w http.ResponseWriter, r *http.Request, authEnabled bool) {
-	conn, ctx, cancel, ok := a.accept(w, r)
+	conn, cw, ctx, cancel, ok := a.accept(w, r)
 	if !ok {
 		return
 	}
@@ -203,16 +203,16 @@ func (a *AppStreams) ServeAdmin(w http.ResponseWriter, r *http.Request, authEnab
 	a.hub.join(c, "ws client connected [ authentication "+state+" ]")
 	defer a.hub.leave(c)
 	go discard(conn, cancel)
-	a.srv.writeLoop(ctx, cancel, conn, c)
+	a.srv.writeLoop(ctx, cancel, conn, cw, c)
 }
 
 // accept upgrades the request; the returned context ends with the
 // connection's request or when Run returns.
-func (a *AppStreams) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, context.Context, context.CancelFunc, bool) {
-	conn, err := websocket.Accept(w, r, nil)
+func (a *AppStreams) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, *coalescer, context.Context, context.CancelFunc, bool) {
+	conn, cw, err := acceptCoalescing(w, r, writeTimeout)
 	if err != nil {
 		a.log.Debug("websocket upgrade failed", "err", err)
-		return nil, nil, nil, false
+		return nil, nil, nil, nil, false
 	}
 	conn.SetReadLimit(MaxLineBytes + 1024)
 	ctx, cancel := context.WithCancel(r.Context())
@@ -223,7 +223,7 @@ func (a *AppStreams) accept(w http.ResponseWriter, r *http.Request) (*websocket.
 		case <-ctx.Done():
 		}
 	}()
-	return conn, ctx, cancel, true
+	return conn, cw, ctx, cancel, true
 }
 
 // discard reads and drops what the client sends (the streams take no

@@ -43,6 +43,8 @@ type Server struct {
 	log     *slog.Logger
 	digest  [32]byte
 	console http.Handler
+
+	accepted func(*coalescer) // tests: called with each admin connection's coalescer
 }
 
 // New builds the server.
@@ -131,10 +133,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.console.ServeHTTP(w, r)
 		return
 	}
-	conn, err := websocket.Accept(w, r, nil)
+	conn, cw, err := acceptCoalescing(w, r, writeTimeout)
 	if err != nil {
 		s.log.Debug("websocket upgrade failed", "err", err)
 		return
+	}
+	if s.accepted != nil {
+		s.accepted(cw)
 	}
 	defer conn.CloseNow()
 	conn.SetReadLimit(MaxLineBytes + 1024)
@@ -161,7 +166,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	wrote := make(chan struct{})
 	go func() {
 		defer close(wrote)
-		s.writeLoop(ctx, cancel, conn, c)
+		s.writeLoop(ctx, cancel, conn, cw, c)
 	}()
 	s.readLoop(ctx, conn, c)
 	cancel()
@@ -173,14 +178,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a new client gets its whole replay before the reply to its first command.
 // When ctx ends, the replies already queued are still sent (the last words
 // of a command that stops the node reach its client) before the close.
-func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, c *client) {
+func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, cw *coalescer, c *client) {
 	defer cancel()
 	defer conn.CloseNow() // ends the reader's Read, whatever ended the writer
 	ping := time.NewTicker(s.cfg.PingInterval)
 	defer ping.Stop()
 	write := func(b []byte) error {
 		// Not bound to ctx, so that queued replies still go out at shutdown.
-		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		wctx, wcancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 		defer wcancel()
 		return conn.Write(wctx, websocket.MessageText, b)
 	}
@@ -230,10 +235,31 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				continue
 			}
 		}
-		if err := write(b); err != nil {
+		if err := s.writeQueued(write, cw, b, c); err != nil {
 			return
 		}
 	}
+}
+
+// maxFramesPerWrite bounds the hub frames one write carries.
+const maxFramesPerWrite = 64
+
+// writeQueued writes b and, when more hub frames wait, those too, collected by cw into one
+// write(2) (a received message is four frames, published together).
+func (s *Server) writeQueued(write func([]byte) error, cw *coalescer, b []byte, c *client) error {
+	n := min(len(c.queue), maxFramesPerWrite-1)
+	if n == 0 || cw == nil {
+		return write(b)
+	}
+	cw.hold()
+	err := write(b)
+	for ; n > 0 && err == nil; n-- {
+		err = write(<-c.queue) // only this loop takes from the queue
+	}
+	if rerr := cw.release(); err == nil {
+		err = rerr
+	}
+	return err
 }
 
 // readLoop runs each text frame as a command line, one at a time, within
