@@ -26,6 +26,7 @@ const defaultURL = "ws://127.0.0.1:3000"
 const usage = `usage: relayctl [--url ws://127.0.0.1:3000] [--apiToken TOKEN] [-c 'command']
        relayctl bench [flags]
        relayctl observe capture|analyze [flags]
+       relayctl load [flags]
 
 Without -c, relayctl is an interactive console of the node's admin server:
 Tab completes commands and their peer, alias and setting arguments; type
@@ -40,6 +41,9 @@ Subcommands:
           (relayctl bench -h)
   observe capture every link of a namespace network and run the observer's
           attacks on what it saw (relayctl observe -h)
+  load    pushes pre-built paid packets into one relayer of a dev network
+          over libp2p and reports what it forwarded and its CPU
+          (relayctl load -h)
 
 Flags:
 `
@@ -50,6 +54,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "observe" {
 		return runObserve(args[1:])
+	}
+	if len(args) > 0 && args[0] == "load" {
+		return runLoad(args[1:])
 	}
 	fs := flag.NewFlagSet("relayctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -71,7 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "relayctl: unexpected argument %q (a command goes in -c '...'; subcommands: bench, observe)\n",
+		fmt.Fprintf(stderr, "relayctl: unexpected argument %q (a command goes in -c '...'; subcommands: bench, observe, load)\n",
 			console.Redact(fs.Arg(0), *token))
 		return 2
 	}
