@@ -3,7 +3,7 @@
 // separate processes), reads cluster.env and drives the nodes only through
 // their public interfaces: REST with net/http, the admin WebSocket with
 // github.com/coder/websocket, and the chain's JSON-RPC. It is skipped under
-// -short.
+// -short, but for the pure helpers' tests (TestHasRoute, TestPlanChannels).
 //
 // Ports: the cluster takes 16 consecutive ports from a free base (the chain,
 // then 5 REST, 5 admin and 5 p2p ports). RELAY_E2E_PORT_BASE chooses the base.
