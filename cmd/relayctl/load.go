@@ -18,7 +18,7 @@ import (
 )
 
 const loadUsage = `usage: relayctl load [--env cluster.env] [--relayer 2] [--recipient 4] [--packets 60000]
-                    [--rate 0] [--prebuild N] [--size 100] [--cpu -1] [--json]
+                    [--rate 0] [--prebuild N] [--size 100] [--cpu -1] [--timeline] [--json]
 
 Measures what ONE relayer of a running dev network (relayd cluster) forwards: a fresh sender
 identity is funded from the dev chain's published deployer key, opens a channel to the relayer
@@ -45,6 +45,7 @@ type loadOptions struct {
 	prebuild  int
 	size      int
 	cpu       int
+	timeline  bool
 	json      bool
 }
 
@@ -61,6 +62,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, error) {
 	fs.IntVar(&o.prebuild, "prebuild", runtime.NumCPU(), "goroutines building the packets before the push")
 	fs.IntVar(&o.size, "size", relayload.DefaultTextSize, "bytes of message text per packet")
 	fs.IntVar(&o.cpu, "cpu", -1, "the CPU the relayer is pinned to: report how busy it was in all (Linux); -1: do not")
+	fs.BoolVar(&o.timeline, "timeline", false, "also print the relayer's rate, drops and CPU between consecutive scrapes")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -125,5 +127,8 @@ func loadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fmt.Fprintf(stdout, "relayctl load: node %d as the relayer, node %d as the recipient, at %s\n",
 		o.relayer, o.recipient, time.Now().UTC().Format(time.RFC3339))
 	rep.Write(stdout)
+	if o.timeline {
+		rep.WriteTimeline(stdout)
+	}
 	return 0
 }

@@ -101,8 +101,9 @@ func TestCompute(t *testing.T) {
 	s[6].AcksDropped["overload"] = 1
 	s[0].TicketsAcked, s[6].TicketsAcked = 50, 8050
 	s[0].Received, s[6].Received = 100, 8104
-	s[0].CPUBusy, s[0].CPUTotal = 1000, 5000
-	s[4].CPUBusy, s[4].CPUTotal = 1180, 5200 // 90 % busy in the window
+	for i := range s { // 90 % busy: 45 of every 50 ticks
+		s[i].CPUBusy, s[i].CPUTotal = 1000+45*float64(i), 5000+50*float64(i)
+	}
 	rec0, rec1 := Snapshot{Delivered: 7}, Snapshot{Delivered: 8007}
 	r, err := Compute(s, rec0, rec1, 8000, 2*time.Second, 3, 8000)
 	if err != nil {
@@ -127,8 +128,16 @@ func TestCompute(t *testing.T) {
 	if r.TicketsAcked != 8000 || r.Received != 8004 || r.Delivered != 8000 || r.AcksReceived != 8000 || r.QueueFullWaits != 3 {
 		t.Errorf("counts: %+v", r)
 	}
+	if len(r.Timeline) != 4 {
+		t.Fatalf("timeline of %d intervals, want 4 (to the end of the window)", len(r.Timeline))
+	}
+	if iv := r.Timeline[1]; iv.Start != 500*time.Millisecond || iv.Length != 500*time.Millisecond || !near(iv.ForwardedPerSec, 4000) ||
+		!near(iv.CPUPercent, 50) || !near(iv.HostCPUPercent, 90) {
+		t.Errorf("interval 1: %+v", iv)
+	}
 	var b strings.Builder
 	r.Write(&b)
+	r.WriteTimeline(&b)
 	for _, want := range []string{"4000 packets/s", "50.0 % of one core, 125.0 µs", "90.0 % busy in all (40.0 % for other", "8000 packets/s", "overload=4", "delivered 8000"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())

@@ -35,6 +35,20 @@ type Report struct {
 	TicketsAcked float64            // G's tickets the relayer recorded as acknowledged
 	Delivered    float64            // packets delivered at the recipient
 	AcksReceived int64              // acknowledgements G received from the relayer
+
+	// Timeline is the run scrape by scrape, up to the end of Window.
+	Timeline []Interval
+}
+
+// Interval is what the relayer did between two consecutive scrapes.
+type Interval struct {
+	Start           time.Duration // since the first scrape
+	Length          time.Duration
+	ForwardedPerSec float64
+	Dropped         float64 // packets dropped, every reason
+	AcksDropped     float64
+	CPUPercent      float64 // the relayer's CPU, in % of one core
+	HostCPUPercent  float64 // the watched CPU's, -1 when not watched
 }
 
 // Compute builds a Report from the relayer's scrapes (in time order, the first taken just
@@ -75,6 +89,20 @@ func Compute(relayer []Snapshot, recipientStart, recipientEnd Snapshot, pushed i
 		r.MicrosPerPacket = 1e6 * r.RelayerCPU / r.Forwarded
 	}
 	r.PeakPerSec = peakRate(relayer[:end+1], time.Second)
+	for i := 1; i <= end; i++ {
+		a, b := relayer[i-1], relayer[i]
+		d := b.At.Sub(a.At)
+		if d <= 0 {
+			continue
+		}
+		iv := Interval{Start: a.At.Sub(first.At), Length: d, ForwardedPerSec: (b.Forwarded - a.Forwarded) / d.Seconds(),
+			Dropped: b.DroppedTotal() - a.DroppedTotal(), AcksDropped: sum(b.AcksDropped) - sum(a.AcksDropped),
+			CPUPercent: 100 * (b.CPUSeconds - a.CPUSeconds) / d.Seconds(), HostCPUPercent: -1}
+		if t := b.CPUTotal - a.CPUTotal; t > 0 {
+			iv.HostCPUPercent = 100 * (b.CPUBusy - a.CPUBusy) / t
+		}
+		r.Timeline = append(r.Timeline, iv)
+	}
 	return r, nil
 }
 
@@ -93,6 +121,14 @@ func peakRate(s []Snapshot, span time.Duration) float64 {
 		}
 	}
 	return best
+}
+
+func sum(m map[string]float64) float64 {
+	var n float64
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // diff returns b - a per key, keeping only the keys that changed.
@@ -127,6 +163,19 @@ func (r Report) Write(w io.Writer) {
 	fmt.Fprintf(w, "relayer acknowledged tickets from G: %.0f\n", r.TicketsAcked)
 	fmt.Fprintf(w, "recipient delivered %.0f\n", r.Delivered)
 	fmt.Fprintf(w, "G received %d acknowledgements\n", r.AcksReceived)
+}
+
+// WriteTimeline prints r.Timeline, one line per interval.
+func (r Report) WriteTimeline(w io.Writer) {
+	fmt.Fprintf(w, "%8s %8s %12s %9s %9s %11s %10s\n", "start s", "length s", "forwarded/s", "dropped", "acks drop", "relayer CPU", "core busy")
+	for _, iv := range r.Timeline {
+		host := "-"
+		if iv.HostCPUPercent >= 0 {
+			host = fmt.Sprintf("%.0f %%", iv.HostCPUPercent)
+		}
+		fmt.Fprintf(w, "%8.2f %8.2f %12.0f %9.0f %9.0f %9.0f %% %10s\n", iv.Start.Seconds(), iv.Length.Seconds(),
+			iv.ForwardedPerSec, iv.Dropped, iv.AcksDropped, iv.CPUPercent, host)
+	}
 }
 
 func rate(n float64, d time.Duration) float64 {
