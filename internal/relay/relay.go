@@ -114,7 +114,8 @@ type Config struct {
 	MaxPending int
 	// Workers is the number of packet workers (default and minimum: one per CPU).
 	Workers int
-	// QueueSize is each worker's queue length (default DefaultQueueSize); a full queue drops.
+	// QueueSize is the length of each worker's packet queue and of its acknowledgement queue,
+	// which it empties first (default DefaultQueueSize); a full queue drops.
 	QueueSize int
 
 	// Clock is the time source (default: the system clock).
@@ -148,6 +149,10 @@ type Relay struct {
 	m      *metrics
 	seed   maphash.Seed
 	queues []chan job
+	// ackQueues are the workers' queues of acknowledgements, taken before their packets: an
+	// acknowledgement settles a ticket for work already done and costs little, so an overloaded
+	// relayer drops new packets, not the pay for the ones it forwarded.
+	ackQueues []chan job
 	// delayIn feeds the mixing stage; acked feeds the acknowledged-ticket committer.
 	delayIn chan delayed
 	acked   *ackQueue
@@ -243,20 +248,21 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("%w: Key: %w", ErrInvalidConfig, err)
 	}
 	r := &Relay{
-		cfg:     cfg,
-		log:     log,
-		key:     key,
-		self:    self,
-		addr:    crypto.PubkeyToAddress(cfg.Key.PublicKey),
-		clock:   cfg.Clock,
-		rand:    cfg.Rand,
-		paid:    cfg.Payments != nil,
-		peers:   newPeerCache(),
-		pend:    newPendingTable(cfg.MaxPending),
-		seed:    maphash.MakeSeed(),
-		queues:  make([]chan job, cfg.Workers),
-		delayIn: make(chan delayed, cfg.QueueSize),
-		acked:   newAckQueue(cfg.QueueSize),
+		cfg:       cfg,
+		log:       log,
+		key:       key,
+		self:      self,
+		addr:      crypto.PubkeyToAddress(cfg.Key.PublicKey),
+		clock:     cfg.Clock,
+		rand:      cfg.Rand,
+		paid:      cfg.Payments != nil,
+		peers:     newPeerCache(),
+		pend:      newPendingTable(cfg.MaxPending),
+		seed:      maphash.MakeSeed(),
+		queues:    make([]chan job, cfg.Workers),
+		ackQueues: make([]chan job, cfg.Workers),
+		delayIn:   make(chan delayed, cfg.QueueSize),
+		acked:     newAckQueue(cfg.QueueSize),
 	}
 	// Ephemeral keys for the node's own packets, computed in idle time: a send then does only
 	// the work that depends on its path. Always from crypto/rand: cfg.Rand may be a test's
@@ -269,6 +275,7 @@ func New(cfg Config) (*Relay, error) {
 	r.bufs.New = func() any { return new([PaidMsgFrameLen]byte) }
 	for i := range r.queues {
 		r.queues[i] = make(chan job, cfg.QueueSize)
+		r.ackQueues[i] = make(chan job, cfg.QueueSize)
 	}
 	r.m = newMetrics(cfg.Registerer, func() float64 { return float64(r.pend.len()) })
 	r.mixing.Store(&mixing)
@@ -305,8 +312,8 @@ func (r *Relay) Run(ctx context.Context) error {
 		r.runCommitter(context.WithoutCancel(ctx))
 	}()
 	var wg sync.WaitGroup
-	for _, q := range r.queues {
-		wg.Go(func() { r.worker(ctx, q) })
+	for i, q := range r.queues {
+		wg.Go(func() { r.worker(ctx, q, r.ackQueues[i]) })
 	}
 	wg.Go(func() { r.runDelay(ctx) })
 	wg.Go(func() { r.runExpiry(ctx) })
@@ -330,8 +337,12 @@ func (r *Relay) enqueue(key peer.ID, j job) error {
 	if !r.running.Load() {
 		return errStopped
 	}
+	qs := r.queues
+	if j.kind == jobAck {
+		qs = r.ackQueues
+	}
 	select {
-	case r.queues[r.shard(key)%uint64(len(r.queues))] <- j:
+	case qs[r.shard(key)%uint64(len(qs))] <- j:
 		return nil
 	default:
 		return ErrOverloaded
@@ -340,22 +351,34 @@ func (r *Relay) enqueue(key peer.ID, j job) error {
 
 var errStopped = errors.New("relay: not running")
 
-func (r *Relay) worker(ctx context.Context, q chan job) {
+func (r *Relay) worker(ctx context.Context, q, acks chan job) {
 	for {
+		select { // acknowledgements first (ackQueues)
+		case j := <-acks:
+			r.run(ctx, j)
+			continue
+		default:
+		}
 		select {
 		case <-ctx.Done():
 			return
+		case j := <-acks:
+			r.run(ctx, j)
 		case j := <-q:
-			switch j.kind {
-			case jobMsg:
-				r.handleMsg(ctx, j.from, j.buf[:j.n])
-				r.bufs.Put(j.buf)
-			case jobAck:
-				r.handleAck(j.from, j.ack[:])
-			case jobForward:
-				r.forward(ctx, j.f)
-			}
+			r.run(ctx, j)
 		}
+	}
+}
+
+func (r *Relay) run(ctx context.Context, j job) {
+	switch j.kind {
+	case jobMsg:
+		r.handleMsg(ctx, j.from, j.buf[:j.n])
+		r.bufs.Put(j.buf)
+	case jobAck:
+		r.handleAck(j.from, j.ack[:])
+	case jobForward:
+		r.forward(ctx, j.f)
 	}
 }
 
