@@ -15,7 +15,7 @@ import (
 
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/config"
-	"github.com/relayd/relayd/internal/devchain"
+	"github.com/relayd/relayd/internal/devfund"
 )
 
 const fundUsage = `usage: relayd devchain fund [--provider URL] [--channelsContract 0x…] [--key hex] <address> <tokens> <native>
@@ -76,7 +76,7 @@ func fundMain(ctx context.Context, args []string, getenv func(string) string, st
 		return fail(2, "--channelsContract must be the 0x address of the dev chain's RelayChannels contract (source devchain.env, or copy RELAYD_CHANNELS_CONTRACT from relayd devchain's output)")
 	}
 	if *keyHex == "" {
-		*keyHex = or("RELAY_DEVCHAIN_DEPLOYER_KEY", devchain.DevKeyHex)
+		*keyHex = or("RELAY_DEVCHAIN_DEPLOYER_KEY", devfund.DevKeyHex)
 	}
 	key, err := crypto.HexToECDSA(strings.TrimPrefix(*keyHex, "0x"))
 	if err != nil {
@@ -85,7 +85,7 @@ func fundMain(ctx context.Context, args []string, getenv func(string) string, st
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	addr := common.HexToAddress(to)
-	res, err := devchain.FundAccount(ctx, devchain.FundConfig{RPCURL: *provider, Channels: common.HexToAddress(*channels), Key: key}, addr, native, tokens)
+	res, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: *provider, Channels: common.HexToAddress(*channels), Key: key}, addr, native, tokens)
 	switch {
 	case errors.Is(err, chain.ErrNoContract):
 		return fail(1, "--channelsContract: no RelayChannels contract at %s on that chain (is devchain.env from the dev chain running now?): %v", common.HexToAddress(*channels).Hex(), err)

@@ -39,12 +39,13 @@ import (
 	"github.com/ethereum/go-ethereum/rpc"
 
 	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/devfund"
 	"github.com/relayd/relayd/internal/tickets"
 )
 
 // DevKeyHex is the dev chain's default deployer key. DEV-ONLY: it is published here, so anything
 // it holds on a real chain is anybody's. Its address is DevAddress.
-const DevKeyHex = "b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291"
+const DevKeyHex = devfund.DevKeyHex
 
 // ChainID is the simulated backend's chain id.
 const ChainID = 1337
@@ -117,13 +118,7 @@ type Chain struct {
 }
 
 // DevKey returns the parsed DevKeyHex. DEV-ONLY.
-func DevKey() *ecdsa.PrivateKey {
-	k, err := crypto.HexToECDSA(DevKeyHex)
-	if err != nil {
-		panic(err) // a constant
-	}
-	return k
-}
+func DevKey() *ecdsa.PrivateKey { return devfund.DevKey() }
 
 // New starts a dev chain: it begins serving JSON-RPC and sealing blocks at once (the contracts
 // are deployed before New returns), until Close or the end of Run's context.

@@ -57,10 +57,11 @@ var rules = map[string]rule{
 	"internal/hostnet":         {},
 	"internal/capture":         {may: []string{"internal/observe"}},
 	"internal/sim":             {may: []string{"internal/observe", "internal/path", "internal/strategy", "internal/tickets"}},
-	"internal/devchain":        {may: []string{"internal/chain", "internal/tickets"}, noTransport: true},
+	"internal/devchain":        {may: []string{"internal/chain", "internal/devfund", "internal/tickets"}, noTransport: true},
+	"internal/devfund":         {may: []string{"internal/chain"}, noTransport: true},
 	"internal/bench":           {may: []string{"internal/console", "internal/observe", "internal/por", "internal/ws", "internal/packet", "internal/tickets", "internal/kdf"}},
 	"internal/bench/benchtest": {may: []string{"internal/bench", "internal/ws"}},
-	"internal/relayload":       {may: []string{"internal/bench", "internal/chain", "internal/channels", "internal/devchain", "internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por", "internal/relay", "internal/store", "internal/tickets"}},
+	"internal/relayload":       {may: []string{"internal/bench", "internal/chain", "internal/channels", "internal/devfund", "internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por", "internal/relay", "internal/store", "internal/tickets"}},
 	"internal/cluster":         {may: []string{"internal/config", "internal/devchain", "internal/hostnet", "internal/identity"}},
 	// node wires everything; only the relayd command imports it.
 	"internal/node":                  {may: []string{"*"}},
@@ -71,7 +72,7 @@ var rules = map[string]rule{
 // importers lists the only packages that may import a package; absent: anyone may.
 var importers = map[string][]string{
 	"internal/node":      {"cmd/relayd"},
-	"internal/devchain":  {"cmd/relayd", "internal/cluster", "internal/relayload"},
+	"internal/devchain":  {"cmd/relayd", "internal/cluster"},
 	"internal/relayload": {"cmd/relayctl"},
 }
 

@@ -23,7 +23,7 @@ import (
 	"github.com/relayd/relayd/internal/bench"
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
-	"github.com/relayd/relayd/internal/devchain"
+	"github.com/relayd/relayd/internal/devfund"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
@@ -182,7 +182,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return Report{}, err
 	}
 	oneCoin := new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
-	if _, err := devchain.FundAccount(ctx, devchain.FundConfig{RPCURL: cfg.Env.ChainRPC, Channels: contract, Logger: quiet}, g.Address(), oneCoin, funding); err != nil {
+	if _, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: cfg.Env.ChainRPC, Channels: contract, Logger: quiet}, g.Address(), oneCoin, funding); err != nil {
 		return Report{}, fmt.Errorf("fund G: %w", err)
 	}
 	if _, err := cc.FundChannel(ctx, relayerAddr, funding); err != nil {

@@ -1,4 +1,8 @@
-package devchain
+// Package devfund sends a dev chain's native currency and tokens from its published deployer key
+// to an account, over JSON-RPC: what `relayd devchain fund` and `relayctl load` need of the dev
+// chain without importing it (internal/devchain embeds go-ethereum's simulated node, tens of
+// megabytes in a binary). It imports internal/chain only. DEV-ONLY: the key is public.
+package devfund
 
 import (
 	"context"
@@ -8,9 +12,23 @@ import (
 	"math/big"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/relayd/relayd/internal/chain"
 )
+
+// DevKeyHex is the dev chain's default deployer key. DEV-ONLY: it is published here, so anything
+// it holds on a real chain is anybody's.
+const DevKeyHex = "b71c71a67e1177ad4e901695e1b4b9ee17ae16c6668d313eac2f96dbcda3f291"
+
+// DevKey returns the parsed DevKeyHex. DEV-ONLY.
+func DevKey() *ecdsa.PrivateKey {
+	k, err := crypto.HexToECDSA(DevKeyHex)
+	if err != nil {
+		panic(err) // a constant
+	}
+	return k
+}
 
 // FundConfig says which running dev chain FundAccount talks to. RPCURL and Channels are
 // required.
@@ -33,7 +51,7 @@ type Funded struct {
 }
 
 // FundAccount sends to nativeWei of the native currency and tokenWei tokens from cfg.Key, on a
-// dev chain running in another process (Chain.Fund is the in-process form); a nil or zero
+// dev chain running in another process (devchain.Chain.Fund is the in-process form); a nil or zero
 // amount is skipped. It returns once both transfers are mined. Errors wrap the chain package's
 // sentinels: chain.ErrProviderUnavailable (no chain at RPCURL), chain.ErrNoContract (no
 // contract at Channels), chain.ErrInsufficientFunds.
