@@ -89,6 +89,14 @@ func TestRedeemerKilledMidBatch(t *testing.T) {
 		_, ok2 := a.chain.graph.Channel(rid.Address(), b.id.Address())
 		return ok1 && ok2
 	})
+	// A hop refuses a ticket on a channel it has not indexed yet, and under load the indexers of
+	// R and B can lag A's: every packet was once dropped at B as channel_not_found.
+	net.eventually("R and B see the channels to them", func() bool {
+		var c channelView
+		_, ok := b.chain.graph.Channel(rid.Address(), b.id.Address())
+		return ok && net.callURL(child.url, http.MethodGet, "/channels/"+a.id.PeerID().String()+"/incoming", "", &c) == http.StatusOK &&
+			c.Status == "Open"
+	})
 	const msgs = 12
 	for i := range msgs {
 		if _, err := a.msg.send(t.Context(), []peer.ID{rid.PeerID(), b.id.PeerID()}, fmt.Sprintf("paid %d", i)); err != nil {
