@@ -36,6 +36,18 @@ func ParseMetrics(r io.Reader, names ...string) (map[string]float64, error) {
 		want[n] = true
 	}
 	out := map[string]float64{}
+	err := ScanSamples(r, func(name, labels string) bool { return labels == "" && want[name] },
+		func(name, _ string, v float64) { out[name] = v })
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// ScanSamples reads a Prometheus text exposition and calls got with every sample whose name
+// and labels (the text between the braces, "" for none) keep accepts; comments, blank lines
+// and timestamps are skipped. A kept sample whose value does not parse is an error.
+func ScanSamples(r io.Reader, keep func(name, labels string) bool, got func(name, labels string, v float64)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1<<20)
 	for sc.Scan() {
@@ -43,21 +55,26 @@ func ParseMetrics(r io.Reader, names ...string) (map[string]float64, error) {
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		name, rest, ok := strings.Cut(line, " ")
-		if !ok || !want[name] {
+		series, rest, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		name, labels, _ := strings.Cut(series, "{")
+		labels = strings.TrimSuffix(labels, "}")
+		if !keep(name, labels) {
 			continue
 		}
 		val, _, _ := strings.Cut(strings.TrimSpace(rest), " ") // drop a timestamp
 		v, err := strconv.ParseFloat(val, 64)
 		if err != nil {
-			return nil, fmt.Errorf("metric %s: bad value %q", name, val)
+			return fmt.Errorf("metric %s: bad value %q", name, val)
 		}
-		out[name] = v
+		got(name, labels, v)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read metrics: %w", err)
+		return fmt.Errorf("read metrics: %w", err)
 	}
-	return out, nil
+	return nil
 }
 
 // NodeUsage is what one node spent during a run, from its process metrics.

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -116,5 +117,29 @@ func TestParseProcStat(t *testing.T) {
 	}
 	if _, err := parseProcStat(strings.NewReader("intr 1 2\n")); err == nil {
 		t.Fatal("no cpu line accepted")
+	}
+}
+
+// TestScanSamples: labelled and unlabelled samples reach the callback with their labels (without
+// braces), timestamps are dropped, unkept lines are not parsed, and a kept bad value is an error.
+func TestScanSamples(t *testing.T) {
+	text := "# HELP x y\n" +
+		"a 1\n" +
+		"b{reason=\"mac\",x=\"1\"} 2 1700000000\n" +
+		"c not-a-number\n" +
+		"\n"
+	var got []string
+	keep := func(name, _ string) bool { return name != "c" }
+	err := ScanSamples(strings.NewReader(text), keep, func(name, labels string, v float64) {
+		got = append(got, fmt.Sprintf("%s|%s|%g", name, labels, v))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"a||1", `b|reason="mac",x="1"|2`}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("samples %q, want %q", got, want)
+	}
+	if err := ScanSamples(strings.NewReader(text), func(string, string) bool { return true }, func(string, string, float64) {}); err == nil {
+		t.Fatal("a kept sample with a bad value was accepted")
 	}
 }

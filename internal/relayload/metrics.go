@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relayd/relayd/internal/bench"
 )
 
 // Metric names read from a node's GET /api/v2/node/metrics.
@@ -50,50 +52,26 @@ func (s Snapshot) DroppedTotal() float64 {
 // missing from the text reads as 0. at is the time of the scrape.
 func ParseSnapshot(r io.Reader, at time.Time) (Snapshot, error) {
 	s := Snapshot{At: at, Dropped: map[string]float64{}, AcksDropped: map[string]float64{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		series, rest, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		name, labels, _ := strings.Cut(series, "{")
-		var dst *float64
-		switch name {
-		case metricCPU:
-			dst = &s.CPUSeconds
-		case metricReceived:
-			dst = &s.Received
-		case metricForwarded:
-			dst = &s.Forwarded
-		case metricDelivered:
-			dst = &s.Delivered
-		case metricTicketsAcked:
-			dst = &s.TicketsAcked
-		case metricDropped, metricAcksDropped:
-		default:
-			continue
-		}
-		val, _, _ := strings.Cut(strings.TrimSpace(rest), " ") // drop a timestamp
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			return Snapshot{}, fmt.Errorf("metric %s: bad value %q", name, val)
-		}
+	fields := map[string]*float64{
+		metricCPU: &s.CPUSeconds, metricReceived: &s.Received, metricForwarded: &s.Forwarded,
+		metricDelivered: &s.Delivered, metricTicketsAcked: &s.TicketsAcked,
+	}
+	keep := func(name, _ string) bool {
+		_, ok := fields[name]
+		return ok || name == metricDropped || name == metricAcksDropped
+	}
+	err := bench.ScanSamples(r, keep, func(name, labels string, v float64) {
 		switch name {
 		case metricDropped:
 			s.Dropped[labelValue(labels, "reason")] += v
 		case metricAcksDropped:
 			s.AcksDropped[labelValue(labels, "reason")] += v
 		default:
-			*dst = v
+			*fields[name] = v
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return Snapshot{}, fmt.Errorf("read metrics: %w", err)
+	})
+	if err != nil {
+		return Snapshot{}, err
 	}
 	return s, nil
 }
