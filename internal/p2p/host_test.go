@@ -431,6 +431,7 @@ func TestNewConfigErrors(t *testing.T) {
 		{"slash in network", func(c *Config) { c.Network = "a/b" }},
 		{"negative interval", func(c *Config) { c.HeartbeatInterval = -1 }},
 		{"negative queue", func(c *Config) { c.QueueSize = -1 }},
+		{"negative ack delay", func(c *Config) { c.AckDelay = -time.Millisecond }},
 		{"huge frames", func(c *Config) { c.MaxFrameSize = MaxFrameSizeLimit + 1 }},
 		{"backoff max below min", func(c *Config) { c.BackoffMin, c.BackoffMax = time.Second, time.Millisecond }},
 	} {

@@ -235,7 +235,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				continue
 			}
 		}
-		if err := s.writeQueued(write, cw, b, c); err != nil {
+		if err := writeQueued(write, cw, b, c); err != nil {
 			return
 		}
 	}
@@ -246,7 +246,7 @@ const maxFramesPerWrite = 64
 
 // writeQueued writes b and, when more hub frames wait, those too, collected by cw into one
 // write(2) (a received message is four frames, published together).
-func (s *Server) writeQueued(write func([]byte) error, cw *coalescer, b []byte, c *client) error {
+func writeQueued(write func([]byte) error, cw *coalescer, b []byte, c *client) error {
 	n := min(len(c.queue), maxFramesPerWrite-1)
 	if n == 0 || cw == nil {
 		return write(b)
