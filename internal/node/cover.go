@@ -15,16 +15,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/path"
-	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/relay"
-	"github.com/relayd/relayd/internal/tickets"
 )
 
 // Loop cover traffic (docs/PROTOCOL.md, "Cover traffic"): at the Poisson rate of the coverRate
@@ -300,26 +297,9 @@ func (m *messaging) sendCover(ctx context.Context, text string) (coverSent, erro
 	if err != nil {
 		return sent, err
 	}
-	_, err = m.relay.Send(context.WithValue(ctx, firstTicketKey{}, &sent.cost), hops, text)
+	r, err := m.relay.Send(ctx, hops, text)
+	sent.cost = r.Cost
 	return sent, err
-}
-
-// firstTicketKey is the context key under which a sender asks costPayments for the expected
-// value of the first ticket its Send issues (a *uint256.Int).
-type firstTicketKey struct{}
-
-// costPayments is the ledger as the relay uses it; it writes the value of a ticket issued
-// under a context that carries firstTicketKey there. The relay issues a message's first ticket
-// in the sender's Send call, under the sender's context, and every other ticket under its own.
-type costPayments struct{ relay.Payments }
-
-func (p costPayments) IssueTicket(ctx context.Context, to common.Address, amount *uint256.Int, c por.Challenge) (tickets.Ticket, error) {
-	t, err := p.Payments.IssueTicket(ctx, to, amount, c)
-	if cost, ok := ctx.Value(firstTicketKey{}).(*uint256.Int); ok && err == nil {
-		v := t.Value()
-		cost.Set(&v)
-	}
-	return t, err
 }
 
 // relayTransport is the transport the relay uses: the p2p host, wrapped in tests.

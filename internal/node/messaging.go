@@ -73,7 +73,7 @@ func (n *Node) buildMessaging() error {
 		if err != nil {
 			return err
 		}
-		cfg.Payments = costPayments{m.ledger} // tells cover traffic what its first tickets cost
+		cfg.Payments = m.ledger
 	}
 	if m.relay, err = relay.New(cfg); err != nil {
 		return err
@@ -129,11 +129,11 @@ func (m *messaging) sendAuto(ctx context.Context, recipient peer.ID, text string
 // send relays text over hops (relayers, then the recipient) and returns the
 // first hop's ack challenge.
 func (m *messaging) send(ctx context.Context, hops []peer.ID, text string) (string, error) {
-	ack, err := m.relay.Send(ctx, hops, text)
+	sent, err := m.relay.Send(ctx, hops, text)
 	if err != nil {
 		return "", sendError(err)
 	}
-	return "0x" + common.Bytes2Hex(ack[:]), nil
+	return "0x" + common.Bytes2Hex(sent.Ack[:]), nil
 }
 
 func sendError(err error) error {

@@ -118,7 +118,7 @@ func TestRelayerChecksEveryAck(t *testing.T) {
 func TestSenderChecksAck(t *testing.T) {
 	chans := channelstest.New()
 	a, r, n := newBenchNode(t, chans, false), newBenchNode(t, chans, false), newBenchNode(t, chans, false)
-	challenge, err := a.relay.Send(t.Context(), []peer.ID{r.id, n.id}, "sender ack")
+	challenge, err := ackOf(a.relay.Send(t.Context(), []peer.ID{r.id, n.id}, "sender ack"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ func TestSendLoop(t *testing.T) {
 	nodes, chans := paidNet(t, nil)
 	a, r1, r2 := nodes["A"], nodes["R1"], nodes["R2"]
 	chans.Open(r2.addr, a.addr, oneToken)
-	challenge, err := a.relay.Send(t.Context(), ids(r1, r2, a), "loop")
+	challenge, err := ackOf(a.relay.Send(t.Context(), ids(r1, r2, a), "loop"))
 	if err != nil {
 		t.Fatal(err)
 	}

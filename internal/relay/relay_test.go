@@ -32,7 +32,7 @@ func TestUnpaidDelivery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			text := "hello " + tc.name
 			before := time.Now().Truncate(time.Millisecond)
-			challenge, err := a.relay.Send(t.Context(), ids(tc.hops...), text)
+			challenge, err := ackOf(a.relay.Send(t.Context(), ids(tc.hops...), text))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,11 +100,14 @@ func TestPaidRelay(t *testing.T) {
 	a, r1, r2, b := nodes["A"], nodes["R1"], nodes["R2"], nodes["B"]
 	route := ids(r1, r2, b)
 
+	var costs []uint256.Int // what Send said each message's first ticket cost
 	for msg := 1; msg <= 2; msg++ {
-		challenge, err := a.relay.Send(t.Context(), route, "paid")
+		sent, err := a.relay.Send(t.Context(), route, "paid")
 		if err != nil {
 			t.Fatal(err)
 		}
+		challenge := sent.Ack
+		costs = append(costs, sent.Cost)
 		eventually(t, 10*time.Second, "delivery", func() bool { return len(b.deliveries()) == msg })
 		waitAck(t, a, challenge)
 		for _, n := range []*testNode{r1, r2} {
@@ -130,6 +133,9 @@ func TestPaidRelay(t *testing.T) {
 		net.Sub(&in, &out)
 		if in.Lt(&lo) || hi.Lt(&in) || net != ledger.PricePerHop {
 			t.Fatalf("message %d: R1's ticket %s, R2's %s: want 0.02 to 0.09, and 0.01 less", i+1, in.Dec(), out.Dec())
+		}
+		if costs[i] != in {
+			t.Fatalf("message %d: Send reported a cost of %s, R1's ticket is worth %s", i+1, costs[i].Dec(), in.Dec())
 		}
 		if out != ledger.PricePerHop {
 			var pad uint256.Int
@@ -184,7 +190,7 @@ func TestPaidRelay(t *testing.T) {
 func TestPaidDirectMessageCarriesNoTicket(t *testing.T) {
 	nodes, _ := paidNet(t, nil)
 	a, b := nodes["A"], nodes["B"] // no channel A→B: a direct message needs none
-	challenge, err := a.relay.Send(t.Context(), ids(b), "direct")
+	challenge, err := ackOf(a.relay.Send(t.Context(), ids(b), "direct"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -464,7 +470,7 @@ func TestWaitAckReportsAckAndTimeout(t *testing.T) {
 		c.AckTimeout = 300 * time.Millisecond
 	}}, "A", "B")
 	a, b := nodes["A"], nodes["B"]
-	acked, err := a.relay.Send(t.Context(), ids(b), "acknowledged")
+	acked, err := ackOf(a.relay.Send(t.Context(), ids(b), "acknowledged"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -477,7 +483,7 @@ func TestWaitAckReportsAckAndTimeout(t *testing.T) {
 	b.transport.mu.Lock()
 	b.transport.dropAcks = true
 	b.transport.mu.Unlock()
-	lost, err := a.relay.Send(t.Context(), ids(b), "never acknowledged")
+	lost, err := ackOf(a.relay.Send(t.Context(), ids(b), "never acknowledged"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,3 +493,6 @@ func TestWaitAckReportsAckAndTimeout(t *testing.T) {
 		t.Fatalf("WaitAck of an unacknowledged message: %v, want ErrAckTimeout", err)
 	}
 }
+
+// ackOf is Send's result as the ack challenge alone.
+func ackOf(s Sent, err error) (por.AckChallenge, error) { return s.Ack, err }

@@ -1,0 +1,181 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/holiman/uint256"
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/por"
+	"github.com/relayd/relayd/internal/tickets"
+)
+
+// The sending stage: this node's own messages, built with their proof-of-relay data and the
+// first hop's ticket.
+
+// Send sends text to the last of hops over the others: hops lists the relayers in order, then
+// the recipient (1 to packet.MaxHops peers; 1 is a direct message, which carries no ticket).
+// It refuses a text over packet.MaxMessageSize bytes (packet.ErrMessageTooLarge) and a bad
+// route (ErrBadRoute) before any work, builds the packet with its proof-of-relay data, issues
+// the first hop's ticket worth tickets.PaddedAmount(relayers, pad) for a pad it draws from
+// Config.Rand (tickets.DrawPad, PROTOCOL.md §4.5; ErrNotEnoughBalance when the channel cannot
+// pay that amount, ErrChannelNotOpen, ErrChannelNotFound: nothing is sent) and queues it. It
+// returns the ack challenge A_1 that the first hop's acknowledgement opens (WaitAck waits for it)
+// and what the first ticket cost.
+func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (Sent, error) {
+	var zero Sent
+	if len(text) > packet.MaxMessageSize {
+		return zero, fmt.Errorf("send: %d bytes: %w", len(text), packet.ErrMessageTooLarge)
+	}
+	if len(hops) == 0 || len(hops) > packet.MaxHops {
+		return zero, fmt.Errorf("send: %d hops: %w", len(hops), ErrBadRoute)
+	}
+	keys := make([]*packet.PublicKey, len(hops))
+	var first *peerEntry
+	for i, h := range hops {
+		// The sender itself may be the recipient behind relayers: loop cover traffic.
+		loop := h == r.self && i == len(hops)-1 && i > 0
+		if (h == r.self && !loop) || (i > 0 && h == hops[i-1]) {
+			return zero, fmt.Errorf("send: hop %d: %w", i, ErrBadRoute)
+		}
+		e, err := r.peers.byPeer(h)
+		if err != nil {
+			return zero, fmt.Errorf("send: hop %d: %w: %w", i, ErrBadRoute, err)
+		}
+		keys[i] = e.key
+		if i == 0 {
+			first = e
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	n := len(hops)
+	route, err := r.ephemerals.NewRoute(r.rand, keys)
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	// Per hop i: own_i, ack_i, and the response r_i = own_i + ack_{i+1} (end for the recipient)
+	// whose address(r_i·G) = T_i is the challenge of the ticket to hop i. One more point,
+	// A_1 = ack_0·G, names the message's acknowledgement.
+	var own, ack, ks [packet.MaxHops + 1]por.Scalar
+	for i := range n {
+		if own[i], ack[i], err = por.DeriveOwnAck(route.Secret(i)); err != nil {
+			return zero, fmt.Errorf("send: %w", err)
+		}
+	}
+	end, err := por.DeriveEnd(route.Secret(n - 1))
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	for i := range n {
+		after := end
+		if i+1 < n {
+			after = ack[i+1]
+		}
+		if ks[i], err = por.Sum(own[i], after); err != nil {
+			return zero, fmt.Errorf("send: %w", err)
+		}
+	}
+	ks[n] = ack[0]
+	first0 := 0
+	if n == 1 {
+		first0 = 1 // a direct message: no ticket, no T_0
+	}
+	pts, err := por.MulBase(ks[first0 : n+1]...)
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	pts = append(make([]por.Point, first0), pts...)
+	var fields [packet.MaxHops - 1][packet.PoRSize]byte
+	for i := range n - 1 {
+		ti, next := pts[i].Address(), pts[i+1].Address()
+		h := por.CommitAck(ack[i+1])
+		copy(fields[i][:porChallenge], ti[:])
+		copy(fields[i][porChallenge:porNext], h[:])
+		copy(fields[i][porNext:], next[:])
+	}
+	a0 := pts[n].Compress()
+	var c0 por.Challenge
+	if r.paid && n > 1 {
+		c0 = pts[0].Address()
+	}
+	now := r.clock.Now()
+	pkt, err := route.Seal(packet.Message{Text: []byte(text), Timestamp: uint64(now.UnixMilli())}, fields[:n-1])
+	if err != nil {
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	id := idOf(pkt)
+	e := newSentEntry(first.id, now.Add(r.cfg.AckTimeout), a0, ack[0])
+	if err := r.pend.add(id, e); err != nil {
+		return zero, fmt.Errorf("send: %w", ErrOverloaded)
+	}
+	var amount uint256.Int
+	if r.paid && n > 1 {
+		pad, err := tickets.DrawPad(r.rand)
+		if err != nil {
+			r.pend.forgetSent(id, e)
+			return zero, fmt.Errorf("send: %w", err)
+		}
+		amount = tickets.PaddedAmount(n-1, pad)
+	}
+	cost, err := r.sendFirst(ctx, first, pkt, &amount, c0)
+	if err != nil {
+		r.pend.forgetSent(id, e)
+		return zero, fmt.Errorf("send: %w", err)
+	}
+	r.m.sent.Inc()
+	return Sent{Ack: a0, Cost: cost}, nil
+}
+
+// Sent is what Send did with a message.
+type Sent struct {
+	// Ack is the ack challenge A_1 that the first hop's acknowledgement opens.
+	Ack por.AckChallenge
+	// Cost is the expected value of the first hop's ticket (tickets.Ticket.Value): what the
+	// message cost this node. Zero for a direct message or in unpaid mode.
+	Cost uint256.Int
+}
+
+// sendFirst issues the first hop's ticket worth amount (paid mode, at least one relayer: amount
+// is not 0) and queues the packet, under the first hop's forwarding lock. It returns the
+// ticket's expected value.
+func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, amount *uint256.Int, challenge por.Challenge) (uint256.Int, error) {
+	mu := &r.fwdLocks[r.shard(first.id)%fwdStripes]
+	mu.Lock()
+	defer mu.Unlock()
+	var tp *tickets.Ticket
+	var cost uint256.Int
+	if r.paid && !amount.IsZero() {
+		t, err := r.cfg.Payments.IssueTicket(ctx, first.addr, amount, challenge)
+		if err != nil {
+			return cost, fmt.Errorf("first ticket: %w", err)
+		}
+		tp, cost = &t, t.Value()
+	}
+	return cost, r.sendPacket(ctx, first.id, pkt, tp)
+}
+
+// WaitAck waits until the first hop of a message this node sent acknowledges it (nil), its
+// AckTimeout passes (ErrAckTimeout) or ctx ends. It returns ErrUnknownAck for a challenge Send
+// did not return or that was forgotten (AckTimeout after sending).
+func (r *Relay) WaitAck(ctx context.Context, challenge por.AckChallenge) error {
+	e, state, done := r.pend.waitSent(challenge)
+	if e == nil {
+		return ErrUnknownAck
+	}
+	if state == sentPending {
+		select {
+		case <-done:
+			state = e.state // written before done was closed
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if state == sentAcked {
+		return nil
+	}
+	return ErrAckTimeout
+}
