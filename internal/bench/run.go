@@ -310,152 +310,242 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("bench: %w", err)
 	}
-	clock := cfg.Clock
-	tr := newTracker(cfg.RunID, cfg.Messages)
-
-	// One admin connection per recipient, all registered before the first
-	// message goes out.
-	var watchers []*watcher
-	for _, r := range cfg.Recipients {
-		node, _ := cfg.Env.Node(r)
-		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		w, err := dialWatcher(dctx, node.Index, node.WSURL, cfg.Env.APIToken, tr, clock)
-		cancel()
-		if err != nil {
-			for _, w := range watchers {
-				w.close()
-			}
-			return nil, fmt.Errorf("bench: recipient node %d: %w", node.Index, err)
-		}
-		watchers = append(watchers, w)
+	r := newRun(cfg)
+	if err := r.dialWatchers(ctx); err != nil {
+		return nil, fmt.Errorf("bench: %w", err)
 	}
 
 	// Everything below ends with runCtx.
 	runCtx, stopRun := context.WithCancel(ctx)
+	defer r.bg.Wait()
 	defer stopRun()
-	var bg sync.WaitGroup
-	defer bg.Wait()
-	defer stopRun()
-
-	// watchResults[i] is written by watcher i's goroutine and read after
-	// bg.Wait; watchFailed is closed once an admin connection is gone for
-	// good.
-	watchResults := make([]watchResult, len(watchers))
-	watchFailed := make(chan struct{})
-	var failOnce sync.Once
-	for i, w := range watchers {
-		node, _ := cfg.Env.Node(w.node)
-		bg.Go(func() {
-			watchResults[i] = watchLoop(runCtx, w, node.WSURL, cfg.Env.APIToken, tr, clock)
-			if watchResults[i].err != nil {
-				failOnce.Do(func() { close(watchFailed) })
-			}
-		})
-	}
-
+	r.watch(runCtx)
 	// The floor is timed while the network is idle, before the first scrape and after the
 	// last, so neither the nodes' nor this tool's figures include it.
-	var floorBefore, floorAfter Floor
-	var floorErr error
-	if cfg.FloorRounds > 0 {
-		floorBefore, floorErr = MeasureFloor(cfg.FloorRounds)
-	}
+	r.measureFloor(&r.floorBefore)
+	r.scrapeAll(runCtx)
+	r.startClock()
+	stopScraping := r.scrapeEvery(runCtx)
+	r.reportProgress(runCtx)
+	r.send(runCtx)
+	r.waitForStragglers(runCtx)
+	r.stopClock()
+	stopScraping()
+	r.finalScrape(ctx)
+	r.measureFloor(&r.floorAfter)
+	stopRun()
+	r.bg.Wait()
 
-	// Metrics: one scrape before, then periodically, then one after.
-	usages := make([]*usage, len(cfg.Env.Nodes))
-	for i, n := range cfg.Env.Nodes {
-		usages[i] = &usage{node: n}
-	}
-	scrapeAll := func(ctx context.Context) {
-		var wg sync.WaitGroup
-		for _, u := range usages {
-			wg.Go(func() {
-				sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				defer cancel()
-				u.scrape(sctx, cfg.HTTPClient, cfg.Env.APIToken)
-			})
-		}
-		wg.Wait()
-	}
-	scrapeAll(runCtx)
-	start := clock.Now()
-	hostStart, selfStart := readHostCPU(), selfCPU()
-	// The periodic scrapes stop between two scrapes, never in the middle of
-	// one, so the last scrape is the last the nodes see.
-	scrapeCtx, stopScraping := context.WithCancel(runCtx)
-	defer stopScraping()
-	scrapeDone := make(chan struct{})
-	go func() {
-		defer close(scrapeDone)
-		for clock.Sleep(scrapeCtx, cfg.ScrapeInterval) == nil {
-			scrapeAll(context.WithoutCancel(scrapeCtx))
-		}
-	}()
-
-	phase := &phaseBox{v: "sending"}
-	progress := func() Progress {
-		c := tr.counts()
-		return Progress{Elapsed: clock.Now().Sub(start), Phase: phase.get(), Total: cfg.Messages, Issued: c.Issued,
-			Accepted: c.Accepted, Rejected: c.Rejected + c.Failed, Delivered: c.Delivered}
-	}
 	if cfg.Progress != nil {
-		bg.Go(func() {
-			for clock.Sleep(runCtx, cfg.ProgressInterval) == nil {
-				cfg.Progress(progress())
+		cfg.Progress(r.progress())
+	}
+	return r.report(ctx)
+}
+
+// run is what the stages of one Run share. Run calls them in the order they
+// appear below.
+type run struct {
+	cfg    Config // defaults set and validated
+	tr     *tracker
+	usages []*usage // one per node, in the order of cfg.Env.Nodes
+	phase  phaseBox
+
+	// watchers has one admin connection per recipient, in the order of
+	// cfg.Recipients. watchResults[i] is written by watcher i's goroutine and
+	// read after bg.Wait; watchFailed is closed once an admin connection is
+	// gone for good.
+	watchers     []*watcher
+	watchResults []watchResult
+	watchFailed  chan struct{}
+
+	bg sync.WaitGroup // the watchers and the progress reporter
+
+	floorBefore, floorAfter Floor
+	floorErr                error // the first floor that could not be timed; no Cost then
+
+	start, end         time.Time // the first scrape's end and the end of the wait
+	hostStart, hostEnd hostCPU
+	selfStart, selfEnd time.Duration
+}
+
+func newRun(cfg Config) *run {
+	r := &run{
+		cfg:         cfg,
+		tr:          newTracker(cfg.RunID, cfg.Messages),
+		usages:      make([]*usage, len(cfg.Env.Nodes)),
+		phase:       phaseBox{v: "sending"},
+		watchFailed: make(chan struct{}),
+	}
+	for i, n := range cfg.Env.Nodes {
+		r.usages[i] = &usage{node: n}
+	}
+	return r
+}
+
+// dialWatchers connects to every recipient's admin server, so that all are
+// registered before the first message goes out. On an error it closes the
+// connections it made.
+func (r *run) dialWatchers(ctx context.Context) error {
+	for _, i := range r.cfg.Recipients {
+		node, _ := r.cfg.Env.Node(i)
+		dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		w, err := dialWatcher(dctx, node.Index, node.WSURL, r.cfg.Env.APIToken, r.tr, r.cfg.Clock)
+		cancel()
+		if err != nil {
+			for _, w := range r.watchers {
+				w.close()
+			}
+			return fmt.Errorf("recipient node %d: %w", node.Index, err)
+		}
+		r.watchers = append(r.watchers, w)
+	}
+	return nil
+}
+
+// watch reads every admin connection in r.bg until ctx ends (watchLoop),
+// closing r.watchFailed once one is gone for good.
+func (r *run) watch(ctx context.Context) {
+	r.watchResults = make([]watchResult, len(r.watchers))
+	var failOnce sync.Once
+	for i, w := range r.watchers {
+		node, _ := r.cfg.Env.Node(w.node)
+		r.bg.Go(func() {
+			r.watchResults[i] = watchLoop(ctx, w, node.WSURL, r.cfg.Env.APIToken, r.tr, r.cfg.Clock)
+			if r.watchResults[i].err != nil {
+				failOnce.Do(func() { close(r.watchFailed) })
 			}
 		})
 	}
+}
 
-	// Send.
-	sendCtx, stopSending := context.WithTimeout(runCtx, cfg.MaxDuration)
-	sendAll(sendCtx, runCtx, cfg, tr)
+// measureFloor times the floor into f, unless the run times no floor
+// (cfg.FloorRounds negative) or an earlier floor failed.
+func (r *run) measureFloor(f *Floor) {
+	if r.cfg.FloorRounds > 0 && r.floorErr == nil {
+		*f, r.floorErr = MeasureFloor(r.cfg.FloorRounds)
+	}
+}
+
+// scrapeAll reads every node's metrics once, concurrently, each read bounded
+// by 5 s and by ctx.
+func (r *run) scrapeAll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, u := range r.usages {
+		wg.Go(func() {
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			u.scrape(sctx, r.cfg.HTTPClient, r.cfg.Env.APIToken)
+		})
+	}
+	wg.Wait()
+}
+
+// startClock marks the start of the measured run: the wall clock, the host's
+// CPU and this process's.
+func (r *run) startClock() {
+	r.start = r.cfg.Clock.Now()
+	r.hostStart, r.selfStart = readHostCPU(), selfCPU()
+}
+
+// scrapeEvery scrapes every node each cfg.ScrapeInterval until stop is
+// called. The scrapes stop between two scrapes, never in the middle of one:
+// stop returns once the last has ended, so the last scrape is the last the
+// nodes see.
+func (r *run) scrapeEvery(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for r.cfg.Clock.Sleep(ctx, r.cfg.ScrapeInterval) == nil {
+			r.scrapeAll(context.WithoutCancel(ctx))
+		}
+	}()
+	return func() {
+		cancel()
+		<-done
+	}
+}
+
+// reportProgress calls cfg.Progress, if set, every cfg.ProgressInterval from
+// one goroutine in r.bg until ctx ends.
+func (r *run) reportProgress(ctx context.Context) {
+	if r.cfg.Progress == nil {
+		return
+	}
+	r.bg.Go(func() {
+		for r.cfg.Clock.Sleep(ctx, r.cfg.ProgressInterval) == nil {
+			r.cfg.Progress(r.progress())
+		}
+	})
+}
+
+// progress is a snapshot of the run since startClock.
+func (r *run) progress() Progress {
+	c := r.tr.counts()
+	return Progress{Elapsed: r.cfg.Clock.Now().Sub(r.start), Phase: r.phase.get(), Total: r.cfg.Messages, Issued: c.Issued,
+		Accepted: c.Accepted, Rejected: c.Rejected + c.Failed, Delivered: c.Delivered}
+}
+
+// send issues the messages until all are issued or cfg.MaxDuration has
+// passed, and returns once every request has been answered (sendAll).
+func (r *run) send(ctx context.Context) {
+	sendCtx, stopSending := context.WithTimeout(ctx, r.cfg.MaxDuration)
+	sendAll(sendCtx, ctx, r.cfg, r.tr)
 	stopSending()
-	tr.finishSending()
+	r.tr.finishSending()
+}
 
-	// Wait for stragglers, unless an admin connection is gone for good (the
-	// run fails then).
-	phase.set("waiting")
-	waitCtx, stopWaiting := context.WithTimeout(runCtx, cfg.Timeout)
+// waitForStragglers waits until every accepted message has arrived, at most
+// cfg.Timeout, and no longer once an admin connection is gone for good (the
+// run fails then).
+func (r *run) waitForStragglers(ctx context.Context) {
+	r.phase.set("waiting")
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
 	select {
-	case <-tr.complete:
-	case <-waitCtx.Done():
-	case <-watchFailed:
+	case <-r.tr.complete:
+	case <-ctx.Done():
+	case <-r.watchFailed:
 	}
-	stopWaiting()
-	end := clock.Now()
-	hostEnd, selfEnd := readHostCPU(), selfCPU()
-	phase.set("done")
+}
 
-	stopScraping()
-	<-scrapeDone
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	scrapeAll(fctx)
-	cancel()
-	if cfg.FloorRounds > 0 && floorErr == nil {
-		floorAfter, floorErr = MeasureFloor(cfg.FloorRounds)
-	}
-	stopRun()
-	bg.Wait()
+// stopClock marks the end of the measured run; the phase is "done" from then
+// on.
+func (r *run) stopClock() {
+	r.end = r.cfg.Clock.Now()
+	r.hostEnd, r.selfEnd = readHostCPU(), selfCPU()
+	r.phase.set("done")
+}
 
-	rep := buildReport(cfg, tr, start, end, usages)
-	if cfg.FloorRounds > 0 && floorErr == nil {
-		cost := Costs(rep.Nodes, rep.Delivered, floorBefore, floorAfter, cfg.Relayers)
+// finalScrape reads every node's metrics once more, within 5 s, even when
+// ctx has ended: the CPU a node used is the difference between its first and
+// last scrape.
+func (r *run) finalScrape(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	r.scrapeAll(ctx)
+}
+
+// report builds the report once every goroutine of the run has ended. The
+// report comes with an error when an admin connection was gone for good, a
+// floor could not be timed (no Cost then) or ctx ended (the run was stopped).
+func (r *run) report(ctx context.Context) (*Report, error) {
+	rep := buildReport(r.cfg, r.tr, r.start, r.end, r.usages)
+	if r.cfg.FloorRounds > 0 && r.floorErr == nil {
+		cost := Costs(rep.Nodes, rep.Delivered, r.floorBefore, r.floorAfter, r.cfg.Relayers)
 		rep.Cost = &cost
 	}
 	var wsErrs []error
-	for i, wr := range watchResults {
+	for i, wr := range r.watchResults {
 		rep.Foreign += wr.foreign
 		rep.WSReconnects += wr.reconnects
 		if wr.err != nil {
-			wsErrs = append(wsErrs, fmt.Errorf("recipient node %d: %w", watchers[i].node, wr.err))
+			wsErrs = append(wsErrs, fmt.Errorf("recipient node %d: %w", r.watchers[i].node, wr.err))
 		}
 	}
-	rep.ToolCPUSeconds = (selfEnd - selfStart).Seconds()
-	rep.HostBusyPercent = busyPercent(hostStart, hostEnd)
-	if cfg.Progress != nil {
-		cfg.Progress(progress())
-	}
-	if err := errors.Join(append(wsErrs, floorErr)...); err != nil {
+	rep.ToolCPUSeconds = (r.selfEnd - r.selfStart).Seconds()
+	rep.HostBusyPercent = busyPercent(r.hostStart, r.hostEnd)
+	if err := errors.Join(append(wsErrs, r.floorErr)...); err != nil {
 		return rep, fmt.Errorf("bench: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
