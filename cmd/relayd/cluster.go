@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
 	"os"
 	"os/signal"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/relayd/relayd/internal/cluster"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 const clusterUsage = `usage: relayd cluster [flags]
@@ -95,11 +95,11 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's own messages and cover loops (2 or 3)")
 	fs.Float64Var(&cfg.CoverRate, "coverRate", cfg.CoverRate, "loop cover packets per second every node sends over random paths back to itself (0: none)")
 	fs.Func("channelFunding", "tokens each channel of the mesh is funded with, whole or decimal (default 100)", func(v string) error {
-		amount, err := parseTokens(v)
+		amount, err := token.ParsePositive(v)
 		if err != nil {
 			return err
 		}
-		cfg.ChannelFunding = amount
+		cfg.ChannelFunding = amount.Big()
 		return nil
 	})
 	fs.StringVar(&cfg.EnvFile, "env", cfg.EnvFile, "file the cluster's export lines are written to once every node is ready")
@@ -135,18 +135,4 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	return cfg, nil
-}
-
-// parseTokens reads a positive amount of whole tokens ("100", "0.5") into the
-// smallest unit (18 decimals).
-func parseTokens(v string) (*big.Int, error) {
-	r, ok := new(big.Rat).SetString(strings.TrimSpace(v))
-	if !ok || r.Sign() <= 0 || strings.ContainsAny(v, "/eE") {
-		return nil, fmt.Errorf("must be a positive number of tokens, e.g. 100 or 0.5")
-	}
-	r.Mul(r, new(big.Rat).SetInt(cluster.OneToken))
-	if !r.IsInt() {
-		return nil, fmt.Errorf("has more than 18 decimals")
-	}
-	return r.Num(), nil
 }

@@ -10,22 +10,6 @@ import (
 	"github.com/relayd/relayd/internal/config"
 )
 
-func TestParseTokens(t *testing.T) {
-	for in, want := range map[string]string{
-		"100": "100000000000000000000", "0.5": "500000000000000000", "0.000000000000000001": "1",
-	} {
-		got, err := parseTokens(in)
-		if err != nil || got.String() != want {
-			t.Errorf("parseTokens(%q) = %v, %v; want %s", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-1", "1/2", "1e3", "abc", "0.0000000000000000001"} {
-		if got, err := parseTokens(in); err == nil {
-			t.Errorf("parseTokens(%q) = %v, want an error", in, got)
-		}
-	}
-}
-
 // TestClusterFlags: defaults, overrides, and bad flags exit 2 with a
 // one-line message naming the flag, before anything starts.
 func TestClusterFlags(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/big"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/devfund"
+	"github.com/relayd/relayd/internal/token"
 )
 
 const fundUsage = `usage: relayd devchain fund [--provider URL] [--channelsContract 0x…] [--key hex] <address> <tokens> <native>
@@ -61,15 +61,15 @@ func fundMain(ctx context.Context, args []string, getenv func(string) string, st
 	if !common.IsHexAddress(to) {
 		return fail(2, "%q is not a 0x chain address (a node logs its address at start: address=0x…)", to)
 	}
-	tokens, err := parseAmount(fs.Arg(1))
+	tokens, err := token.Parse(fs.Arg(1))
 	if err != nil {
 		return fail(2, "<tokens> %v", err)
 	}
-	native, err := parseAmount(fs.Arg(2))
+	native, err := token.Parse(fs.Arg(2))
 	if err != nil {
 		return fail(2, "<native> %v", err)
 	}
-	if tokens.Sign() == 0 && native.Sign() == 0 {
+	if tokens.IsZero() && native.IsZero() {
 		return fail(2, "both amounts are 0: nothing to send")
 	}
 	if !common.IsHexAddress(*channels) {
@@ -85,7 +85,7 @@ func fundMain(ctx context.Context, args []string, getenv func(string) string, st
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
 	addr := common.HexToAddress(to)
-	res, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: *provider, Channels: common.HexToAddress(*channels), Key: key}, addr, native, tokens)
+	res, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: *provider, Channels: common.HexToAddress(*channels), Key: key}, addr, native.Big(), tokens.Big())
 	switch {
 	case errors.Is(err, chain.ErrNoContract):
 		return fail(1, "--channelsContract: no RelayChannels contract at %s on that chain (is devchain.env from the dev chain running now?): %v", common.HexToAddress(*channels).Hex(), err)
@@ -96,7 +96,7 @@ func fundMain(ctx context.Context, args []string, getenv func(string) string, st
 	case err != nil:
 		return fail(1, "%v", err)
 	}
-	fmt.Fprintf(stdout, "Sent %s %s and %s native to %s.\n", formatAmount(tokens), res.TokenSymbol, formatAmount(native), addr.Hex())
+	fmt.Fprintf(stdout, "Sent %s %s and %s native to %s.\n", tokens, res.TokenSymbol, native, addr.Hex())
 	if res.TokenTx != (common.Hash{}) {
 		fmt.Fprintf(stdout, "  token transfer:  %s\n", res.TokenTx.Hex())
 	}
@@ -104,25 +104,4 @@ func fundMain(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stdout, "  native transfer: %s\n", res.NativeTx.Hex())
 	}
 	return 0
-}
-
-var oneUnit = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
-
-// parseAmount reads a non-negative amount of whole units with up to 18 decimals ("100",
-// "0.5", "0") into the smallest unit.
-func parseAmount(v string) (*big.Int, error) {
-	r, ok := new(big.Rat).SetString(v)
-	if !ok || r.Sign() < 0 || strings.ContainsAny(v, "/eE") || strings.TrimSpace(v) != v {
-		return nil, fmt.Errorf("%q is not an amount like 100, 0.5 or 0", v)
-	}
-	r.Mul(r, new(big.Rat).SetInt(oneUnit))
-	if !r.IsInt() {
-		return nil, fmt.Errorf("%q has more than 18 decimals", v)
-	}
-	return r.Num(), nil
-}
-
-// formatAmount renders an amount in the smallest unit as whole units ("0.5").
-func formatAmount(v *big.Int) string {
-	return strings.TrimSuffix(strings.TrimRight(new(big.Rat).SetFrac(v, oneUnit).FloatString(18), "0"), ".")
 }

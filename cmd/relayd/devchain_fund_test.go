@@ -19,6 +19,7 @@ import (
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/devchain"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // readEnvFile reads the export lines of an env file as a shell that sources it would.
@@ -138,28 +139,11 @@ func mustKey(t *testing.T) *ecdsa.PrivateKey {
 
 func mustAmount(t *testing.T, v string) *big.Int {
 	t.Helper()
-	a, err := parseAmount(v)
+	a, err := token.Parse(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return a
-}
-
-func TestParseAmount(t *testing.T) {
-	for in, want := range map[string]string{"0": "0", "1": "1000000000000000000", "0.5": "500000000000000000", "12.000000000000000001": "12000000000000000001"} {
-		got, err := parseAmount(in)
-		if err != nil || got.String() != want {
-			t.Errorf("parseAmount(%q) = %v, %v; want %s", in, got, err, want)
-		}
-		if back := formatAmount(got); back != strings.TrimSuffix(in, ".0") {
-			t.Errorf("formatAmount(%s) = %q, want %q", got, back, in)
-		}
-	}
-	for _, bad := range []string{"", "-1", "1e18", "1/2", " 1", "0.0000000000000000001", "abc"} {
-		if _, err := parseAmount(bad); err == nil {
-			t.Errorf("parseAmount(%q) accepted", bad)
-		}
-	}
+	return a.Big()
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/sim"
+	"github.com/relayd/relayd/internal/token"
 )
 
 func main() {
@@ -236,5 +237,5 @@ func durationRange(name, s string) (lo, hi time.Duration, err error) {
 
 // tokens is n whole tokens in the smallest unit.
 func tokens(n uint64) *big.Int {
-	return new(big.Int).Mul(new(big.Int).SetUint64(n), sim.OneToken)
+	return token.Tokens(n).Big()
 }

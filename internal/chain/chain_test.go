@@ -351,16 +351,3 @@ func wantGraphMatchesChain(t *testing.T, g *channels.Graph, c *chain.Client, src
 		t.Fatalf("graph %+v (known %v), chain %+v, want status %v", got, ok, onChain, status)
 	}
 }
-
-func TestTokens(t *testing.T) {
-	for wei, want := range map[string]string{"0": "0", "1": "0.000000000000000001", "20000000000000000": "0.02",
-		"1000000000000000000": "1", "123450000000000000000": "123.45"} {
-		v, _ := new(big.Int).SetString(wei, 10)
-		if got := chain.Tokens(v); got != want {
-			t.Errorf("Tokens(%s) = %q, want %q", wei, got, want)
-		}
-	}
-	if chain.Tokens(nil) != "0" {
-		t.Error("Tokens(nil)")
-	}
-}

@@ -29,5 +29,5 @@
 //
 // The package must not import go-ethereum's simulated backend or node packages (they pull in a
 // whole Ethereum node): internal/devchain and tests do that. It imports the pure relayd packages
-// channels and tickets, and internal/store only through the StateStore interface's types.
+// channels, tickets and token, and internal/store only through the StateStore interface's types.
 package chain

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/big"
-	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -12,6 +11,7 @@ import (
 	"github.com/relayd/relayd/internal/chain/contracts"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // Every operation below sends its transactions from the client's account, waits until they are
@@ -69,7 +69,7 @@ func (c *Client) FundChannel(ctx context.Context, dst common.Address, amount *bi
 	}
 	if balance.Cmp(amount) < 0 {
 		return common.Hash{}, fmt.Errorf("fund channel: token balance %s %s below %s %s: %w",
-			Tokens(balance), c.symbol, Tokens(amount), c.symbol, ErrInsufficientFunds)
+			token.Of(balance), c.symbol, token.Of(amount), c.symbol, ErrInsufficientFunds)
 	}
 	allowance, err := callView(ctx, c, c.token, tokenABI.PackAllowance(c.addr, c.channels), tokenABI.UnpackAllowance)
 	if err != nil {
@@ -164,17 +164,6 @@ func (c *Client) SetMinWinProb(ctx context.Context, p uint64) (common.Hash, erro
 	}
 	return h, nil
 }
-
-// Tokens renders an amount in the smallest unit (18 decimals, the token's and the native
-// currency's) as whole units without trailing zeros ("0.02"), for messages an operator reads.
-func Tokens(v *big.Int) string {
-	if v == nil {
-		return "0"
-	}
-	return strings.TrimSuffix(strings.TrimRight(new(big.Rat).SetFrac(v, oneToken).FloatString(18), "0"), ".")
-}
-
-var oneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
 
 // GasPrice returns what a unit of gas costs now, in wei of the native currency: the latest
 // base fee plus the suggested tip (the legacy gas price on a chain without base fees), for

@@ -16,6 +16,7 @@ import (
 	"github.com/relayd/relayd/internal/devchain"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 const (
@@ -167,7 +168,7 @@ func TestBatchGas(t *testing.T) {
 	}
 	want := new(big.Int).Add(tokens(1), tokens(int64(n)))
 	if b := must[*big.Int](t)(batched.bob.TokenBalance(t.Context(), batched.bob.Address())); b.Cmp(want) != 0 {
-		t.Fatalf("bob holds %s after the batches, want %s", chain.Tokens(b), chain.Tokens(want))
+		t.Fatalf("bob holds %s after the batches, want %s", token.Of(b).String(), token.Of(want).String())
 	}
 
 	// One by one: one goroutine per channel, each in index order.

@@ -22,6 +22,7 @@ import (
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/devchain"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // cents returns n hundredths of a token.
@@ -132,15 +133,15 @@ func TestRedeemTicketsMixed(t *testing.T) {
 	}
 	after := must[*big.Int](t)(bob.TokenBalance(t.Context(), bob.Address()))
 	if got, want := new(big.Int).Sub(after, before), cents(3+2+5+7); got.Cmp(want) != 0 {
-		t.Fatalf("bob gained %s, want %s", chain.Tokens(got), chain.Tokens(want))
+		t.Fatalf("bob gained %s, want %s", token.Of(got).String(), token.Of(want).String())
 	}
 	ch := must[channels.Channel](t)(bob.Channel(t.Context(), alice.Address(), bob.Address()))
 	if ch.TicketIndex != 3 || ch.Balance.Cmp(cents(100-2-3-2)) != 0 {
-		t.Fatalf("alice→bob after the batch: index %d balance %s", ch.TicketIndex, chain.Tokens(ch.Balance))
+		t.Fatalf("alice→bob after the batch: index %d balance %s", ch.TicketIndex, token.Of(ch.Balance).String())
 	}
 	ch = must[channels.Channel](t)(bob.Channel(t.Context(), carol.Address(), bob.Address()))
 	if ch.TicketIndex != 2 || ch.Balance.Cmp(cents(100-5-7)) != 0 {
-		t.Fatalf("carol→bob after the batch: index %d balance %s", ch.TicketIndex, chain.Tokens(ch.Balance))
+		t.Fatalf("carol→bob after the batch: index %d balance %s", ch.TicketIndex, token.Of(ch.Balance).String())
 	}
 
 	// Redeeming the same list again pays nothing more: every ticket comes back rejected.
@@ -154,7 +155,7 @@ func TestRedeemTicketsMixed(t *testing.T) {
 		}
 	}
 	if again := must[*big.Int](t)(bob.TokenBalance(t.Context(), bob.Address())); again.Cmp(after) != 0 {
-		t.Fatalf("the repeated batch paid %s", chain.Tokens(new(big.Int).Sub(again, after)))
+		t.Fatalf("the repeated batch paid %s", token.Of(new(big.Int).Sub(again, after)).String())
 	}
 }
 
@@ -221,7 +222,7 @@ func TestRedeemTicketsSplits(t *testing.T) {
 		}
 	}
 	if b := must[*big.Int](t)(bob.TokenBalance(t.Context(), bob.Address())); b.Cmp(cents(8)) != 0 {
-		t.Fatalf("bob holds %s, want 0.08", chain.Tokens(b))
+		t.Fatalf("bob holds %s, want 0.08", token.Of(b).String())
 	}
 }
 
@@ -307,6 +308,6 @@ func TestRedeemTicketsBatchFails(t *testing.T) {
 		}
 	}
 	if b := must[*big.Int](t)(alice.TokenBalance(t.Context(), bob.Address())); b.Cmp(cents(6)) != 0 {
-		t.Fatalf("bob holds %s, want exactly 0.06", chain.Tokens(b))
+		t.Fatalf("bob holds %s, want exactly 0.06", token.Of(b).String())
 	}
 }

@@ -9,7 +9,8 @@
 //
 // The package talks to the nodes only through their processes and public
 // REST API; it must not import internal/node. It may import internal/devchain
-// (which pulls in a whole Ethereum node) because only cmd/relayd uses it.
+// (which pulls in a whole Ethereum node) because only cmd/relayd uses it,
+// and the pure internal/config, internal/identity, internal/hostnet and internal/token.
 package cluster
 
 import (
@@ -40,6 +41,7 @@ import (
 	"github.com/relayd/relayd/internal/devchain"
 	"github.com/relayd/relayd/internal/hostnet"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // pollInterval is how often readiness is polled over REST.
@@ -301,7 +303,7 @@ func (c *cluster) fund(ctx context.Context) error {
 		return fmt.Errorf("fund nodes: %w", err)
 	}
 	c.progress("funding: each node holds %s native coins and %s tokens (%s per channel) in %s",
-		formatTokens(NativeFunding), formatTokens(amount), formatTokens(c.cfg.ChannelFunding), since(t0))
+		token.Of(NativeFunding), token.Of(amount), token.Of(c.cfg.ChannelFunding), since(t0))
 	return nil
 }
 
@@ -331,7 +333,7 @@ func (c *cluster) nodeArgs(m *member) []string {
 	}
 	if c.cfg.Topology == Sparse {
 		args = append(args, "--strategy", "promiscuous", "--maxChannels", strconv.Itoa(c.cfg.MaxChannels),
-			"--channelFunding", formatTokens(c.cfg.ChannelFunding), "--strategyInterval", DefaultStrategyInterval.String(),
+			"--channelFunding", token.Of(c.cfg.ChannelFunding).String(), "--strategyInterval", DefaultStrategyInterval.String(),
 			"--heartbeatInterval", DefaultStrategyInterval.String())
 	}
 	return args
@@ -512,7 +514,7 @@ func (c *cluster) awaitStrategies(ctx context.Context) error {
 	}); err != nil {
 		return err
 	}
-	c.progress("ready: every node opened %d channels of %s tokens by its promiscuous strategy (%s)", want, formatTokens(c.cfg.ChannelFunding), since(t0))
+	c.progress("ready: every node opened %d channels of %s tokens by its promiscuous strategy (%s)", want, token.Of(c.cfg.ChannelFunding), since(t0))
 	return nil
 }
 
@@ -571,7 +573,7 @@ func (c *cluster) printReady() {
 		shape = fmt.Sprintf("a sparse network of %d channels per node opened by the nodes' strategies", c.cfg.channelsPerNode())
 	}
 	fmt.Fprintf(c.out, "\nrelayd cluster ready in %s: %d nodes, %s of %s tokens each, chain %s\n\n",
-		since(c.start), len(c.nodes), shape, formatTokens(c.cfg.ChannelFunding), c.chain.RPCURL())
+		since(c.start), len(c.nodes), shape, token.Of(c.cfg.ChannelFunding), c.chain.RPCURL())
 	fmt.Fprint(c.out, RenderTable(infos))
 	if c.cfg.APIToken == config.ClusterDefaultToken {
 		fmt.Fprintf(c.out, "\nAPI token: %s (the published local default; nodes accept it only on 127.0.0.1)\n", c.cfg.APIToken)
@@ -640,11 +642,3 @@ func (c *cluster) cleanup() {
 
 // since formats the time since t for progress lines.
 func since(t time.Time) string { return time.Since(t).Round(10 * time.Millisecond).String() }
-
-// formatTokens renders an amount of the smallest unit in whole tokens.
-func formatTokens(wei *big.Int) string {
-	r := new(big.Rat).SetFrac(wei, OneToken)
-	s := r.FloatString(18)
-	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	return s
-}

@@ -273,16 +273,6 @@ func TestLogTail(t *testing.T) {
 	}
 }
 
-// TestFormatTokens: amounts in the smallest unit as whole tokens.
-func TestFormatTokens(t *testing.T) {
-	for in, want := range map[string]string{"100000000000000000000": "100", "10000000000000000": "0.01", "1": "0.000000000000000001", "0": "0"} {
-		v, _ := new(big.Int).SetString(in, 10)
-		if got := formatTokens(v); got != want {
-			t.Errorf("formatTokens(%s) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 // TestDataDirInUse: a --data directory that holds a previous cluster is
 // refused before anything starts.
 func TestDataDirInUse(t *testing.T) {

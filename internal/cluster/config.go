@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // Password is the keystore password of every identity a cluster creates. It
@@ -54,16 +55,14 @@ const (
 )
 
 var (
-	// OneToken is one network token in its smallest unit (18 decimals).
-	OneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
 	// DefaultChannelFunding is what every channel of the mesh is funded
 	// with: 100 tokens, enough for 10,000 relayer payments of 0.01.
-	DefaultChannelFunding = new(big.Int).Mul(big.NewInt(100), OneToken)
+	DefaultChannelFunding = token.Tokens(100).Big()
 	// SpareTokens is what every node holds beyond its channels' funding.
-	SpareTokens = new(big.Int).Mul(big.NewInt(100), OneToken)
+	SpareTokens = token.Tokens(100).Big()
 	// NativeFunding is every node's native balance at genesis, for gas:
 	// 100 coins pay for far more transactions than a local test sends.
-	NativeFunding = new(big.Int).Mul(big.NewInt(100), OneToken)
+	NativeFunding = token.Tokens(100).Big()
 )
 
 // Config configures Run. Executable is required; every other field has a

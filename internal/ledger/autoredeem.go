@@ -10,6 +10,7 @@ import (
 
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // DefaultAutoRedeemInterval is how often AutoRedeem looks at the tickets waiting.
@@ -105,7 +106,7 @@ func (a *AutoRedeem) check(ctx context.Context, p strategy.RedeemPolicy, from *c
 		gas := new(big.Int).Mul(price, new(big.Int).SetUint64(chain.EstimateRedeemGas(len(list), len(chans))))
 		if !p.WorthGas(gas, value) {
 			log.Info("auto-redeem: waiting, the gas would cost more than the share allowed", "tickets", len(list),
-				"value", chain.Tokens(value), "gas", chain.Tokens(gas), "maxGasShare", p.MaxGasShare)
+				"value", token.Of(value).String(), "gas", token.Of(gas).String(), "maxGasShare", p.MaxGasShare)
 			return nil
 		}
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
-	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // Chain is what the ledger's chain-facing operations need; *chain.Client implements it. Its
@@ -50,7 +50,7 @@ func (o *Operations) Amount(native bool, v *big.Int) string {
 	if native {
 		sym = "native"
 	}
-	return fmt.Sprintf("%s %s (%s wei)", chain.Tokens(v), sym, v)
+	return fmt.Sprintf("%s %s (%s wei)", token.Of(v).String(), sym, v)
 }
 
 // Balances returns this node's native and token balances.

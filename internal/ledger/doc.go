@@ -20,7 +20,7 @@
 // REST layer maps the sentinels to status codes in its one table.
 //
 // Imports: internal/chain (the client and its typed errors), internal/channels, internal/store,
-// internal/tickets, internal/por, internal/packet (for packet.MaxHops) and internal/strategy
+// internal/tickets, internal/token, internal/por, internal/packet (for packet.MaxHops) and internal/strategy
 // (the auto-redeem policy), go-ethereum and uint256. It must not import internal/relay, internal/node, internal/api, internal/ws or the
 // libp2p transport. It never logs keys, tickets' challenges or responses.
 package ledger

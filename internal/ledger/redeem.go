@@ -10,11 +10,11 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
 
-	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // RedeemChunk is how many winning tickets Redeem hands the Redeemer at a time: the results of
@@ -90,7 +90,7 @@ func (l *Ledger) Redeem(ctx context.Context, r Redeemer, from *common.Address, w
 	log.Info("redeeming tickets", "tickets", len(rows))
 	start := l.now()
 	rep, err := l.redeem(ctx, r, rows, log)
-	attrs := []any{"redeemed", rep.Redeemed, "value", chain.Tokens(rep.Value.ToBig()), "losing", rep.Losing,
+	attrs := []any{"redeemed", rep.Redeemed, "value", token.Of(rep.Value.ToBig()).String(), "losing", rep.Losing,
 		"neglected", rep.Neglected, "left", rep.Left, "of", len(rows), "took", l.now().Sub(start).Round(time.Millisecond)}
 	if err != nil {
 		log.Warn("ticket redemption stopped", append(attrs, "err", err)...)

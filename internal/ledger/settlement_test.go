@@ -24,6 +24,7 @@ import (
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -259,7 +260,7 @@ func TestSettlementAtOnePercent(t *testing.T) {
 	paid := new(big.Int).Sub(after, before)
 	want := new(big.Int).Mul(face.ToBig(), big.NewInt(int64(winners)))
 	if rep.Redeemed != winners || paid.Cmp(want) != 0 {
-		t.Fatalf("redeemed %d of %d winners, paid %s, want %s", rep.Redeemed, winners, chain.Tokens(paid), chain.Tokens(want))
+		t.Fatalf("redeemed %d of %d winners, paid %s, want %s", rep.Redeemed, winners, token.Of(paid).String(), token.Of(want).String())
 	}
 	// Nothing is paid twice: a second run finds nothing and sends nothing.
 	again := &recordingRedeemer{Redeemer: ChainRedeemer{Chain: relayer.client}, txs: map[common.Hash]bool{}}
@@ -275,7 +276,7 @@ func TestSettlementAtOnePercent(t *testing.T) {
 	expected := new(big.Float).Mul(new(big.Float).SetInt(face.ToBig()), big.NewFloat(mean/1e18))
 	t.Logf("%d packets at p=%s (face %s tokens): %d winners (99%% bound %.0f ± %.0f), paid %s tokens (expected %s); "+
 		"redemption gas %d in %d transactions: %.1f per packet (target ≤ %.0f), %.0f per winner",
-		n, tickets.FormatWinProb(w), chain.Tokens(face.ToBig()), winners, mean, half, chain.Tokens(paid),
+		n, tickets.FormatWinProb(w), token.Of(face.ToBig()).String(), winners, mean, half, token.Of(paid).String(),
 		expected.Text('f', 2), gas, len(rec.txs), perPacket, singleRedeemGas/100.0, float64(gas)/float64(winners))
 	if math.Abs(float64(winners)-mean) > half {
 		t.Errorf("%d winners of %d at p=%v: outside the 99%% bound %.0f ± %.0f", winners, n, p, mean, half)

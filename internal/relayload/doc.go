@@ -14,7 +14,7 @@
 //
 // It is a test tool, not part of a node: it may import internal/relay, internal/ledger,
 // internal/p2p, internal/packet, internal/por, internal/tickets, internal/identity,
-// internal/chain, internal/channels, internal/store, internal/devfund (for the deployer's key
+// internal/chain, internal/channels, internal/store, internal/token, internal/devfund (for the deployer's key
 // and FundAccount) and internal/bench (the env file and the rate limiter). Nothing but
 // cmd/relayctl imports it. It never logs keys, tickets or message texts.
 package relayload

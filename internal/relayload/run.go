@@ -31,6 +31,7 @@ import (
 	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // Defaults of Config's optional fields.
@@ -181,15 +182,14 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err != nil {
 		return Report{}, err
 	}
-	oneCoin := new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
-	if _, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: cfg.Env.ChainRPC, Channels: contract, Logger: quiet}, g.Address(), oneCoin, funding); err != nil {
+	if _, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: cfg.Env.ChainRPC, Channels: contract, Logger: quiet}, g.Address(), token.One.Big(), funding); err != nil {
 		return Report{}, fmt.Errorf("fund G: %w", err)
 	}
 	if _, err := cc.FundChannel(ctx, relayerAddr, funding); err != nil {
 		return Report{}, fmt.Errorf("open G's channel to the relayer: %w", err)
 	}
 	fmt.Fprintf(cfg.Progress, "load: channel G -> node %d open with %s tokens (win probability %s); waiting for the relayer to see it\n",
-		cfg.Relayer, chain.Tokens(funding), tickets.FormatWinProb(minWinProb))
+		cfg.Relayer, token.Of(funding).String(), tickets.FormatWinProb(minWinProb))
 	chID := channels.IDOf(g.Address(), relayerAddr)
 	if err := waitChannel(ctx, api, relayerNode.APIURL, "0x"+common.Bytes2Hex(chID[:]), funding, 60*time.Second); err != nil {
 		return Report{}, err

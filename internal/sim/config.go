@@ -2,13 +2,12 @@ package sim
 
 import (
 	"fmt"
-	"github.com/relayd/relayd/internal/path"
 	"math/big"
 	"time"
-)
 
-// OneToken is one network token in its smallest unit (18 decimals).
-var OneToken = new(big.Int).Exp(big.NewInt(10), big.NewInt(18), nil)
+	"github.com/relayd/relayd/internal/path"
+	"github.com/relayd/relayd/internal/token"
+)
 
 // Config is one simulated network and its traffic. DefaultConfig fills every field; Validate
 // says which one is out of range.
@@ -84,8 +83,8 @@ func DefaultConfig() Config {
 		JoinWindow: 5 * time.Second, ChainDelay: time.Second,
 		StrategyInterval: 2 * time.Second, HeartbeatInterval: 2 * time.Second,
 		MaxChannels:    4,
-		ChannelFunding: new(big.Int).Mul(big.NewInt(100), OneToken),
-		Balance:        new(big.Int).Mul(big.NewInt(500), OneToken),
+		ChannelFunding: token.Tokens(100).Big(),
+		Balance:        token.Tokens(500).Big(),
 		ClosurePeriod:  60 * time.Second,
 		LatencyMin:     20 * time.Millisecond, LatencyMax: 150 * time.Millisecond,
 		MixDelayMax:   20 * time.Millisecond,

@@ -22,7 +22,7 @@
 // truth of the messages, and scores internal/observe's attacks on them (Report.Privacy).
 //
 // The package owns only the simulation and its Report. It may import internal/strategy,
-// internal/path, internal/tickets, internal/channels, internal/observe, the standard library,
+// internal/path, internal/tickets, internal/token, internal/channels, internal/observe, the standard library,
 // go-ethereum's common and holiman/uint256 (and libp2p peer IDs if path needs them); nothing
 // that does I/O.
 package sim

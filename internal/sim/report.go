@@ -8,6 +8,7 @@ import (
 
 	"github.com/relayd/relayd/internal/observe"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // Spread is the least, median and greatest of a count over the nodes.
@@ -105,7 +106,7 @@ func (s *Sim) report() Report {
 		CoverSent: st.coverSent, CoverReturned: st.coverReturned, CoverNoPath: st.coverNoPath,
 	}
 	price := tickets.AmountFor(1)
-	r.CoverTokens = float64(st.coverPaid) * price.Float64() / oneToken
+	r.CoverTokens = float64(st.coverPaid) * token.FromUint256(&price).Float64()
 	bytes := st.messageBytes + st.coverBytes
 	r.BytesPerNode = float64(bytes) / float64(s.cfg.Nodes) / s.cfg.Duration.Seconds()
 	r.CoverShare = float64(st.coverBytes) / float64(max(bytes, 1))
@@ -129,9 +130,6 @@ func (s *Sim) report() Report {
 	r.ChannelsIn, r.ChannelsOut, r.ZeroIncoming = spread(in), spread(out), share(zero, len(s.nodes))
 	return r
 }
-
-// oneToken is OneToken as a float, for reports.
-const oneToken = 1e18
 
 // Write prints r as a few lines of text.
 func (r Report) Write(w io.Writer) error {

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/relayd/relayd/internal/path"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // small is a 30-node network with a short run: fast enough for every test.
@@ -289,7 +290,7 @@ func TestPathsOnThePartSelectReachesAreTheSame(t *testing.T) {
 	cfg := small(t, func(c *Config) {
 		c.Nodes, c.MaxChannels = 120, 3
 		c.Churn, c.ChurnInterval = 0.1, 5*time.Second
-		c.ChannelFunding = new(big.Int).Div(OneToken, big.NewInt(2)) // depleted and replaced as they go
+		c.ChannelFunding = token.Units(500_000_000_000_000_000).Big() // depleted and replaced as they go
 	})
 	s, err := New(cfg)
 	if err != nil {
