@@ -1,14 +1,17 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // Metric names read from GET /api/v2/node/metrics.
@@ -44,38 +47,62 @@ func ParseMetrics(r io.Reader, names ...string) (map[string]float64, error) {
 	return out, nil
 }
 
-// ScanSamples reads a Prometheus text exposition and calls got with every sample whose name
-// and labels (the text between the braces, "" for none) keep accepts; comments, blank lines
-// and timestamps are skipped. A kept sample whose value does not parse is an error.
+// ScanSamples reads a Prometheus text exposition (format 0.0.4, whose last line ends with a
+// newline) and calls got with every sample whose name and labels keep accepts: family by family
+// in the order of their names, within a family in the order of the text. labels is the
+// sample's label set as the text format writes it between the braces, sorted by name
+// (`reason="mac",x="1"`; "" for none). A histogram or summary gives a sample per line of its
+// exposition (name_bucket with le, plus an le="+Inf" bucket if the text has none; name with
+// quantile; name_sum; name_count). Timestamps are dropped. Text that does not parse is an
+// error, whether or not keep would have kept its samples.
 func ScanSamples(r io.Reader, keep func(name, labels string) bool, got func(name, labels string, v float64)) error {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		series, rest, ok := strings.Cut(line, " ")
-		if !ok {
-			continue
-		}
-		name, labels, _ := strings.Cut(series, "{")
-		labels = strings.TrimSuffix(labels, "}")
-		if !keep(name, labels) {
-			continue
-		}
-		val, _, _ := strings.Cut(strings.TrimSpace(rest), " ") // drop a timestamp
-		v, err := strconv.ParseFloat(val, 64)
-		if err != nil {
-			return fmt.Errorf("metric %s: bad value %q", name, val)
-		}
-		got(name, labels, v)
-	}
-	if err := sc.Err(); err != nil {
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(r)
+	if err != nil {
 		return fmt.Errorf("read metrics: %w", err)
+	}
+	for _, family := range slices.Sorted(maps.Keys(families)) {
+		samples, err := expfmt.ExtractSamples(&expfmt.DecodeOptions{}, families[family])
+		if err != nil {
+			return fmt.Errorf("metric %s: %w", family, err)
+		}
+		for _, s := range samples {
+			name, labels := string(s.Metric[model.MetricNameLabel]), labelText(s.Metric)
+			if keep(name, labels) {
+				got(name, labels, float64(s.Value))
+			}
+		}
 	}
 	return nil
 }
+
+// labelText writes the labels of m but its name as the text format writes them between the
+// braces: sorted by name, a name outside the legacy character set quoted.
+func labelText(m model.Metric) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(m)) {
+		if name == model.MetricNameLabel {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		if name.IsValidLegacy() {
+			b.WriteString(string(name))
+		} else {
+			b.WriteByte('"')
+			textEscaper.WriteString(&b, string(name))
+			b.WriteByte('"')
+		}
+		b.WriteString(`="`)
+		textEscaper.WriteString(&b, string(m[name]))
+		b.WriteByte('"')
+	}
+	return b.String()
+}
+
+// textEscaper escapes a quoted name or label value as the text format does.
+var textEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`, `"`, `\"`)
 
 // NodeUsage is what one node spent during a run, from its process metrics.
 type NodeUsage struct {

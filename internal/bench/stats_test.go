@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -83,26 +82,6 @@ func TestParseNodeLatency(t *testing.T) {
 	}
 }
 
-func TestParseMetrics(t *testing.T) {
-	text := `# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
-# TYPE process_cpu_seconds_total counter
-process_cpu_seconds_total 12.5
-process_cpu_seconds_total_other 3
-process_resident_memory_bytes 8.4e+07 1700000000000
-relayd_message_latency_seconds_bucket{le="0.005"} 3
-`
-	m, err := ParseMetrics(strings.NewReader(text), metricCPU, metricRSS, "absent")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(m) != 2 || m[metricCPU] != 12.5 || m[metricRSS] != 84e6 {
-		t.Fatalf("metrics %v", m)
-	}
-	if _, err := ParseMetrics(strings.NewReader("process_cpu_seconds_total NaNx\n"), metricCPU); err == nil {
-		t.Fatal("bad value accepted")
-	}
-}
-
 func TestParseProcStat(t *testing.T) {
 	a, err := parseProcStat(strings.NewReader("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 50 0 25 400 25 0 0 0 0 0\n"))
 	if err != nil || !a.ok || a.busy != 150 || a.total != 1000 {
@@ -117,29 +96,5 @@ func TestParseProcStat(t *testing.T) {
 	}
 	if _, err := parseProcStat(strings.NewReader("intr 1 2\n")); err == nil {
 		t.Fatal("no cpu line accepted")
-	}
-}
-
-// TestScanSamples: labelled and unlabelled samples reach the callback with their labels (without
-// braces), timestamps are dropped, unkept lines are not parsed, and a kept bad value is an error.
-func TestScanSamples(t *testing.T) {
-	text := "# HELP x y\n" +
-		"a 1\n" +
-		"b{reason=\"mac\",x=\"1\"} 2 1700000000\n" +
-		"c not-a-number\n" +
-		"\n"
-	var got []string
-	keep := func(name, _ string) bool { return name != "c" }
-	err := ScanSamples(strings.NewReader(text), keep, func(name, labels string, v float64) {
-		got = append(got, fmt.Sprintf("%s|%s|%g", name, labels, v))
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"a||1", `b|reason="mac",x="1"|2`}; fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("samples %q, want %q", got, want)
-	}
-	if err := ScanSamples(strings.NewReader(text), func(string, string) bool { return true }, func(string, string, float64) {}); err == nil {
-		t.Fatal("a kept sample with a bad value was accepted")
 	}
 }
