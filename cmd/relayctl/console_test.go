@@ -18,6 +18,7 @@ import (
 
 	"github.com/creack/pty"
 
+	"github.com/relayd/relayd/internal/admin"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -47,7 +48,7 @@ type node struct {
 }
 
 // startNode starts the node; extra adds commands, which may use the node.
-func startNode(t *testing.T, extra ...func(*node) ws.Command) *node {
+func startNode(t *testing.T, extra ...func(*node) admin.Command) *node {
 	t.Helper()
 	base, stop := context.WithCancel(context.Background())
 	t.Cleanup(stop)
@@ -56,7 +57,7 @@ func startNode(t *testing.T, extra ...func(*node) ws.Command) *node {
 	lines := func(out ...string) func(context.Context, string) ([]string, error) {
 		return func(context.Context, string) ([]string, error) { return out, nil }
 	}
-	cmds := []ws.Command{
+	cmds := []admin.Command{
 		{Name: "alias", Usage: "alias [<peerId> <name>]", Help: "List aliases.", Run: lines("me -> "+bobPeer, "alice -> "+alicePeer)},
 		{Name: "peers", Usage: "peers", Help: "List peers.", Run: lines("network peers status: 1 nodes in total",
 			"- id: "+alicePeer+", quality: 1.00")},
@@ -69,7 +70,7 @@ func startNode(t *testing.T, extra ...func(*node) ws.Command) *node {
 	for _, e := range extra {
 		cmds = append(cmds, e(n))
 	}
-	c, err := ws.NewCommands(cmds...)
+	c, err := admin.NewCommands(cmds...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,8 +273,8 @@ func TestInteractiveExit(t *testing.T) {
 
 func TestInteractiveQuitAsksFirst(t *testing.T) {
 	quits := make(chan struct{}, 1)
-	n := startNode(t, func(*node) ws.Command {
-		return ws.Command{Name: "quit", Usage: "quit", Help: "Stop the node.",
+	n := startNode(t, func(*node) admin.Command {
+		return admin.Command{Name: "quit", Usage: "quit", Help: "Stop the node.",
 			Run: func(context.Context, string) ([]string, error) {
 				quits <- struct{}{}
 				return []string{"Stopping the node."}, nil
@@ -321,10 +322,30 @@ func TestOneCommand(t *testing.T) {
 	}
 }
 
+// TestOneCommandFails: -c exits 1 when the node marks the command's reply as a failure (an
+// unknown command, bad arguments), after printing the reply.
+func TestOneCommandFails(t *testing.T) {
+	n := startNode(t, func(*node) admin.Command {
+		return admin.Command{Name: "fail", Usage: "fail", Help: "Fails.", Run: func(context.Context, string) ([]string, error) {
+			return nil, errors.New("it failed")
+		}}
+	})
+	for _, line := range []string{"nosuchcommand", "fail"} {
+		var stdout, stderr bytes.Buffer
+		cmd := relayctl(t, "--url", n.url, "--apiToken", testToken, "-c", line)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 || stdout.Len() == 0 {
+			t.Errorf("-c %q: %v, stdout %q, stderr %q; want exit 1 with the reply", line, err, stdout.String(), stderr.String())
+		}
+	}
+}
+
 // TestOneCommandNodeStops: the node stopping during -c is an error.
 func TestOneCommandNodeStops(t *testing.T) {
-	n := startNode(t, func(n *node) ws.Command {
-		return ws.Command{Name: "redeemTickets", Usage: "redeemTickets", Help: "Redeem.",
+	n := startNode(t, func(n *node) admin.Command {
+		return admin.Command{Name: "redeemTickets", Usage: "redeemTickets", Help: "Redeem.",
 			Run: func(ctx context.Context, _ string) ([]string, error) {
 				n.stop()
 				<-ctx.Done()

@@ -32,8 +32,10 @@ Without -c, relayctl is an interactive console of the node's admin server:
 Tab completes commands and their peer, alias and setting arguments; type
 'help' for the node's commands, 'exit' or Ctrl-D to leave.
 With -c, it runs one command, prints its output and exits: 0 once the
-command's output is complete, 1 if the node cannot be reached or the
-connection ends first. The node's log lines meanwhile go to stderr.
+command's output is complete, 1 if the command failed (the node marks its
+reply so: an unknown command, bad arguments, an error), if the node cannot be
+reached or the connection ends first. The node's log lines meanwhile go to
+stderr.
 
 Subcommands:
   bench   load generator: sends messages through a network over REST and
@@ -116,6 +118,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return fail(fmt.Errorf("no complete reply within %v", *timeout))
 		case errors.Is(err, context.Canceled):
 			return fail(errors.New("interrupted"))
+		case errors.Is(err, console.ErrCommandFailed):
+			return 1 // the output says why
 		case err != nil:
 			return fail(err)
 		}

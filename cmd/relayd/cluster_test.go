@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/settings"
 )
 
 // TestClusterFlags: defaults, overrides, and bad flags exit 2 with a
@@ -23,7 +23,7 @@ func TestClusterFlags(t *testing.T) {
 	if err != nil || cfg.Nodes != 7 || cfg.ChannelFunding.String() != "2500000000000000000" || cfg.DataDir != "/x" {
 		t.Fatalf("overrides %+v, %v", cfg, err)
 	}
-	if cfg.MixDelayMean != config.DefaultMixDelayMean || cfg.MixDelayMax != 0 || cfg.CoverRate != config.DefaultCoverRate {
+	if cfg.MixDelayMean != settings.Defaults().MixDelayMean || cfg.MixDelayMax != 0 || cfg.CoverRate != settings.Defaults().CoverRate {
 		t.Fatalf("mixing defaults: mean %v max %v cover %v", cfg.MixDelayMean, cfg.MixDelayMax, cfg.CoverRate)
 	}
 	cfg, err = parseClusterFlags([]string{"--mixDelayMean", "5ms", "--mixDelayMax", "100ms", "--coverRate", "1.5"}, &bytes.Buffer{})

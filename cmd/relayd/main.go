@@ -15,6 +15,7 @@ import (
 
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/node"
+	"github.com/relayd/relayd/internal/version"
 )
 
 // subcommands are what `relayd <name>` runs instead of a node, in the order -h lists them.
@@ -58,7 +59,7 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "relayd: %v\n", err)
 		return 2
 	}
-	n, err := node.New(cfg, os.Stderr)
+	n, err := node.New(cfg, os.Stderr, node.Options{})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "relayd: %v\n", err)
 		return 1
@@ -94,6 +95,6 @@ func versionMain(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	fmt.Fprintln(stdout, node.ReadBuildInfo())
+	fmt.Fprintln(stdout, version.ReadBuildInfo())
 	return 0
 }

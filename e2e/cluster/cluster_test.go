@@ -314,7 +314,7 @@ func testWithdraw(t *testing.T, c *testCluster) {
 // removes cluster.env, keeps the --data directory with the nodes' logs, and
 // no node answers any more.
 func testStop(t *testing.T, c *testCluster) {
-	err, took := c.stop(30 * time.Second)
+	took, err := c.stop(30 * time.Second)
 	if err != nil {
 		t.Fatalf("relayd cluster exited with %v after SIGINT:\n%s", err, c.output.String())
 	}
@@ -382,7 +382,7 @@ func TestClusterInNamespaces(t *testing.T) {
 		}
 	}
 	c.t = t
-	if err, _ := c.stop(30 * time.Second); err != nil {
+	if _, err := c.stop(30 * time.Second); err != nil {
 		t.Fatalf("relayd cluster exited with %v after SIGINT:\n%s", err, c.output.String())
 	}
 	entries, _ := os.ReadDir("/run/netns")

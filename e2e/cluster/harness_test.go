@@ -558,7 +558,7 @@ func (a *admin) expectMessage(text string) {
 }
 
 // stop sends SIGINT to the cluster and waits (bounded) for it to exit.
-func (c *testCluster) stop(bound time.Duration) (error, time.Duration) {
+func (c *testCluster) stop(bound time.Duration) (time.Duration, error) {
 	c.t.Helper()
 	t0 := time.Now()
 	if err := c.cmd.Process.Signal(syscall.SIGINT); err != nil {
@@ -566,10 +566,10 @@ func (c *testCluster) stop(bound time.Duration) (error, time.Duration) {
 	}
 	select {
 	case <-c.done:
-		return c.exitErr, time.Since(t0)
+		return time.Since(t0), c.exitErr
 	case <-time.After(bound):
 		c.t.Fatalf("relayd cluster still running %s after SIGINT:\n%s", bound, c.output.String())
-		return nil, 0
+		return 0, nil
 	}
 }
 

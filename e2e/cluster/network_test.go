@@ -64,7 +64,7 @@ func TestSparseNetworkUnderChurn(t *testing.T) {
 	if rep.DeliveryRatio < 0.95 || rep.Misrouted != 0 {
 		t.Errorf("delivered %d of %d accepted (%.2f %%), misrouted %d; want ≥ 95 %%", rep.Delivered, rep.Sent, 100*rep.DeliveryRatio, rep.Misrouted)
 	}
-	if err, _ := c.stop(60 * time.Second); err != nil {
+	if _, err := c.stop(60 * time.Second); err != nil {
 		t.Fatalf("relayd cluster exited with %v:\n%s", err, c.output.String())
 	}
 	m := regexp.MustCompile(`churn: (\d+) kills; acknowledged tickets kept on (\d+) restarts, lost on (\d+), not checked on (\d+)`).FindStringSubmatch(c.output.String())

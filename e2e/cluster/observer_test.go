@@ -10,8 +10,8 @@ import (
 
 	"github.com/relayd/relayd/internal/bench"
 	"github.com/relayd/relayd/internal/capture"
-	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/observe"
+	"github.com/relayd/relayd/internal/settings"
 )
 
 // observerNodes is the size of the observer's network: 6 senders, 4 recipients.
@@ -56,12 +56,12 @@ func TestObserver(t *testing.T) {
 			c.mustCall(n, http.MethodPut, "/settings/"+name, fmt.Sprintf(`{"settingValue":%s}`, value), http.StatusNoContent, nil)
 		}
 	}
-	setting("mixDelayMean", fmt.Sprintf("%q", config.DefaultMixDelayMean.String()))
-	setting("coverRate", fmt.Sprint(config.DefaultCoverRate))
-	setting("relayers", fmt.Sprint(config.DefaultRelayers))
-	def := observeRun(t, env, bench.Config{Senders: senders, Recipients: recipients, Messages: 1500, Rate: 100}, observe.Delay{Mean: config.DefaultMixDelayMean}, 0.97)
+	setting("mixDelayMean", fmt.Sprintf("%q", settings.Defaults().MixDelayMean.String()))
+	setting("coverRate", fmt.Sprint(settings.Defaults().CoverRate))
+	setting("relayers", fmt.Sprint(settings.Defaults().Relayers))
+	def := observeRun(t, env, bench.Config{Senders: senders, Recipients: recipients, Messages: 1500, Rate: 100}, observe.Delay{Mean: settings.Defaults().MixDelayMean}, 0.97)
 	t.Logf("defaults (mixing mean %v, cover %v/s), 100 msg/s: entropy %.2f of %.2f bits (%.0f %%), top-1 %.1f %% (%.2f× random)",
-		config.DefaultMixDelayMean, config.DefaultCoverRate, def.Timing.MeanEntropy, def.MaxEntropy, 100*def.Timing.EntropyShare, 100*def.Timing.Top1, def.Timing.Top1OverRandom)
+		settings.Defaults().MixDelayMean, settings.Defaults().CoverRate, def.Timing.MeanEntropy, def.MaxEntropy, 100*def.Timing.EntropyShare, 100*def.Timing.Top1, def.Timing.Top1OverRandom)
 	if def.Timing.Top1OverRandom > 2 || def.Timing.EntropyShare < 0.9 { // the targets of issue 14
 		t.Errorf("with the defaults the observer still links messages: top-1 %.1f %% (%.2f× random), entropy %.0f %% of the maximum",
 			100*def.Timing.Top1, def.Timing.Top1OverRandom, 100*def.Timing.EntropyShare)

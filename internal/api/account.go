@@ -18,12 +18,12 @@ type Addresses struct {
 
 func (s *Server) getAddress(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, Address{
-		NativeAddress: s.cfg.Node.Address().Hex(),
-		RelayAddress:  s.cfg.Node.PeerID().String(),
+		NativeAddress: s.cfg.Self.Address().Hex(),
+		RelayAddress:  s.cfg.Self.PeerID().String(),
 	})
 }
 
 func (s *Server) getAddresses(w http.ResponseWriter, r *http.Request) {
-	native, relay := s.cfg.Node.Address().Hex(), s.cfg.Node.PeerID().String()
+	native, relay := s.cfg.Self.Address().Hex(), s.cfg.Self.PeerID().String()
 	writeJSON(w, http.StatusOK, Addresses{NativeAddress: native, Native: native, RelayAddress: relay, Relay: relay})
 }

@@ -83,7 +83,12 @@ func TestAliases(t *testing.T) {
 			t.Fatalf("DELETE unknown %q: %d %s", alias, status, body)
 		}
 	}
-	if status, _, _ := do(t, http.MethodDelete, url+"/me", auth); status != http.StatusBadRequest {
-		t.Fatalf("DELETE me: %d", status)
+	// "me" always names this node: the directory refuses to remove it as an invalid alias.
+	if status, _, body := do(t, http.MethodDelete, url+"/me", auth); status != http.StatusBadRequest ||
+		!strings.Contains(body, `"status":"INVALID_INPUT"`) || !strings.Contains(body, "cannot be removed") {
+		t.Fatalf("DELETE me: %d %s", status, body)
+	}
+	if m := get(); m["me"] != n.PeerID().String() {
+		t.Fatalf("aliases after DELETE me: %v", m)
 	}
 }

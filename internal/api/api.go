@@ -1,12 +1,15 @@
 // Package api serves the node's REST interface under /api/v2: routing,
-// authentication, one JSON error envelope and the handlers. It reaches the
-// node's core only through the small interfaces declared here and must not
-// import internal/node.
+// authentication, one JSON error envelope, the handlers, and the JSON views of
+// the domain's values. It reaches the node's rooms only through the small
+// interfaces declared in deps.go, speaks their vocabulary (the types and
+// sentinels of ledger, router, settings, peers, channels, tickets, token,
+// identity and health), and is the one place that turns their sentinels into
+// status codes (errors.go). It must not import internal/node, internal/admin,
+// internal/ws, internal/p2p, internal/chain or internal/store.
 package api
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -16,10 +19,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/libp2p/go-libp2p/core/peer"
-
 	"github.com/relayd/relayd/internal/api/openapi"
+	"github.com/relayd/relayd/internal/health"
 )
 
 // Prefix is the path prefix of every REST operation.
@@ -35,60 +36,35 @@ const DefaultTimeout = 2 * time.Minute
 // MaxBodyBytes is the largest request body the API reads.
 const MaxBodyBytes = 64 << 10
 
-// Node is what the REST operations need from the node. The node implements
-// it; tests use small fakes.
-type Node interface {
-	Address() common.Address
-	PeerID() peer.ID
-	Version() string
-	// Peers lists the peers the node knows, with heartbeat quality.
-	Peers() []PeerInfo
-	// Ping measures the round trip to a peer; an error wrapping
-	// identity.ErrNoAddress for a peer the node knows no address of, identity.ErrSelf
-	// for the node itself.
-	Ping(ctx context.Context, id peer.ID) (time.Duration, error)
-	// Aliases returns the stored aliases (alias → PeerId); a fresh map.
-	Aliases() (map[string]string, error)
-	SetAlias(alias string, id peer.ID) error
-	// DeleteAlias removes an alias; an error wrapping ErrAliasNotFound
-	// when it is not set.
-	DeleteAlias(alias string) error
-	// Info describes the node, its network and its chain.
-	Info(ctx context.Context) (Info, error)
-	// Settings returns the operator's settings by name (GET /settings).
-	Settings() (map[string]any, error)
-	// UpdateSettings changes the named settings, all or none, keeps them,
-	// and returns every setting; an *Error with CodeInvalidSetting or
-	// CodeInvalidSettingValue for a name or a value it refuses.
-	UpdateSettings(values map[string]json.RawMessage) (map[string]any, error)
-	// PeerAddresses returns the multiaddresses a peer announced on chain
-	// and those the node's transport knows for it (fresh slices, maybe
-	// empty: an unknown peer has none).
-	PeerAddresses(id peer.ID) (announced, observed []string)
-	// EntryNodes lists the peers the node can enter the network through
-	// (its static peers and the nodes announced on chain), by PeerId.
-	EntryNodes() map[string]EntryNode
-	// SignMessage signs message with the node's key as the original
-	// interface did (SignMessagePrefix) and returns 0x and the 64-byte
-	// compact signature r ‖ s in hexadecimal.
-	SignMessage(message string) (string, error)
-}
-
-// Config configures a Server. All fields are required except Logger and
-// DisableAuth; Token is ignored when DisableAuth is set.
+// Config configures a Server. Self, Peers, Transport and Settings are required, and Token unless
+// DisableAuth; every other dependency is optional: an operation whose part the node runs without
+// answers 503 (a node without a chain has no Chain, Tickets, ChainInfo, Indexer or Graph).
 type Config struct {
 	Token       string
 	DisableAuth bool
-	Node        Node
-	Messenger   Messenger    // nil: POST /messages answers 503
-	Chain       Chain        // nil on a node without a chain: its operations answer 503
-	Tickets     Tickets      // nil on a node without a chain
-	Graph       Grapher      // nil on a node without a chain: GET /node/graph answers 503
-	Metrics     http.Handler // serves GET /node/metrics (Prometheus text); nil answers 503
-	Streams     Streams      // the WebSocket streams; nil answers 503
-	Health      Health       // GET /readyz; nil: ready once the server runs
-	// Timeout bounds one operation, chain transactions included; past it the
-	// client gets 504 TIMEOUT (default DefaultTimeout).
+	// Version is the node's release (GET /node/version).
+	Version string
+	// Network is the relay network's name (GET /node/info).
+	Network string
+
+	Self      Self
+	Peers     Peers
+	Transport Transport
+	Discovery Discovery
+	Settings  Settings
+	Messenger Messenger
+	Chain     Chain
+	Tickets   Tickets
+	ChainInfo ChainInfo
+	Indexer   Indexer
+	Graph     ChannelGraph
+	Streams   Streams
+	// Health are the parts that report their readiness (GET /readyz), in the order shown.
+	Health []health.Checker
+	// Metrics serves GET /node/metrics (Prometheus text).
+	Metrics http.Handler
+	// Timeout bounds one operation, chain transactions included; past it the client gets 504
+	// TIMEOUT (default DefaultTimeout).
 	Timeout time.Duration
 	Logger  *slog.Logger
 }
@@ -118,8 +94,8 @@ type Route struct {
 
 // New builds the API server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Node == nil {
-		return nil, fmt.Errorf("api: Node is required")
+	if cfg.Self == nil || cfg.Peers == nil || cfg.Transport == nil || cfg.Settings == nil {
+		return nil, fmt.Errorf("api: Self, Peers, Transport and Settings are required")
 	}
 	if !cfg.DisableAuth && cfg.Token == "" {
 		return nil, fmt.Errorf("api: Token is required unless DisableAuth")

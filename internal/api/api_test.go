@@ -1,96 +1,187 @@
 package api
 
 import (
-	"context"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/peers"
+	"github.com/relayd/relayd/internal/settings"
 )
 
 const testToken = "S3cret!token"
 
 const want403 = `{"status":403,"challenge":"Basic realm=relayd","message":"You must authenticate to access relayd."}` + "\n"
 
-// fakeNode is the node as the API sees it, with scripted answers.
+// fakeNode is the node as the API sees it: the real rooms where they are cheap (its identity, a
+// peer directory over an in-memory alias store, settings over an in-memory store, a channel
+// graph) and scripted fakes for what needs a network or a chain (fake_test.go).
 type fakeNode struct {
 	*identity.Identity
-	aliases map[string]string
-	peers   []PeerInfo
-	ping    func(context.Context, peer.ID) (time.Duration, error)
-
-	send         func(context.Context, peer.ID, string) (string, error)
-	withdrawn    []string
-	openChannels map[peer.ID]bool
-	tickets      []Ticket
-
-	settingStrategy string
+	aliases       *memAliases
+	settingsStore *memSettings
+	settings      *settings.Settings
+	graph         *channels.Graph
+	dir           *peers.Directory
+	transport     *fakeTransport
+	discovery     *fakeDiscovery
+	messenger     *fakeMessenger
+	chain         *fakeChain
+	chainInfo     fakeChainInfo
 }
 
-func (f *fakeNode) Version() string   { return "9.9.9" }
-func (f *fakeNode) Peers() []PeerInfo { return f.peers }
-func (f *fakeNode) Ping(ctx context.Context, id peer.ID) (time.Duration, error) {
-	return f.ping(ctx, id)
-}
-
-func (f *fakeNode) Aliases() (map[string]string, error) {
-	m := map[string]string{}
-	for k, v := range f.aliases {
-		m[k] = v
+func newFakeNode(tb testing.TB) *fakeNode {
+	tb.Helper()
+	id, err := identity.Generate()
+	if err != nil {
+		tb.Fatal(err)
 	}
-	return m, nil
-}
-func (f *fakeNode) SetAlias(a string, id peer.ID) error { f.aliases[a] = id.String(); return nil }
-func (f *fakeNode) DeleteAlias(a string) error {
-	if _, ok := f.aliases[a]; !ok {
-		return fmt.Errorf("alias %q: %w", a, ErrAliasNotFound)
+	n := &fakeNode{
+		Identity:      id,
+		aliases:       &memAliases{m: map[string]string{}},
+		settingsStore: &memSettings{},
+		graph:         channels.NewGraph(),
+		transport:     &fakeTransport{},
+		discovery:     &fakeDiscovery{self: id.PeerID()},
+		messenger:     &fakeMessenger{},
+		chain:         newFakeChain(id.Address()),
+		chainInfo:     fakeChainInfo{closure: time.Minute},
 	}
-	delete(f.aliases, a)
+	n.discovery.transport = n.transport
+	if n.settings, err = settings.Open(settings.Config{Store: n.settingsStore}); err != nil {
+		tb.Fatal(err)
+	}
+	if n.dir, err = peers.New(peers.Config{Self: id.PeerID(), Announcements: n.graph, Aliases: n.aliases}); err != nil {
+		tb.Fatal(err)
+	}
+	return n
+}
+
+// newPeerID is the PeerId of a fresh identity.
+func newPeerID(tb testing.TB) peer.ID {
+	tb.Helper()
+	id, err := identity.Generate()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return id.PeerID()
+}
+
+// memAliases is a peers.AliasStore in memory; with err set, every call fails with it.
+type memAliases struct {
+	mu  sync.Mutex
+	m   map[string]string
+	err error
+}
+
+func (s *memAliases) Aliases() ([][2]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return nil, s.err
+	}
+	var out [][2]string
+	for _, k := range slices.Sorted(maps.Keys(s.m)) {
+		out = append(out, [2]string{k, s.m[k]})
+	}
+	return out, nil
+}
+
+func (s *memAliases) Alias(a string) (string, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return "", false, s.err
+	}
+	v, ok := s.m[a]
+	return v, ok, nil
+}
+
+func (s *memAliases) SetAlias(a, id string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
+	}
+	s.m[a] = id
 	return nil
 }
 
-func (f *fakeNode) Settings() (map[string]any, error) {
-	return map[string]any{"strategy": f.strategy(), "includeRecipient": false, "maxChannels": 5, "channelFunding": "10000000000000000000",
-		"autoRedeem": false, "autoRedeemCount": 100, "autoRedeemValue": "1000000000000000000",
-		"mixDelayMean": "20ms", "coverRate": 0, "relayers": 2}, nil
+func (s *memAliases) DeleteAlias(a string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return false, s.err
+	}
+	_, ok := s.m[a]
+	delete(s.m, a)
+	return ok, nil
 }
 
-func (f *fakeNode) strategy() string {
-	if f.settingStrategy == "" {
-		return "passive"
-	}
-	return f.settingStrategy
+// set replaces the stored aliases (alias → PeerId text), which need not be valid ones.
+func (s *memAliases) set(m map[string]string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m, s.err = maps.Clone(m), nil
 }
 
-// UpdateSettings knows only "strategy", as the node's adapter answers.
-func (f *fakeNode) UpdateSettings(v map[string]json.RawMessage) (map[string]any, error) {
-	for name, raw := range v {
-		if name != "strategy" {
-			return nil, &Error{http.StatusBadRequest, CodeInvalidSetting, "no setting " + quote(name)}
-		}
-		var st string
-		if json.Unmarshal(raw, &st) != nil || (st != "passive" && st != "promiscuous") {
-			return nil, &Error{http.StatusBadRequest, CodeInvalidSettingValue, "strategy must be passive or promiscuous"}
-		}
-		f.settingStrategy = st
-	}
-	return f.Settings()
+// get returns the PeerId text an alias names.
+func (s *memAliases) get(a string) (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok := s.m[a]
+	return v, ok
 }
 
-func newFakeNode(t *testing.T) *fakeNode {
-	t.Helper()
-	id, err := identity.Generate()
-	if err != nil {
-		t.Fatal(err)
+// fail makes every later call fail with err.
+func (s *memAliases) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
+}
+
+// memSettings is a settings.Store in memory; with err set, PutSettings fails with it (Settings
+// does not: settings.Open reads it once).
+type memSettings struct {
+	mu  sync.Mutex
+	m   map[string][]byte
+	err error
+}
+
+func (s *memSettings) Settings() (map[string][]byte, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return maps.Clone(s.m), nil
+}
+
+func (s *memSettings) PutSettings(v map[string][]byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.err != nil {
+		return s.err
 	}
-	return &fakeNode{Identity: id, aliases: map[string]string{}, openChannels: map[peer.ID]bool{}}
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	maps.Copy(s.m, v)
+	return nil
+}
+
+func (s *memSettings) fail(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.err = err
 }
 
 func newTestServer(t *testing.T, disableAuth bool) (*httptest.Server, *fakeNode) {
@@ -100,13 +191,7 @@ func newTestServer(t *testing.T, disableAuth bool) (*httptest.Server, *fakeNode)
 
 func serve(t *testing.T, n *fakeNode, disableAuth bool) (*httptest.Server, *fakeNode) {
 	t.Helper()
-	s, err := New(n.config(disableAuth))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(s)
-	t.Cleanup(srv.Close)
-	return srv, n
+	return serveConfig(t, n.config(disableAuth)), n
 }
 
 func do(t *testing.T, method, url string, header map[string]string) (int, http.Header, string) {
@@ -234,5 +319,98 @@ func TestNotFoundAndMethodNotAllowedAreJSON(t *testing.T) {
 		if tt.status == http.StatusMethodNotAllowed && hdr.Get("Allow") != "GET" {
 			t.Fatalf("Allow header %q", hdr.Get("Allow"))
 		}
+	}
+}
+
+// TestNew: Self, Peers, Transport and Settings are required, and the token unless
+// authentication is off.
+func TestNew(t *testing.T) {
+	n := newFakeNode(t)
+	for name, cfg := range map[string]Config{
+		"no Self":      {Token: testToken, Peers: n.dir, Transport: n.transport, Settings: n.settings},
+		"no Peers":     {Token: testToken, Self: n.Identity, Transport: n.transport, Settings: n.settings},
+		"no Transport": {Token: testToken, Self: n.Identity, Peers: n.dir, Settings: n.settings},
+		"no Settings":  {Token: testToken, Self: n.Identity, Peers: n.dir, Transport: n.transport},
+		"no Token":     {Self: n.Identity, Peers: n.dir, Transport: n.transport, Settings: n.settings},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("%s: New succeeded", name)
+		}
+	}
+	if _, err := New(Config{DisableAuth: true, Self: n.Identity, Peers: n.dir, Transport: n.transport, Settings: n.settings}); err != nil {
+		t.Errorf("authentication off, no Token: %v", err)
+	}
+}
+
+// TestOnlyRequiredParts: a server given only the parts it needs answers what needs nothing else,
+// shows no peers, addresses or chain fields, and answers 503 where a part is missing.
+func TestOnlyRequiredParts(t *testing.T) {
+	n := newFakeNode(t)
+	srv := serveConfig(t, Config{Token: testToken, Self: n.Identity, Peers: n.dir, Transport: &fakeTransport{}, Settings: n.settings})
+	other := newPeerID(t).String()
+	for _, tc := range []struct {
+		method, path, body string
+		status             int
+		want               string // the body, or for an error the code
+	}{
+		{"GET", "/account/address", "", 200, `{"nativeAddress":"` + n.Address().Hex() + `","relayAddress":"` + n.PeerID().String() + `"}`},
+		{"GET", "/aliases", "", 200, `{"me":"` + n.PeerID().String() + `"}`},
+		{"GET", "/node/version", "", 200, `""`},
+		{"GET", "/node/peers", "", 200, `{"connected":[],"announced":[]}`},
+		{"GET", "/node/entryNodes", "", 200, `{}`},
+		{"GET", "/peerInfo/" + other, "", 200, `{"announced":[],"observed":[]}`},
+		{"POST", "/messages/sign", `{"message":"hi"}`, 200, ""},
+		{"PUT", "/settings/strategy", `{"settingValue":"passive"}`, 204, ""},
+		{"POST", "/messages", `{"body":"hi","recipient":"` + other + `"}`, 503, CodeUnknownFailure},
+		{"GET", "/account/balances", "", 503, CodeUnknownFailure},
+		{"GET", "/channels", "", 503, CodeUnknownFailure},
+		{"GET", "/tickets", "", 503, CodeUnknownFailure},
+		{"GET", "/tickets/statistics", "", 503, CodeUnknownFailure},
+		{"GET", "/node/graph", "", 503, CodeUnknownFailure},
+		{"GET", "/node/metrics", "", 503, CodeUnknownFailure},
+	} {
+		status, _, body := doBody(t, tc.method, srv.URL+Prefix+tc.path, auth, tc.body)
+		if status != tc.status {
+			t.Errorf("%s %s: got %d %s, want %d", tc.method, tc.path, status, body, tc.status)
+			continue
+		}
+		var e ErrorBody
+		switch {
+		case status >= 400 && (json.Unmarshal([]byte(body), &e) != nil || e.Status != tc.want || e.Error == ""):
+			t.Errorf("%s %s: %s, want code %s", tc.method, tc.path, body, tc.want)
+		case status < 400 && tc.want != "" && body != tc.want+"\n":
+			t.Errorf("%s %s: %s, want %s", tc.method, tc.path, body, tc.want)
+		}
+	}
+	status, _, body := do(t, http.MethodGet, srv.URL+Prefix+"/node/info", auth)
+	var info Info
+	if status != 200 || json.Unmarshal([]byte(body), &info) != nil || info.ChainID != 0 || info.TokenContract != "" || info.IndexedBlock != 0 ||
+		info.ListeningAddresses == nil || len(info.ListeningAddresses) != 1 || info.ConnectivityStatus != "Red" {
+		t.Errorf("info: %d %s", status, body)
+	}
+	resp, body2 := send(t, http.MethodGet, srv.URL+ReadyPath, nil, "")
+	if resp.StatusCode != 200 || string(body2) != `{"ready":true,"notReady":[],"checks":[]}`+"\n" {
+		t.Errorf("readyz: %d %s", resp.StatusCode, body2)
+	}
+}
+
+// TestInfo: GET /node/info is the chain's description, the indexer's progress, the graph's
+// counts and this node's own announcement, the transport's addresses and the network's name.
+func TestInfo(t *testing.T) {
+	f := newSpecFixture(t)
+	srv := serveConfig(t, f.self.config(false))
+	status, _, body := do(t, http.MethodGet, srv.URL+Prefix+"/node/info", auth)
+	var got Info
+	if status != 200 || json.Unmarshal([]byte(body), &got) != nil {
+		t.Fatalf("%d %s", status, body)
+	}
+	want := Info{Network: "test", ListeningAddresses: []string{"/ip4/127.0.0.1/tcp/9091"}, AnnouncedAddresses: []string{"/ip4/203.0.113.1/tcp/9091"},
+		ChainID: 1337, ChannelsContract: "0x0000000000000000000000000000000000000001", TokenContract: "0x0000000000000000000000000000000000000002",
+		TokenSymbol: "RELAY", ClosurePeriod: 60, IndexedBlock: 42, ChannelsIndexed: 4, PeersAnnounced: 4,
+		Environment: "test", AnnouncedAddress: []string{"/ip4/203.0.113.1/tcp/9091"}, ListeningAddress: []string{"/ip4/127.0.0.1/tcp/9091"},
+		RelayToken: "0x0000000000000000000000000000000000000002", RelayChannels: "0x0000000000000000000000000000000000000001",
+		ChannelClosurePeriod: 1, ConnectivityStatus: "Yellow", IsEligible: true}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("info\n%+v, want\n%+v", got, want)
 	}
 }

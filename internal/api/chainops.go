@@ -1,38 +1,19 @@
 package api
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"math/big"
 	"net/http"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
-)
 
-// Chain is what the account and channel operations need from the node's
-// settlement layer. Its methods return *Error for failures a client caused
-// or can act on; anything else is answered 500.
-type Chain interface {
-	// Balances returns the node account's native and token balances (wei).
-	Balances(ctx context.Context) (native, token *big.Int, err error)
-	// TokenSymbol is the network token's symbol (the withdraw currency).
-	TokenSymbol() string
-	// Withdraw sends amount of NATIVE or the token to recipient.
-	Withdraw(ctx context.Context, native bool, amount *big.Int, recipient common.Address) (txHash string, err error)
-	// Channels lists the node's channels.
-	Channels(includingClosed bool) (incoming, outgoing []Channel)
-	// Channel returns one channel; an *Error with CodeChannelNotFound when
-	// there is none.
-	Channel(id peer.ID, outgoing bool) (Channel, error)
-	// OpenChannel funds a channel to the peer and waits until it is open.
-	OpenChannel(ctx context.Context, id peer.ID, amount *big.Int) (channelID, txHash string, err error)
-	// CloseChannel runs the next step of closing: initiate, or finalize
-	// once the closure period has passed. txHash is empty when nothing was
-	// sent; statusBefore is the channel's status before the call.
-	CloseChannel(ctx context.Context, id peer.ID, outgoing bool) (txHash, statusBefore string, err error)
-}
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/ledger"
+	"github.com/relayd/relayd/internal/token"
+)
 
 // Error is a failure the node reports to a client with a status and code.
 type Error struct {
@@ -177,19 +158,14 @@ func (s *Server) chain(w http.ResponseWriter) (Chain, bool) {
 	return s.cfg.Chain, true
 }
 
-// fail answers err: an *Error with its status and code, a sentinel of
-// errorTable with its row, anything else 500.
+// fail answers err: an *Error with its status and code, a sentinel of errorTable with its row,
+// anything else 500 (logged).
 func (s *Server) fail(w http.ResponseWriter, op string, err error) {
-	var ae *Error
-	if errors.As(err, &ae) {
-		writeError(w, ae.Status, ae.Code, ae.Msg)
-		return
+	status, code, msg := s.classify(err, op)
+	if status == http.StatusInternalServerError {
+		s.log.Error("operation failed", "op", op, "err", err)
 	}
-	if status, code, msg, ok := lookup(err, op); ok {
-		writeError(w, status, code, msg)
-		return
-	}
-	s.internalError(w, op, err)
+	writeError(w, status, code, msg)
 }
 
 // ParseAddress reads a chain address: 0x and 40 hexadecimal digits (the 0x
@@ -211,24 +187,15 @@ func ParseAddress(s string) (common.Address, error) {
 	return common.HexToAddress(s), nil
 }
 
-// ParseAmount reads a positive decimal integer amount in wei that fits a uint256 (every
-// amount the contracts take).
-func ParseAmount(v string) (*big.Int, bool) {
-	if v == "" || len(v) > 78 || strings.TrimLeft(v, "0123456789") != "" {
-		return nil, false
-	}
-	a, ok := new(big.Int).SetString(v, 10)
-	return a, ok && a.Sign() > 0 && a.BitLen() <= 256
-}
-
 // amountParam parses a client's amount, answering 400 INVALID_AMOUNT when it
 // is not a positive decimal integer.
 func amountParam(w http.ResponseWriter, v string) (*big.Int, bool) {
-	a, ok := ParseAmount(v)
-	if !ok {
+	a, err := token.ParseUnits(v)
+	if err != nil || a.IsZero() {
 		writeError(w, http.StatusBadRequest, CodeInvalidAmount, "amount must be a positive whole number of the smallest unit, as a decimal string")
+		return nil, false
 	}
-	return a, ok
+	return a.Big(), true
 }
 
 func (s *Server) getBalances(w http.ResponseWriter, r *http.Request) {
@@ -236,12 +203,12 @@ func (s *Server) getBalances(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	native, token, err := c.Balances(r.Context())
+	native, tokenBalance, err := c.Balances(r.Context())
 	if err != nil {
 		s.fail(w, "read balances", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Balances{Native: native.String(), Relay: token.String()})
+	writeJSON(w, http.StatusOK, Balances{Native: native.String(), Relay: tokenBalance.String()})
 }
 
 func (s *Server) postWithdraw(w http.ResponseWriter, r *http.Request) {
@@ -276,7 +243,7 @@ func (s *Server) postWithdraw(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, "withdraw", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Receipt{Receipt: tx})
+	writeJSON(w, http.StatusOK, Receipt{Receipt: tx.Hex()})
 }
 
 func (s *Server) getChannels(w http.ResponseWriter, r *http.Request) {
@@ -294,14 +261,8 @@ func (s *Server) getChannels(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalidInput, "includingClosed must be true or false")
 		return
 	}
-	in, out := c.Channels(closed == "true")
-	if in == nil {
-		in = []Channel{}
-	}
-	if out == nil {
-		out = []Channel{}
-	}
-	writeJSON(w, http.StatusOK, Channels{Incoming: in, Outgoing: out})
+	in, out := c.ListChannels(closed == "true")
+	writeJSON(w, http.StatusOK, Channels{Incoming: s.channelViews(in), Outgoing: s.channelViews(out)})
 }
 
 func (s *Server) postChannel(w http.ResponseWriter, r *http.Request) {
@@ -313,7 +274,7 @@ func (s *Server) postChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id, ok := s.peerParam(w, req.PeerID)
+	_, other, ok := s.peerAccount(w, req.PeerID)
 	if !ok {
 		return
 	}
@@ -321,12 +282,12 @@ func (s *Server) postChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	chID, tx, err := c.OpenChannel(r.Context(), id, amount)
+	chID, tx, err := c.OpenChannel(r.Context(), other, amount)
 	if err != nil {
 		s.fail(w, "open channel", err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, OpenChannelResponse{ChannelID: chID, Receipt: tx})
+	writeJSON(w, http.StatusCreated, OpenChannelResponse{ChannelID: hexBytes(chID[:]), Receipt: tx.Hex()})
 }
 
 // direction parses "incoming"/"outgoing".
@@ -346,7 +307,7 @@ func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	id, ok := s.peerParam(w, r.PathValue("peerId"))
+	id, other, ok := s.peerAccount(w, r.PathValue("peerId"))
 	if !ok {
 		return
 	}
@@ -354,12 +315,12 @@ func (s *Server) getChannel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ch, err := c.Channel(id, outgoing)
+	ch, err := c.Channel(other, outgoing)
 	if err != nil {
-		s.fail(w, "get channel", err)
+		s.fail(w, "get channel", noChannel(err, id))
 		return
 	}
-	writeJSON(w, http.StatusOK, ch)
+	writeJSON(w, http.StatusOK, s.channelView(ch))
 }
 
 func (s *Server) deleteChannel(w http.ResponseWriter, r *http.Request) {
@@ -381,7 +342,7 @@ func (s *Server) closeChannel(w http.ResponseWriter, r *http.Request, peerID, di
 	if !ok {
 		return
 	}
-	id, ok := s.peerParam(w, peerID)
+	id, other, ok := s.peerAccount(w, peerID)
 	if !ok {
 		return
 	}
@@ -389,26 +350,93 @@ func (s *Server) closeChannel(w http.ResponseWriter, r *http.Request, peerID, di
 	if !ok {
 		return
 	}
-	tx, before, err := c.CloseChannel(r.Context(), id, outgoing)
+	tx, before, err := c.CloseChannel(r.Context(), other, outgoing)
 	if err != nil {
-		s.fail(w, "close channel", err)
+		s.fail(w, "close channel", noChannel(err, id))
 		return
 	}
-	writeJSON(w, http.StatusOK, CloseChannelResponse{Receipt: tx, ChannelStatus: before})
+	resp := CloseChannelResponse{ChannelStatus: before.String()}
+	if tx != (common.Hash{}) {
+		resp.Receipt = tx.Hex()
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// noChannel names the peer in a ledger.ErrChannelNotFound.
+func noChannel(err error, id peer.ID) error {
+	if errors.Is(err, ledger.ErrChannelNotFound) {
+		return fmt.Errorf("%w: no channel with %s", err, id)
+	}
+	return err
+}
+
+// peerAccount parses a client's PeerId and returns it with its chain address, answering 400
+// INVALID_PEERID when it is not a secp256k1 PeerId.
+func (s *Server) peerAccount(w http.ResponseWriter, v string) (peer.ID, common.Address, bool) {
+	id, ok := s.peerParam(w, v)
+	if !ok {
+		return "", common.Address{}, false
+	}
+	addr, err := s.cfg.Peers.AddressOf(id)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, CodeInvalidPeerID, "peerId "+quote(v)+" is not a valid secp256k1 PeerId")
+		return "", common.Address{}, false
+	}
+	return id, addr, true
+}
+
+// channelViews are channels as the API shows them (never nil).
+func (s *Server) channelViews(list []channels.Channel) []Channel {
+	out := make([]Channel, 0, len(list))
+	for _, c := range list {
+		out = append(out, s.channelView(c))
+	}
+	return out
+}
+
+// channelView is a channel of this node as the API shows it, its other end named by PeerId.
+func (s *Server) channelView(ch channels.Channel) Channel {
+	typ, other := "outgoing", ch.Destination
+	if ch.Destination == s.cfg.Self.Address() {
+		typ, other = "incoming", ch.Source
+	}
+	v := Channel{Type: typ, ChannelID: hexBytes(ch.ID[:]), PeerID: s.cfg.Peers.Name(other),
+		Status: ch.Status.String(), Balance: ch.Balance.String()}
+	if ch.Status == channels.PendingToClose {
+		v.ClosureTime = ch.ClosureTime.UTC().Format(TimeFormat)
+	}
+	return v
 }
 
 func (s *Server) getInfo(w http.ResponseWriter, r *http.Request) {
-	info, err := s.cfg.Node.Info(r.Context())
-	if err != nil {
-		s.fail(w, "node info", err)
-		return
+	info := Info{Network: s.cfg.Network, ListeningAddresses: []string{}, AnnouncedAddresses: []string{}}
+	for _, m := range s.cfg.Transport.Addrs() {
+		info.ListeningAddresses = append(info.ListeningAddresses, m.String())
+	}
+	if c := s.cfg.ChainInfo; c != nil {
+		info.ChainID = c.ChainID()
+		info.ChannelsContract = c.ChannelsAddress().Hex()
+		info.TokenContract = c.TokenAddress().Hex()
+		info.TokenSymbol = c.TokenSymbol()
+		info.ClosurePeriod = uint64(c.ClosurePeriod().Seconds())
+	}
+	if s.cfg.Indexer != nil {
+		info.IndexedBlock = s.cfg.Indexer.Next()
+	}
+	if s.cfg.Graph != nil {
+		snap := s.cfg.Graph.Snapshot()
+		info.ChannelsIndexed = len(snap.Channels())
+		info.PeersAnnounced = len(snap.Peers())
+		if ann, ok := snap.Announced(s.cfg.Self.Address()); ok {
+			info.AnnouncedAddresses = append(info.AnnouncedAddresses, ann.Multiaddrs...)
+		}
 	}
 	info.Environment = info.Network
 	info.AnnouncedAddress = append([]string{}, info.AnnouncedAddresses...)
 	info.ListeningAddress = append([]string{}, info.ListeningAddresses...)
 	info.RelayToken, info.RelayChannels = info.TokenContract, info.ChannelsContract
 	info.ChannelClosurePeriod = (info.ClosurePeriod + 59) / 60
-	info.ConnectivityStatus = connectivity(s.cfg.Node.Peers())
+	info.ConnectivityStatus = connectivity(s.peers())
 	info.IsEligible = true
 	writeJSON(w, http.StatusOK, info)
 }

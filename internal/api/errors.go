@@ -6,16 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/peers"
+	"github.com/relayd/relayd/internal/router"
+	"github.com/relayd/relayd/internal/settings"
 )
 
 var (
-	// ErrAliasNotFound is what Node.DeleteAlias returns, wrapped, for an
-	// alias that is not set.
-	ErrAliasNotFound = errors.New("alias not found")
-
 	// ErrInvalidAddress reports text that is not a chain address (ParseAddress).
 	ErrInvalidAddress = errors.New("not a chain address (0x and 40 hexadecimal digits)")
 
@@ -24,11 +25,12 @@ var (
 	ErrAddressChecksum = errors.New("mixed-case address with a wrong EIP-55 checksum")
 )
 
-// errorTable is where the sentinel errors of the node's layers become a
-// status and a code: the one place that decides them (an *Error carries
-// its own). msg is the message, with the operation for %s; with detail
-// the error's own text follows it (the ledger's errors say which amounts
-// or which contract error).
+// errorTable is where the sentinel errors of the node's rooms become a status and a code: the one
+// place that decides them (an *Error carries its own). msg is the message, with the operation for
+// %s, or "" for the sentinel's own text (every sentinel here is a sentence for clients). With
+// detail the error's whole text follows: only for errors whose wrapping is documented to hold
+// nothing but amounts, names and the contract's verdicts (the ledger's, the settings', the
+// peers'). Any other error's text stays in the node's log.
 var errorTable = []struct {
 	err    error
 	status int
@@ -36,9 +38,21 @@ var errorTable = []struct {
 	msg    string
 	detail bool
 }{
-	{ErrAliasNotFound, http.StatusNotFound, CodePeerIDNotFound, "cannot %s: no such alias", false},
+	{peers.ErrAliasNotFound, http.StatusNotFound, CodePeerIDNotFound, "cannot %s: no such alias", false},
+	{peers.ErrInvalidAlias, http.StatusBadRequest, CodeInvalidInput, "cannot %s", true},
+	{peers.ErrUnknownName, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s", true},
 	{identity.ErrNoAddress, http.StatusNotFound, CodePeerIDNotFound, "cannot %s the peer: it is not known (no address for it)", false},
 	{identity.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s this node itself", false},
+	{settings.ErrUnknown, http.StatusBadRequest, CodeInvalidSetting, "", true},
+	{settings.ErrInvalid, http.StatusBadRequest, CodeInvalidSettingValue, "", true},
+	{router.ErrMessageTooLarge, http.StatusBadRequest, CodeMessageTooLarge, fmt.Sprintf("message is longer than %d bytes", packet.MaxMessageSize), false},
+	{router.ErrNoChain, http.StatusUnprocessableEntity, CodePathNotFound, "", false},
+	{router.ErrNoPath, http.StatusUnprocessableEntity, CodePathNotFound, "", false},
+	{router.ErrNotEnoughBalance, http.StatusUnprocessableEntity, CodeNotEnoughBalance, "", false},
+	{router.ErrUnreachable, http.StatusUnprocessableEntity, CodePathNotFound, "", false},
+	{router.ErrBadRoute, http.StatusBadRequest, CodeInvalidInput, "", false},
+	{router.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "", false},
+	{router.ErrBusy, http.StatusServiceUnavailable, CodeUnknownFailure, "", false},
 	{ledger.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s: a channel needs another peer, not this node", false},
 	{ledger.ErrChannelNotFound, http.StatusNotFound, CodeChannelNotFound, "cannot %s", true},
 	{ledger.ErrChannelAlreadyOpen, http.StatusConflict, CodeChannelOpen, "cannot %s", true},
@@ -54,29 +68,39 @@ var errorTable = []struct {
 // lookup finds err in errorTable.
 func lookup(err error, op string) (status int, code, msg string, ok bool) {
 	for _, e := range errorTable {
-		if errors.Is(err, e.err) {
-			msg := fmt.Sprintf(e.msg, op)
+		if !errors.Is(err, e.err) {
+			continue
+		}
+		switch {
+		case e.msg == "" && e.detail:
+			msg = err.Error()
+		case e.msg == "":
+			msg = e.err.Error()
+		case !strings.Contains(e.msg, "%s"):
+			msg = e.msg
+		default:
+			msg = fmt.Sprintf(e.msg, op)
 			if e.detail {
 				msg += ": " + err.Error()
 			}
-			return e.status, e.code, msg, true
 		}
+		return e.status, e.code, msg, true
 	}
 	return 0, "", "", false
 }
 
-// Classify is what the API answers for err in operation op (e.g. "open
-// channel"): an *Error's own status, code and message, the error table's
-// entry, or a 500 with the error's text.
-func Classify(err error, op string) Error {
+// classify is what the API answers for err in operation op (e.g. "open channel"): an *Error's
+// own status, code and message, the error table's entry, or a 500 whose message keeps the
+// error's text out.
+func (s *Server) classify(err error, op string) (status int, code, msg string) {
 	var ae *Error
 	if errors.As(err, &ae) {
-		return *ae
+		return ae.Status, ae.Code, ae.Msg
 	}
 	if status, code, msg, ok := lookup(err, op); ok {
-		return Error{Status: status, Code: code, Msg: msg}
+		return status, code, msg
 	}
-	return Error{Status: http.StatusInternalServerError, Code: CodeUnknownFailure, Msg: err.Error()}
+	return http.StatusInternalServerError, CodeUnknownFailure, op + " failed because of a fault of the node; its log says more"
 }
 
 // Error codes carried in the status field of the error envelope.

@@ -4,33 +4,36 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"net/http"
-	"strings"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/ws"
 )
 
-// The fakeNode's side of the app-facing operations: a peer it has
-// measured (bob, in the spec fixture) has one announced and one observed
-// address; it has one entry node, itself; its signature is a fixed string.
+// fakeDiscovery is what the node knows of other nodes' addresses: a peer the transport knows
+// has one announced address and the transport's addresses as observed ones; the one entry node
+// is the node itself.
+type fakeDiscovery struct {
+	self      peer.ID
+	transport *fakeTransport
+}
 
-func (f *fakeNode) PeerAddresses(id peer.ID) (announced, observed []string) {
-	for _, p := range f.peers {
-		if p.PeerID == id.String() {
-			return []string{"/ip4/203.0.113.7/tcp/9091"}, append([]string(nil), p.MultiAddrs...)
+func (d *fakeDiscovery) PeerAddresses(id peer.ID) (announced, observed []string) {
+	for _, p := range d.transport.Peers() {
+		if p.ID != id {
+			continue
 		}
+		for _, a := range p.Addrs {
+			observed = append(observed, a.String())
+		}
+		return []string{"/ip4/203.0.113.7/tcp/9091"}, observed
 	}
 	return nil, nil
 }
 
-func (f *fakeNode) EntryNodes() map[string]EntryNode {
-	return map[string]EntryNode{f.PeerID().String(): {Multiaddrs: []string{"/ip4/127.0.0.1/tcp/9091"}, IsEligible: true}}
+func (d *fakeDiscovery) EntryNodes() map[peer.ID][]string {
+	return map[peer.ID][]string{d.self: {"/ip4/127.0.0.1/tcp/9091"}}
 }
-
-func (f *fakeNode) SignMessage(string) (string, error) { return "0x" + strings.Repeat("ab", 64), nil }
-
-func (n faultyNode) SignMessage(string) (string, error) { return "", n.err }
 
 // newTestStreams is the real streams over a hub nobody publishes to; its
 // Run is not started, so no stream ends by itself.

@@ -2,25 +2,57 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"maps"
 	"math/big"
 	"net/http"
-	"strings"
+	"slices"
+	"sync"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/ledger"
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/peers"
+	"github.com/relayd/relayd/internal/por"
+	"github.com/relayd/relayd/internal/router"
+	"github.com/relayd/relayd/internal/tickets"
 )
 
-// The fakeNode also plays the node's messenger, chain and tickets, with
-// scripted answers a test can replace. Its chain account holds 1 native
-// coin and 0.5 tokens; openChannels holds its outgoing channels: true
-// while Open, false once their closure was initiated (PendingToClose, with
-// a closure period that never ends).
+// config serves every part of the node, with its metrics and the real WebSocket streams.
+func (n *fakeNode) config(disableAuth bool) Config {
+	return Config{Token: testToken, DisableAuth: disableAuth, Version: "9.9.9", Network: "test",
+		Self: n.Identity, Peers: n.dir, Transport: n.transport, Discovery: n.discovery, Settings: n.settings,
+		Messenger: n.messenger, Chain: n.chain, Tickets: n.chain, ChainInfo: n.chainInfo, Indexer: fakeIndexer(42),
+		Graph: n.graph, Metrics: fakeMetrics, Streams: newTestStreams()}
+}
 
-func (f *fakeNode) config(disableAuth bool) Config {
-	return Config{Token: testToken, DisableAuth: disableAuth, Node: f, Messenger: f, Chain: f, Tickets: f, Graph: f, Metrics: fakeMetrics, Streams: newTestStreams()}
+// faultyConfig serves n with every chain-side call (messenger, chain, tickets) and the signing
+// key failing with err.
+func (n *fakeNode) faultyConfig(err error) Config {
+	cfg := n.config(false)
+	cfg.Self = faultySelf{n.Identity, err}
+	cfg.Messenger = faultyMessenger{err}
+	cfg.Chain = faultyChain{n.chain, err}
+	cfg.Tickets = faultyChain{n.chain, err}
+	return cfg
+}
+
+// noChainConfig serves n as a node started without a chain: no messenger, chain, tickets, chain
+// info, indexer, graph, streams nor metrics, and a peer directory without announcements.
+func (n *fakeNode) noChainConfig() Config {
+	dir, err := peers.New(peers.Config{Self: n.PeerID(), Aliases: n.aliases})
+	if err != nil {
+		panic(err)
+	}
+	return Config{Token: testToken, Version: "9.9.9", Network: "test", Self: n.Identity, Peers: dir,
+		Transport: n.transport, Discovery: n.discovery, Settings: n.settings}
 }
 
 // fakeMetrics answers GET /node/metrics as promhttp does.
@@ -29,228 +61,311 @@ var fakeMetrics = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) 
 	io.WriteString(w, "# HELP relayd_messages_sent_total Messages sent.\n# TYPE relayd_messages_sent_total counter\nrelayd_messages_sent_total 3\n")
 })
 
+// fakeHash is the 32 bytes b, as a transaction hash.
+func fakeHash(b byte) common.Hash { return common.BytesToHash(slices.Repeat([]byte{b}, 32)) }
+
+// fakeWallet is the chain address of a node that never announced itself.
+var fakeWallet = common.HexToAddress("0x035C68d5251AfF759Ea945A05783F2290EA0Accf")
+
+// fakeTransport is the p2p host: the peers it knows, a scripted ping (1 ms by default) and one
+// listening address.
+type fakeTransport struct {
+	mu    sync.Mutex
+	peers []peers.Info
+	ping  func(context.Context, peer.ID) (time.Duration, error)
+}
+
+func (t *fakeTransport) Peers() []peers.Info {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.Clone(t.peers)
+}
+
+func (t *fakeTransport) setPeers(list ...peers.Info) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.peers = list
+}
+
+func (t *fakeTransport) Ping(ctx context.Context, id peer.ID) (time.Duration, error) {
+	if t.ping == nil {
+		return time.Millisecond, nil
+	}
+	return t.ping(ctx, id)
+}
+
+func (t *fakeTransport) Addrs() []ma.Multiaddr {
+	return []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/9091")}
+}
+
+// fakeMessenger refuses a text longer than a packet carries like the router, then answers with
+// send, else with an ack challenge.
+type fakeMessenger struct {
+	send func(ctx context.Context, to peer.ID, text string) (router.Sent, error)
+}
+
+func (m *fakeMessenger) Send(ctx context.Context, to peer.ID, text string) (router.Sent, error) {
+	if len(text) > packet.MaxMessageSize {
+		return router.Sent{}, router.ErrMessageTooLarge
+	}
+	if m.send != nil {
+		return m.send(ctx, to, text)
+	}
+	return router.Sent{Ack: ack(0x02, 0x00), Relayers: 2}, nil
+}
+
+// ack is the ack challenge of prefix then 32 bytes b.
+func ack(prefix, b byte) por.AckChallenge {
+	var a por.AckChallenge
+	a[0] = prefix
+	copy(a[1:], slices.Repeat([]byte{b}, 32))
+	return a
+}
+
 var (
 	fakeNative = big.NewInt(1e18) // the account's native balance
 	fakeToken  = big.NewInt(5e17) // the account's token balance
 )
 
-func fakeHash(b byte) string { return "0x" + strings.Repeat(common.Bytes2Hex([]byte{b}), 32) }
+// fakeChain plays the node's ledger operations (Chain and Tickets) with scripted answers. Its
+// account holds 1 native coin and 0.5 tokens. Every peer has an Open incoming channel to the
+// node; its outgoing channels are those in open: true while Open, false once their closure was
+// initiated (PendingToClose, with a closure period that never ends). tickets are the
+// acknowledged tickets.
+type fakeChain struct {
+	self common.Address
 
-func (f *fakeNode) Info(context.Context) (Info, error) {
-	return Info{Network: "test", ListeningAddresses: []string{"/ip4/127.0.0.1/tcp/9091"}, AnnouncedAddresses: []string{},
-		ChainID: 1337, ChannelsContract: "0x0000000000000000000000000000000000000001",
-		TokenContract: "0x0000000000000000000000000000000000000002", TokenSymbol: "RELAY", ClosurePeriod: 60,
-		IndexedBlock: 42, ChannelsIndexed: 2, PeersAnnounced: 3}, nil
+	mu        sync.Mutex
+	withdrawn []string
+	open      map[common.Address]bool
+	tickets   []ledger.AckedTicket
 }
 
-// SendMessage refuses a text over 500 bytes like the node, then answers
-// with f.send, else with an ack challenge.
-func (f *fakeNode) SendMessage(ctx context.Context, to peer.ID, text string) (string, error) {
-	if len(text) > 500 {
-		return "", &Error{http.StatusBadRequest, CodeMessageTooLarge, "message is longer than 500 bytes"}
-	}
-	if f.send != nil {
-		return f.send(ctx, to, text)
-	}
-	return "0x02" + common.Bytes2Hex(make([]byte, 32)), nil
+func newFakeChain(self common.Address) *fakeChain {
+	return &fakeChain{self: self, open: map[common.Address]bool{}}
 }
 
-func (f *fakeNode) Balances(context.Context) (*big.Int, *big.Int, error) {
+// reset puts back the outgoing channels and the tickets.
+func (c *fakeChain) reset(open map[common.Address]bool, list ...ledger.AckedTicket) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open, c.tickets, c.withdrawn = maps.Clone(open), list, nil
+	if c.open == nil {
+		c.open = map[common.Address]bool{}
+	}
+}
+
+func (c *fakeChain) Balances(context.Context) (*big.Int, *big.Int, error) {
 	return new(big.Int).Set(fakeNative), new(big.Int).Set(fakeToken), nil
 }
-func (f *fakeNode) TokenSymbol() string { return "RELAY" }
 
-func (f *fakeNode) Withdraw(_ context.Context, native bool, amount *big.Int, to common.Address) (string, error) {
+func (c *fakeChain) TokenSymbol() string { return "RELAY" }
+
+func (c *fakeChain) Withdraw(_ context.Context, native bool, amount *big.Int, to common.Address) (common.Hash, error) {
 	have := fakeToken
 	if native {
 		have = fakeNative
 	}
 	if amount.Cmp(have) > 0 {
-		return "", &Error{http.StatusUnprocessableEntity, CodeNotEnoughBalance, "amount " + amount.String() + " is more than the balance " + have.String()}
+		return common.Hash{}, fmt.Errorf("%w: amount %s is more than the balance %s", ledger.ErrNotEnoughBalance, amount, have)
 	}
-	f.withdrawn = append(f.withdrawn, amount.String())
+	c.mu.Lock()
+	c.withdrawn = append(c.withdrawn, amount.String())
+	c.mu.Unlock()
 	return fakeHash(0xaa), nil
 }
 
-// outgoing is the fake's outgoing channel to id, if it has one.
-func (f *fakeNode) outgoing(id peer.ID) (Channel, bool) {
-	open, ok := f.openChannels[id]
+// outgoing is the channel to other, if the fake has one (c.mu held).
+func (c *fakeChain) outgoing(other common.Address) (channels.Channel, bool) {
+	open, ok := c.open[other]
 	if !ok {
-		return Channel{}, false
+		return channels.Channel{}, false
 	}
-	ch := Channel{Type: "outgoing", ChannelID: fakeHash(0x0c), PeerID: id.String(), Status: "Open", Balance: "100"}
+	ch := channels.Channel{ID: channels.IDOf(c.self, other), Source: c.self, Destination: other, Balance: big.NewInt(100),
+		Epoch: 1, Status: channels.Open}
 	if !open {
-		ch.Status, ch.ClosureTime = "PendingToClose", "2026-11-22T10:05:00.000Z"
+		ch.Status, ch.ClosureTime = channels.PendingToClose, time.Date(2026, 11, 22, 10, 5, 0, 0, time.UTC)
 	}
 	return ch, true
 }
 
-// Channels: one open incoming channel (from the node's own PeerId, as a
-// stand-in) and one from a peer that never announced itself, named by its
-// address; closed, one more; and the outgoing channels.
-func (f *fakeNode) Channels(includingClosed bool) ([]Channel, []Channel) {
-	in := []Channel{
-		{Type: "incoming", ChannelID: fakeHash(0x01), PeerID: f.PeerID().String(), Status: "Open", Balance: "100"},
-		{Type: "incoming", ChannelID: fakeHash(0x02), PeerID: "0x035C68d5251AfF759Ea945A05783F2290EA0Accf", Status: "Open", Balance: "0"},
-	}
+// incoming is the Open channel from other.
+func (c *fakeChain) incoming(other common.Address, balance int64) channels.Channel {
+	return channels.Channel{ID: channels.IDOf(other, c.self), Source: other, Destination: c.self, Balance: big.NewInt(balance),
+		Epoch: 1, Status: channels.Open}
+}
+
+// ListChannels: one Open incoming channel from the node itself, as a stand-in, and one from a
+// wallet that never announced itself; closed, one more; and the outgoing channels.
+func (c *fakeChain) ListChannels(includingClosed bool) (in, out []channels.Channel) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	in = []channels.Channel{c.incoming(c.self, 100), c.incoming(fakeWallet, 0)}
 	if includingClosed {
-		in = append(in, Channel{Type: "incoming", ChannelID: fakeHash(0x03), PeerID: f.PeerID().String(), Status: "Closed", Balance: "0"})
+		closed := c.incoming(c.self, 0)
+		closed.ID, closed.Status = [32]byte{0x03}, channels.Closed
+		in = append(in, closed)
 	}
-	var out []Channel
-	for id := range f.openChannels {
-		ch, _ := f.outgoing(id)
+	for _, other := range slices.SortedFunc(maps.Keys(c.open), common.Address.Cmp) {
+		ch, _ := c.outgoing(other)
 		out = append(out, ch)
 	}
 	return in, out
 }
 
-// Channel: every peer but the node itself has an open incoming channel;
-// outgoing ones are those in openChannels.
-func (f *fakeNode) Channel(id peer.ID, outgoing bool) (Channel, error) {
-	if id == f.PeerID() {
-		return Channel{}, &Error{http.StatusBadRequest, CodeInvalidPeerID, "a channel needs another peer, not this node"}
+func (c *fakeChain) Channel(other common.Address, outgoing bool) (channels.Channel, error) {
+	if other == c.self {
+		return channels.Channel{}, ledger.ErrSelf
 	}
-	if outgoing {
-		if ch, ok := f.outgoing(id); ok {
-			return ch, nil
-		}
-		return Channel{}, &Error{http.StatusNotFound, CodeChannelNotFound, "no channel with " + id.String()}
+	if !outgoing {
+		return c.incoming(other, 100), nil
 	}
-	return Channel{Type: "incoming", ChannelID: fakeHash(0x01), PeerID: id.String(), Status: "Open", Balance: "100"}, nil
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.outgoing(other); ok {
+		return ch, nil
+	}
+	return channels.Channel{}, ledger.ErrChannelNotFound
 }
 
-func (f *fakeNode) OpenChannel(_ context.Context, id peer.ID, amount *big.Int) (string, string, error) {
-	if id == f.PeerID() {
-		return "", "", &Error{http.StatusBadRequest, CodeInvalidPeerID, "a channel needs another peer, not this node"}
+func (c *fakeChain) OpenChannel(_ context.Context, dst common.Address, amount *big.Int) ([32]byte, common.Hash, error) {
+	if dst == c.self {
+		return [32]byte{}, common.Hash{}, ledger.ErrSelf
 	}
-	if ch, ok := f.outgoing(id); ok {
-		return "", "", &Error{http.StatusConflict, CodeChannelOpen, "a channel to " + id.String() + " is already " + ch.Status}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.outgoing(dst); ok {
+		return [32]byte{}, common.Hash{}, fmt.Errorf("%w: the channel to %s is %s", ledger.ErrChannelAlreadyOpen, dst.Hex(), ch.Status)
 	}
 	if amount.Cmp(fakeToken) > 0 {
-		return "", "", &Error{http.StatusUnprocessableEntity, CodeNotEnoughBalance, "amount " + amount.String() + " is more than the token balance " + fakeToken.String()}
+		return [32]byte{}, common.Hash{}, fmt.Errorf("%w: amount %s is more than the token balance %s", ledger.ErrNotEnoughBalance, amount, fakeToken)
 	}
-	f.openChannels[id] = true
-	return fakeHash(0x0c), fakeHash(0xbb), nil
+	c.open[dst] = true
+	return channels.IDOf(c.self, dst), fakeHash(0xbb), nil
 }
 
-// CloseChannel closes an incoming channel at once; an outgoing one goes
-// from Open to PendingToClose, and stays there.
-func (f *fakeNode) CloseChannel(ctx context.Context, id peer.ID, outgoing bool) (string, string, error) {
-	ch, err := f.Channel(id, outgoing)
+// CloseChannel closes an incoming channel at once; an outgoing one goes from Open to
+// PendingToClose, and stays there.
+func (c *fakeChain) CloseChannel(_ context.Context, other common.Address, outgoing bool) (common.Hash, channels.Status, error) {
+	ch, err := c.Channel(other, outgoing)
 	switch {
 	case err != nil:
-		return "", "", err
+		return common.Hash{}, 0, err
 	case !outgoing:
 		return fakeHash(0xcc), ch.Status, nil
-	case ch.Status == "PendingToClose": // the closure period is not over
-		return "", ch.Status, nil
+	case ch.Status == channels.PendingToClose: // the closure period is not over
+		return common.Hash{}, ch.Status, nil
 	}
-	f.openChannels[id] = false
+	c.mu.Lock()
+	c.open[other] = false
+	c.mu.Unlock()
 	return fakeHash(0xcc), ch.Status, nil
 }
 
-// Tickets are f.tickets, those of one peer selected by counterparty.
-func (f *fakeNode) Tickets(from *peer.ID) ([]Ticket, error) {
-	var out []Ticket
-	for _, t := range f.tickets {
-		if from == nil || t.Counterparty == from.String() {
+// Tickets are c.tickets, those of one channel selected by their source.
+func (c *fakeChain) Tickets(from *common.Address) ([]ledger.AckedTicket, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []ledger.AckedTicket
+	for _, t := range c.tickets {
+		if from == nil || t.Source == *from {
 			out = append(out, t)
 		}
 	}
 	return out, nil
 }
 
-func (f *fakeNode) TicketStatistics() (TicketStatistics, error) {
-	return TicketStatistics{Pending: 1, Unredeemed: uint64(len(f.tickets)), UnredeemedValue: "0", Redeemed: 2, RedeemedValue: "20000000000000000",
-		WinningTickets: 2, WinningValue: "20000000000000000", LosingTickets: 2, LosingValue: "20000000000000000", WinProportion: 0.5, RejectedValue: "0"}, nil
+func (c *fakeChain) Statistics() (ledger.Statistics, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st := ledger.Statistics{Pending: 1, Unredeemed: uint64(len(c.tickets)), Redeemed: 2, Winning: 2, LosingTickets: 2, WinProportion: 0.5}
+	for _, t := range c.tickets {
+		st.UnredeemedValue.Add(&st.UnredeemedValue, &t.Ticket.Amount)
+	}
+	st.RedeemedValue.SetUint64(2e16)
+	st.WinningValue.SetUint64(2e16)
+	st.LosingValue.SetUint64(2e16)
+	return st, nil
 }
 
-func (f *fakeNode) RedeemTickets(ctx context.Context, from *peer.ID) error {
-	kept := f.tickets[:0]
-	for _, t := range f.tickets {
-		if from != nil && t.Counterparty != from.String() {
+// RedeemTickets redeems the tickets at once.
+func (c *fakeChain) RedeemTickets(_ context.Context, from *common.Address, _ string) (ledger.RedeemReport, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var rep ledger.RedeemReport
+	kept := c.tickets[:0]
+	for _, t := range c.tickets {
+		if from != nil && t.Source != *from {
 			kept = append(kept, t)
-		}
-	}
-	f.tickets = kept
-	return nil
-}
-
-// fakeTicket is a ticket from the peer id, with well-formed fields.
-func fakeTicket(id peer.ID, index int) Ticket {
-	return Ticket{ChannelID: fakeHash(0x01), Counterparty: id.String(), Amount: "10000000000000000", Index: big.NewInt(int64(index)).String(),
-		ChannelEpoch: "1", WinProb: "1", Challenge: "0x" + strings.Repeat("ab", 20), Signature: "0x" + strings.Repeat("cd", 64) + "1b"}
-}
-
-// fakeWallet is the chain address of a node that never announced itself.
-const fakeWallet = "0x035C68d5251AfF759Ea945A05783F2290EA0Accf"
-
-// Graph: the node itself, each peer it knows (f.peers) and a wallet that
-// never announced itself; a channel from the node to the first peer, one
-// between the first two peers (not the node's own) and a closing one from
-// the wallet to the node.
-func (f *fakeNode) Graph() Graph {
-	self := f.PeerID().String()
-	g := Graph{Nodes: []GraphNode{{PeerID: self, Address: f.Address().Hex(), Self: true, Announced: true}}}
-	for _, p := range f.peers {
-		id, err := peer.Decode(p.PeerID)
-		if err != nil {
 			continue
 		}
-		addr, err := identity.AddressOf(id)
-		if err != nil {
-			continue
-		}
-		g.Nodes = append(g.Nodes, GraphNode{PeerID: p.PeerID, Address: addr.Hex(), Announced: true, Connected: p.Connected})
+		rep.Redeemed++
+		rep.Value.Add(&rep.Value, &t.Ticket.Amount)
 	}
-	g.Nodes = append(g.Nodes, GraphNode{PeerID: fakeWallet, Address: fakeWallet})
-	if len(f.peers) >= 2 {
-		g.Channels = append(g.Channels,
-			GraphChannel{ChannelID: fakeHash(0x21), Source: self, Destination: f.peers[0].PeerID, Balance: "100", Status: "Open"},
-			GraphChannel{ChannelID: fakeHash(0x22), Source: f.peers[0].PeerID, Destination: f.peers[1].PeerID, Balance: "2500000000000000000", Status: "Open"})
-	}
-	g.Channels = append(g.Channels, GraphChannel{ChannelID: fakeHash(0x23), Source: fakeWallet, Destination: self, Balance: "0", Status: "PendingToClose"})
-	return g
+	c.tickets = kept
+	return rep, nil
 }
 
-// faultyNode is the fakeNode whose every chain-side call (messenger, chain,
-// tickets and Info) fails with err.
-type faultyNode struct {
-	*fakeNode
+// fakeTicket is an acknowledged ticket (0.01 RELAY, always winning) from source to self.
+func fakeTicket(source, self common.Address, index uint64) ledger.AckedTicket {
+	tk := tickets.Ticket{ChannelID: tickets.ChannelID(source, self), Index: index, Epoch: 1, WinProb: tickets.MaxWinProb}
+	tk.Amount.SetUint64(1e16)
+	copy(tk.Challenge[:], slices.Repeat([]byte{0xab}, 20))
+	copy(tk.Signature[:], slices.Repeat([]byte{0xcd}, 64))
+	tk.Signature[64] = 0x1b
+	return ledger.AckedTicket{Source: source, Ticket: tk}
+}
+
+// fakeChainInfo describes a dev chain whose closure period is closure.
+type fakeChainInfo struct{ closure time.Duration }
+
+func (fakeChainInfo) ChainID() uint64                 { return 1337 }
+func (fakeChainInfo) ChannelsAddress() common.Address { return common.HexToAddress("0x01") }
+func (fakeChainInfo) TokenAddress() common.Address    { return common.HexToAddress("0x02") }
+func (fakeChainInfo) TokenSymbol() string             { return "RELAY" }
+func (i fakeChainInfo) ClosurePeriod() time.Duration  { return i.closure }
+
+// fakeIndexer has read the blocks below it.
+type fakeIndexer uint64
+
+func (i fakeIndexer) Next() uint64 { return uint64(i) }
+
+// faultyChain is the fakeChain whose every call that can fail fails with err.
+type faultyChain struct {
+	*fakeChain
 	err error
 }
 
-func (n faultyNode) config() Config {
-	return Config{Token: testToken, Node: n, Messenger: n, Chain: n, Tickets: n, Graph: n, Metrics: fakeMetrics, Streams: newTestStreams()}
+func (c faultyChain) Balances(context.Context) (*big.Int, *big.Int, error) { return nil, nil, c.err }
+func (c faultyChain) Withdraw(context.Context, bool, *big.Int, common.Address) (common.Hash, error) {
+	return common.Hash{}, c.err
+}
+func (c faultyChain) Channel(common.Address, bool) (channels.Channel, error) {
+	return channels.Channel{}, c.err
+}
+func (c faultyChain) OpenChannel(context.Context, common.Address, *big.Int) ([32]byte, common.Hash, error) {
+	return [32]byte{}, common.Hash{}, c.err
+}
+func (c faultyChain) CloseChannel(context.Context, common.Address, bool) (common.Hash, channels.Status, error) {
+	return common.Hash{}, 0, c.err
+}
+func (c faultyChain) Tickets(*common.Address) ([]ledger.AckedTicket, error) { return nil, c.err }
+func (c faultyChain) Statistics() (ledger.Statistics, error)                { return ledger.Statistics{}, c.err }
+func (c faultyChain) RedeemTickets(context.Context, *common.Address, string) (ledger.RedeemReport, error) {
+	return ledger.RedeemReport{}, c.err
 }
 
-func (n faultyNode) Info(context.Context) (Info, error) { return Info{}, n.err }
-func (n faultyNode) SendMessage(context.Context, peer.ID, string) (string, error) {
-	return "", n.err
-}
-func (n faultyNode) Balances(context.Context) (*big.Int, *big.Int, error) { return nil, nil, n.err }
-func (n faultyNode) Withdraw(context.Context, bool, *big.Int, common.Address) (string, error) {
-	return "", n.err
-}
-func (n faultyNode) Channel(peer.ID, bool) (Channel, error) { return Channel{}, n.err }
-func (n faultyNode) OpenChannel(context.Context, peer.ID, *big.Int) (string, string, error) {
-	return "", "", n.err
-}
-func (n faultyNode) CloseChannel(context.Context, peer.ID, bool) (string, string, error) {
-	return "", "", n.err
-}
-func (n faultyNode) Tickets(*peer.ID) ([]Ticket, error)            { return nil, n.err }
-func (n faultyNode) TicketStatistics() (TicketStatistics, error)   { return TicketStatistics{}, n.err }
-func (n faultyNode) RedeemTickets(context.Context, *peer.ID) error { return n.err }
+// faultyMessenger fails every send with err.
+type faultyMessenger struct{ err error }
 
-// noChainConfig serves f as a node started without a chain: no chain, no
-// tickets, no messenger and no metrics; Info has no chain fields.
-func noChainConfig(f *fakeNode) Config {
-	return Config{Token: testToken, Node: noChainNode{f}}
+func (m faultyMessenger) Send(context.Context, peer.ID, string) (router.Sent, error) {
+	return router.Sent{}, m.err
 }
 
-type noChainNode struct{ *fakeNode }
-
-func (n noChainNode) Info(context.Context) (Info, error) {
-	return Info{Network: "test", ListeningAddresses: []string{"/ip4/127.0.0.1/tcp/9091"}, AnnouncedAddresses: []string{}}, nil
+// faultySelf is the node's identity whose signing fails with err.
+type faultySelf struct {
+	*identity.Identity
+	err error
 }
+
+func (s faultySelf) SignMessage(string) (string, error) { return "", s.err }

@@ -94,7 +94,7 @@ func TestPathsAreNeverRedirected(t *testing.T) {
 // on every operation and before it runs (it read as an absent parameter).
 func TestUndecodableQuery(t *testing.T) {
 	srv, n := newTestServer(t, false)
-	n.aliases["bob"] = n.PeerID().String()
+	n.aliases.set(map[string]string{"bob": n.PeerID().String()})
 	for _, tt := range []struct{ method, path string }{
 		{"GET", "/api/v2/channels?includingClosed=%zz"},
 		{"GET", "/api/v2/channels?includingClosed=true;x=1"},
@@ -108,7 +108,7 @@ func TestUndecodableQuery(t *testing.T) {
 			t.Errorf("%s %s: %d %s", tt.method, tt.path, status, body)
 		}
 	}
-	if _, ok := n.aliases["bob"]; !ok {
+	if _, ok := n.aliases.get("bob"); !ok {
 		t.Fatal("a refused DELETE removed the alias")
 	}
 }

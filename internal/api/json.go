@@ -71,3 +71,7 @@ func jsonType(kind string) string {
 		return "number"
 	}
 }
+
+// TimeFormat is how the API writes times: ISO 8601 in UTC with milliseconds, as the admin
+// WebSocket's frames do.
+const TimeFormat = "2006-01-02T15:04:05.000Z"

@@ -15,7 +15,10 @@ func (s *Server) getPeerInfo(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ann, obs := s.cfg.Node.PeerAddresses(id)
+	ann, obs := []string{}, []string{}
+	if s.cfg.Discovery != nil {
+		ann, obs = s.cfg.Discovery.PeerAddresses(id)
+	}
 	if ann == nil {
 		ann = []string{}
 	}
@@ -33,18 +36,14 @@ type EntryNode struct {
 }
 
 func (s *Server) getEntryNodes(w http.ResponseWriter, r *http.Request) {
-	m := s.cfg.Node.EntryNodes()
-	if m == nil {
-		m = map[string]EntryNode{}
+	m := map[string]EntryNode{}
+	if s.cfg.Discovery != nil {
+		for id, addrs := range s.cfg.Discovery.EntryNodes() {
+			m[id.String()] = EntryNode{Multiaddrs: append([]string{}, addrs...), IsEligible: true}
+		}
 	}
 	writeJSON(w, http.StatusOK, m)
 }
-
-// SignMessagePrefix is put before a message the node signs (POST
-// /messages/sign, the admin sign command), as the original interface did:
-// the signature is over sha256(SignMessagePrefix + message), so it can never
-// pass for a signature of a ticket or a transaction.
-const SignMessagePrefix = "RELAY Signed Message: "
 
 // SignRequest is the body of POST /messages/sign.
 type SignRequest struct {
@@ -61,7 +60,7 @@ func (s *Server) postSign(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &req) {
 		return
 	}
-	sig, err := s.cfg.Node.SignMessage(req.Message)
+	sig, err := s.cfg.Self.SignMessage(req.Message)
 	if err != nil {
 		s.fail(w, "sign message", err)
 		return

@@ -10,6 +10,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/peers"
 )
 
 // PeerInfo is one peer as GET /node/peers shows it: relayd's fields and
@@ -39,14 +40,43 @@ type Heartbeats struct {
 	Success uint64 `json:"success"`
 }
 
-// Peers is the answer of GET /node/peers.
-type Peers struct {
+// PeerList is the answer of GET /node/peers.
+type PeerList struct {
 	Connected []PeerInfo `json:"connected"`
 	Announced []PeerInfo `json:"announced"`
 }
 
+// peers are the transport's peers as GET /node/peers shows them.
+func (s *Server) peers() []PeerInfo {
+	list := s.cfg.Transport.Peers()
+	out := make([]PeerInfo, 0, len(list))
+	for _, p := range list {
+		out = append(out, peerInfo(p))
+	}
+	return out
+}
+
+// peerInfo is a peer as the API shows it.
+func peerInfo(p peers.Info) PeerInfo {
+	info := PeerInfo{
+		PeerID:     p.ID.String(),
+		MultiAddrs: make([]string, 0, len(p.Addrs)),
+		Quality:    p.Quality,
+		LatencyMs:  float64(p.Latency.Microseconds()) / 1000,
+		Connected:  p.Connected,
+		Heartbeats: Heartbeats{Sent: p.HeartbeatsSent, Success: p.HeartbeatsSucceeded},
+	}
+	for _, a := range p.Addrs {
+		info.MultiAddrs = append(info.MultiAddrs, a.String())
+	}
+	if !p.LastSeen.IsZero() {
+		info.LastSeen = p.LastSeen.UnixMilli()
+	}
+	return info
+}
+
 func (s *Server) getVersion(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, s.cfg.Node.Version())
+	writeJSON(w, http.StatusOK, s.cfg.Version)
 }
 
 func (s *Server) getPeers(w http.ResponseWriter, r *http.Request) {
@@ -59,8 +89,8 @@ func (s *Server) getPeers(w http.ResponseWriter, r *http.Request) {
 		}
 		minQuality = q
 	}
-	out := Peers{Connected: []PeerInfo{}, Announced: []PeerInfo{}}
-	for _, p := range s.cfg.Node.Peers() {
+	out := PeerList{Connected: []PeerInfo{}, Announced: []PeerInfo{}}
+	for _, p := range s.peers() {
 		if p.Quality < minQuality {
 			continue
 		}
@@ -98,7 +128,7 @@ func (s *Server) postPing(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
-	rtt, err := s.cfg.Node.Ping(ctx, id)
+	rtt, err := s.cfg.Transport.Ping(ctx, id)
 	if err == nil {
 		writeJSON(w, http.StatusOK, PingResponse{Latency: float64(rtt.Microseconds()) / 1000})
 		return
@@ -113,7 +143,9 @@ func (s *Server) postPing(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, code, msg)
 		return
 	}
-	writeError(w, http.StatusUnprocessableEntity, CodeTimeout, "ping failed: "+err.Error())
+	// The transport's error names addresses and connections: the log's, not the client's.
+	s.log.Debug("ping failed", "op", "ping", "err", err)
+	writeError(w, http.StatusUnprocessableEntity, CodeTimeout, "the peer did not answer the ping")
 }
 
 // peerParam parses a peer ID given by the client, answering 400

@@ -6,14 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/relayd/relayd/internal/identity"
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/peers"
 )
 
 var auth = map[string]string{"x-auth-token": testToken}
@@ -28,20 +31,24 @@ func TestVersion(t *testing.T) {
 
 func TestPeers(t *testing.T) {
 	n := newFakeNode(t)
-	n.peers = []PeerInfo{
-		{PeerID: "16Uiu2HAmA", MultiAddrs: []string{"/ip4/127.0.0.1/tcp/1"}, Quality: 1, Connected: true, LatencyMs: 0.5, LastSeen: 1795305600000, Heartbeats: Heartbeats{Sent: 3, Success: 3}},
-		{PeerID: "16Uiu2HAmB", MultiAddrs: []string{}, Quality: 0.1},
-	}
+	a, b := newPeerID(t), newPeerID(t)
+	n.transport.setPeers(
+		peers.Info{ID: a, Addrs: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/1")}, Quality: 1, Connected: true, Latency: 500 * time.Microsecond,
+			LastSeen: time.UnixMilli(1795305600000), HeartbeatsSent: 3, HeartbeatsSucceeded: 3},
+		peers.Info{ID: b, Quality: 0.1},
+	)
 	srv, _ := serve(t, n, false)
 	status, _, body := do(t, http.MethodGet, srv.URL+"/api/v2/node/peers", auth)
-	var got Peers
+	var got PeerList
 	if status != http.StatusOK || json.Unmarshal([]byte(body), &got) != nil {
 		t.Fatalf("%d %s", status, body)
 	}
-	if len(got.Announced) != 2 || len(got.Connected) != 1 || got.Connected[0].PeerID != "16Uiu2HAmA" {
+	want := PeerInfo{PeerID: a.String(), MultiAddr: "/ip4/127.0.0.1/tcp/1", MultiAddrs: []string{"/ip4/127.0.0.1/tcp/1"}, Quality: 1,
+		LastSeen: 1795305600000, LatencyMs: 0.5, Connected: true, Heartbeats: Heartbeats{Sent: 3, Success: 3}}
+	if len(got.Announced) != 2 || len(got.Connected) != 1 || !reflect.DeepEqual(got.Connected[0], want) || got.Announced[1].PeerID != b.String() {
 		t.Fatalf("peers %s", body)
 	}
-	n.peers = nil
+	n.transport.setPeers()
 	_, _, body = do(t, http.MethodGet, srv.URL+"/api/v2/node/peers", auth)
 	if !strings.Contains(body, `"connected":[]`) || !strings.Contains(body, `"announced":[]`) {
 		t.Fatalf("empty lists must be [] not null: %s", body)
@@ -52,14 +59,17 @@ func TestPing(t *testing.T) {
 	other, _ := identity.Generate()
 	stranger, _ := identity.Generate() // a peer the node knows no address of
 	n := newFakeNode(t)
+	var mu sync.Mutex
 	var pinged peer.ID
-	n.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
+	n.transport.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
+		mu.Lock()
 		pinged = id
+		mu.Unlock()
 		switch id {
 		case other.PeerID():
 			return 1500 * time.Microsecond, nil
 		case stranger.PeerID():
-			return 0, fmt.Errorf("ping %s: %w", id, p2p.ErrNoAddress)
+			return 0, fmt.Errorf("ping %s: %w", id, identity.ErrNoAddress)
 		}
 		return 0, errors.New("peer unreachable")
 	}
@@ -88,11 +98,15 @@ func TestPing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			mu.Lock()
 			pinged = ""
+			mu.Unlock()
 			status, _, body := doBody(t, http.MethodPost, url, auth, tt.body)
 			if status != tt.status || !strings.Contains(body, tt.want) {
 				t.Fatalf("got %d %s, want %d containing %s", status, body, tt.status, tt.want)
 			}
+			mu.Lock()
+			defer mu.Unlock()
 			if status == 400 && pinged != "" {
 				t.Fatal("invalid request reached the node")
 			}

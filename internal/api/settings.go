@@ -11,12 +11,7 @@ type SettingValue struct {
 }
 
 func (s *Server) getSettings(w http.ResponseWriter, r *http.Request) {
-	v, err := s.cfg.Node.Settings()
-	if err != nil {
-		s.fail(w, "read settings", err)
-		return
-	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, s.cfg.Settings.Get().JSON())
 }
 
 // putSettings changes the settings the body names, all or none, and answers all of them.
@@ -25,12 +20,12 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &body) {
 		return
 	}
-	v, err := s.cfg.Node.UpdateSettings(body)
+	v, err := s.cfg.Settings.Update(body)
 	if err != nil {
 		s.fail(w, "update settings", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, v)
+	writeJSON(w, http.StatusOK, v.JSON())
 }
 
 // putSetting changes one setting (204), as the original interface's PUT /settings/{setting}.
@@ -43,7 +38,7 @@ func (s *Server) putSetting(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, CodeInvalidSettingValue, "settingValue is required")
 		return
 	}
-	if _, err := s.cfg.Node.UpdateSettings(map[string]json.RawMessage{r.PathValue("setting"): body.SettingValue}); err != nil {
+	if _, err := s.cfg.Settings.Update(map[string]json.RawMessage{r.PathValue("setting"): body.SettingValue}); err != nil {
 		s.fail(w, "update setting", err)
 		return
 	}

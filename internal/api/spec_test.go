@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -16,15 +17,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
 	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/relayd/relayd/internal/api/openapi"
+	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/identity"
-	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/ledger"
+	"github.com/relayd/relayd/internal/peers"
+	"github.com/relayd/relayd/internal/router"
+	"github.com/relayd/relayd/internal/settings"
 )
 
 // spec is the OpenAPI document as the tests use it: the model and a router
@@ -137,18 +144,9 @@ type specFixture struct {
 	closing *identity.Identity
 }
 
-// failingNode is a node whose store fails, for the 500 answers.
-type failingNode struct{ *fakeNode }
-
-var errStoreClosed = errors.New("store is closed")
-
-func (failingNode) Aliases() (map[string]string, error) { return nil, errStoreClosed }
-func (failingNode) SetAlias(string, peer.ID) error      { return errStoreClosed }
-func (failingNode) DeleteAlias(string) error            { return errStoreClosed }
-func (failingNode) Settings() (map[string]any, error)   { return nil, errStoreClosed }
-func (failingNode) UpdateSettings(map[string]json.RawMessage) (map[string]any, error) {
-	return nil, errStoreClosed
-}
+// errStoreClosed is the failure of the node's stores, for the 500 answers; its text must stay
+// in the log.
+var errStoreClosed = errors.New("store is closed: /var/lib/relayd/db")
 
 // specCase is one exercised response of a documented operation.
 type specCase struct {
@@ -158,25 +156,25 @@ type specCase struct {
 	body   string // request body; sent as application/json when set
 	status int    // the expected status
 	code   string // the expected error envelope code, for failures
-	// failing serves the request from a node whose store fails.
+	// failing serves the request from a node whose stores (aliases, settings) fail.
 	failing bool
 	// fault, when set, is the error of every chain-side call of the node
-	// (messenger, chain, tickets, Info).
+	// (messenger, chain, tickets) and of its signing key.
 	fault error
 	// noChain serves the request from a node started without a chain (nor
-	// messenger or metrics).
+	// messenger, streams or metrics).
 	noChain bool
 	// header is sent with the token.
 	header http.Header
 }
 
-// Failures of the node's chain side, as the node reports them.
+// Failures of the node's chain side, as the ledger reports them.
 var (
 	errChainFault   = errors.New("indexer: database is closed")
 	errChainTimeout = fmt.Errorf("wait for receipt of 0x01: %w", context.DeadlineExceeded)
-	errProviderDown = &Error{http.StatusServiceUnavailable, CodeUnknownFailure, "the chain provider is unavailable; nothing was sent"}
-	errReverted     = &Error{http.StatusUnprocessableEntity, CodeUnknownFailure, "the contract refused: WrongChannelState"}
-	errNoGas        = &Error{http.StatusUnprocessableEntity, CodeNotEnoughBalance, "not enough balance: insufficient funds for gas * price + value"}
+	errProviderDown = fmt.Errorf("%w: dial tcp 10.1.2.3:8545: connection refused", ledger.ErrChainUnavailable)
+	errReverted     = fmt.Errorf("%w: WrongChannelState()", ledger.ErrContractRefused)
+	errNoGas        = fmt.Errorf("%w: insufficient funds for gas * price + value", ledger.ErrNotEnoughBalance)
 )
 
 // specCases is the table of TestSpecResponses. Add one row per documented
@@ -361,7 +359,6 @@ func specCases(f *specFixture) []specCase {
 		{name: "ticket statistics, no chain", method: "GET", path: "/tickets/statistics", status: 503, code: CodeUnknownFailure, noChain: true},
 
 		{name: "settings", method: "GET", path: "/settings", status: 200},
-		{name: "settings, store fails", method: "GET", path: "/settings", status: 500, code: CodeUnknownFailure, failing: true},
 		{name: "update settings", method: "PUT", path: "/settings", body: `{"strategy":"promiscuous"}`, status: 200},
 		{name: "update settings, unknown", method: "PUT", path: "/settings", body: `{"colour":"blue"}`, status: 400, code: CodeInvalidSetting},
 		{name: "update settings, bad value", method: "PUT", path: "/settings", body: `{"strategy":"aggressive"}`, status: 400, code: CodeInvalidSettingValue},
@@ -410,7 +407,6 @@ func specCases(f *specFixture) []specCase {
 		{name: "ping, unknown peer", method: "POST", path: "/node/ping", body: peerBody(f.stranger.PeerID().String()), status: 404, code: CodePeerIDNotFound},
 		{name: "info", method: "GET", path: "/node/info", status: 200},
 		{name: "info, no chain", method: "GET", path: "/node/info", status: 200, noChain: true},
-		{name: "info fails", method: "GET", path: "/node/info", status: 500, code: CodeUnknownFailure, fault: errChainFault},
 		{name: "metrics", method: "GET", path: "/node/metrics", status: 200},
 		{name: "metrics, none", method: "GET", path: "/node/metrics", status: 503, code: CodeUnknownFailure, noChain: true},
 	}
@@ -432,54 +428,72 @@ func newSpecFixture(t *testing.T) *specFixture {
 	if f.stranger, err = identity.Generate(); err != nil {
 		t.Fatal(err)
 	}
-	f.self.peers = []PeerInfo{
-		{PeerID: f.other.PeerID().String(), MultiAddrs: []string{"/ip4/127.0.0.1/tcp/9091"}, Quality: 1, LastSeen: 1795341600000, LatencyMs: 0.4, Connected: true, Heartbeats: Heartbeats{Sent: 4, Success: 4}},
-		{PeerID: f.far.PeerID().String(), MultiAddrs: []string{}, Quality: 0},
+	// The chain: every node but the stranger announced itself; the node pays bob, bob pays
+	// far, a wallet that never announced itself is closing its channel to the node, and far's
+	// channel to closing is closed.
+	g := f.self.graph
+	for _, id := range []*identity.Identity{f.self.Identity, f.other, f.far, f.closing} {
+		ann := channels.Announcement{Account: id.Address(), PublicKey: id.PublicKey()}
+		if id == f.self.Identity {
+			ann.Multiaddrs = []string{"/ip4/203.0.113.1/tcp/9091"}
+		}
+		g.Announce(ann)
 	}
-	f.self.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
+	g.Apply(graphChannel(f.self.Address(), f.other.Address(), 100, channels.Open))
+	g.Apply(graphChannel(f.other.Address(), f.far.Address(), 25e17, channels.Open))
+	g.Apply(graphChannel(fakeWallet, f.self.Address(), 0, channels.PendingToClose))
+	g.Apply(graphChannel(f.far.Address(), f.closing.Address(), 0, channels.Closed))
+
+	f.self.transport.setPeers(
+		peers.Info{ID: f.other.PeerID(), Addrs: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/9091")}, Quality: 1,
+			LastSeen: time.UnixMilli(1795341600000), Latency: 400 * time.Microsecond, Connected: true, HeartbeatsSent: 4, HeartbeatsSucceeded: 4},
+		peers.Info{ID: f.far.PeerID()},
+	)
+	f.self.transport.ping = func(_ context.Context, id peer.ID) (time.Duration, error) {
 		switch id {
 		case f.other.PeerID():
 			return 1500 * time.Microsecond, nil
 		case f.self.PeerID():
-			return 0, p2p.ErrSelf
+			return 0, fmt.Errorf("ping: %w", identity.ErrSelf)
 		case f.stranger.PeerID():
-			return 0, fmt.Errorf("ping %s: %w", id, p2p.ErrNoAddress)
+			return 0, fmt.Errorf("ping %s: %w", id, identity.ErrNoAddress)
 		}
 		return 0, context.DeadlineExceeded
 	}
-	f.self.send = func(_ context.Context, to peer.ID, _ string) (string, error) {
+	f.self.messenger.send = func(_ context.Context, to peer.ID, _ string) (router.Sent, error) {
 		switch to {
 		case f.other.PeerID():
-			return "0x03" + strings.Repeat("5e", 32), nil
+			return router.Sent{Ack: ack(0x03, 0x5e), Relayers: 2}, nil
 		case f.closing.PeerID():
-			return "", &Error{http.StatusUnprocessableEntity, CodeNotEnoughBalance, "a channel on the path has too little balance for its ticket; nothing was sent"}
+			return router.Sent{}, fmt.Errorf("%w: channel to %s: %w", router.ErrNotEnoughBalance, f.closing.Address().Hex(), ledger.ErrNotEnoughBalance)
 		}
-		return "", &Error{http.StatusUnprocessableEntity, CodePathNotFound, "no path of open channels to the recipient; nothing was sent"}
+		return router.Sent{}, fmt.Errorf("%w: from %s", router.ErrNoPath, f.self.PeerID())
 	}
 	return f
 }
 
-// reset puts the fixture's node back in its initial state: the alias bob,
-// an Open outgoing channel to bob, a PendingToClose one to closing, and
-// two tickets from bob.
-func (f *specFixture) reset() {
-	f.self.aliases = map[string]string{"bob": f.other.PeerID().String()}
-	f.self.openChannels = map[peer.ID]bool{f.other.PeerID(): true, f.closing.PeerID(): false}
-	f.self.tickets = []Ticket{fakeTicket(f.other.PeerID(), 1), fakeTicket(f.other.PeerID(), 2)}
+// graphChannel is the channel src → dst as the chain indexer reports it, opened once.
+func graphChannel(src, dst common.Address, balance int64, status channels.Status) channels.Channel {
+	ch := channels.Channel{ID: channels.IDOf(src, dst), Source: src, Destination: dst, Balance: big.NewInt(balance), Epoch: 1, Status: status}
+	if status == channels.PendingToClose {
+		ch.ClosureTime = time.Date(2026, 11, 22, 10, 5, 0, 0, time.UTC)
+	}
+	return ch
 }
 
-// serveNode serves the API over n with authentication on.
-func serveNode(t *testing.T, n Node) *httptest.Server {
+// reset puts the fixture's node back in its initial state: the alias bob, an Open outgoing
+// channel to bob, a PendingToClose one to closing, two tickets from bob, the default settings,
+// and stores that work.
+func (f *specFixture) reset(t *testing.T) {
 	t.Helper()
-	cfg := Config{Token: testToken, Node: n}
-	switch f := n.(type) {
-	case *fakeNode:
-		cfg = f.config(false)
-	case recordingNode:
-		cfg = f.fakeNode.config(false)
-		cfg.Node, cfg.Messenger, cfg.Chain, cfg.Tickets = f, f, f, f
+	f.self.aliases.set(map[string]string{"bob": f.other.PeerID().String()})
+	f.self.chain.reset(map[common.Address]bool{f.other.Address(): true, f.closing.Address(): false},
+		fakeTicket(f.other.Address(), f.self.Address(), 1), fakeTicket(f.other.Address(), f.self.Address(), 2))
+	f.self.settingsStore = &memSettings{}
+	var err error
+	if f.self.settings, err = settings.Open(settings.Config{Store: f.self.settingsStore}); err != nil {
+		t.Fatal(err)
 	}
-	return serveConfig(t, cfg)
 }
 
 // serveConfig serves the API configured with cfg.
@@ -532,15 +546,16 @@ func send(t *testing.T, method, url string, header http.Header, body string) (*h
 // chain as the case says) and returns what the request got, with the header h plus the case's.
 func (f *specFixture) answer(t *testing.T, tc specCase, h http.Header) (*http.Response, []byte) {
 	t.Helper()
-	f.reset()
+	f.reset(t)
 	cfg := f.self.config(false)
 	switch {
 	case tc.failing:
-		cfg.Node = failingNode{f.self}
+		f.self.aliases.fail(errStoreClosed)
+		f.self.settingsStore.fail(errStoreClosed)
 	case tc.fault != nil:
-		cfg = faultyNode{f.self, tc.fault}.config()
+		cfg = f.self.faultyConfig(tc.fault)
 	case tc.noChain:
-		cfg = noChainConfig(f.self)
+		cfg = f.self.noChainConfig()
 	}
 	srv := serveConfig(t, cfg)
 	h = h.Clone()
@@ -566,6 +581,12 @@ func TestSpecResponses(t *testing.T) {
 				var e ErrorBody
 				if err := json.Unmarshal(body, &e); err != nil || e.Status != tc.code {
 					t.Fatalf("got %s, want code %s", body, tc.code)
+				}
+			}
+			// A fault of the node stays in its log: the client learns that one happened.
+			for _, secret := range []string{"database is closed", "/var/lib/relayd", "10.1.2.3"} {
+				if bytes.Contains(body, []byte(secret)) {
+					t.Errorf("the answer tells the client %q: %s", secret, body)
 				}
 			}
 			_, route, _ := sp.route(t, tc.method, tc.path)
@@ -601,7 +622,7 @@ func fill(path string) string {
 // also when its input is invalid (authentication comes first).
 func TestEveryOperationNeedsToken(t *testing.T) {
 	sp := loadSpec(t)
-	srv := serveNode(t, newFakeNode(t))
+	srv := serveConfig(t, newFakeNode(t).config(false))
 	creds := map[string]http.Header{
 		"no token":           nil,
 		"wrong x-auth-token": {"X-Auth-Token": {testToken + "x"}},
@@ -630,7 +651,7 @@ func TestEveryOperationNeedsToken(t *testing.T) {
 // TestReferenceUI: the UI and the document load without a token, and the
 // JSON served is the embedded YAML.
 func TestReferenceUI(t *testing.T) {
-	srv := serveNode(t, newFakeNode(t))
+	srv := serveConfig(t, newFakeNode(t).config(false))
 	get := func(path string, h http.Header) (*http.Response, []byte) {
 		return send(t, http.MethodGet, srv.URL+path, h, "")
 	}
@@ -768,7 +789,7 @@ func TestSpecFieldSchemas(t *testing.T) {
 // operation can document, have the documented error envelope.
 func TestUndocumentedAnswersUseTheEnvelope(t *testing.T) {
 	schema := loadSpec(t).doc.Components.Schemas["Error"].Value
-	srv := serveNode(t, newFakeNode(t))
+	srv := serveConfig(t, newFakeNode(t).config(false))
 	token := http.Header{"X-Auth-Token": {testToken}}
 	for _, tc := range []struct {
 		method, path string

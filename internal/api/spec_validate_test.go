@@ -15,23 +15,66 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/libp2p/go-libp2p/core/peer"
 
-	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/router"
 )
 
-// recordingNode fails the test if an operation reaches the node's state.
-type recordingNode struct {
-	*fakeNode
+// recordingConfig serves n with its peer directory, transport, messenger and chain failing t
+// when an operation reaches them to change something: every request the tests send is invalid.
+func recordingConfig(t *testing.T, n *fakeNode) Config {
+	cfg := n.config(false)
+	cfg.Peers = recordingPeers{cfg.Peers, t}
+	cfg.Transport = recordingTransport{cfg.Transport, t}
+	cfg.Messenger = recordingMessenger{t}
+	cfg.Chain = recordingChain{cfg.Chain, t}
+	return cfg
+}
+
+type recordingPeers struct {
+	Peers
 	t *testing.T
 }
 
-func (n recordingNode) SetAlias(a string, id peer.ID) error {
-	n.t.Errorf("invalid request reached the node: SetAlias(%q, %s)", a, id)
+func (p recordingPeers) SetAlias(a string, id peer.ID) error {
+	p.t.Errorf("invalid request reached the node: SetAlias(%q, %s)", a, id)
 	return nil
 }
 
-func (n recordingNode) Ping(context.Context, peer.ID) (time.Duration, error) {
-	n.t.Error("invalid request reached the node: Ping")
+type recordingTransport struct {
+	Transport
+	t *testing.T
+}
+
+func (tr recordingTransport) Ping(context.Context, peer.ID) (time.Duration, error) {
+	tr.t.Error("invalid request reached the node: Ping")
 	return 0, nil
+}
+
+type recordingMessenger struct{ t *testing.T }
+
+func (m recordingMessenger) Send(context.Context, peer.ID, string) (router.Sent, error) {
+	m.t.Error("invalid request reached the node: Send")
+	return router.Sent{}, nil
+}
+
+type recordingChain struct {
+	Chain
+	t *testing.T
+}
+
+func (c recordingChain) Withdraw(context.Context, bool, *big.Int, common.Address) (common.Hash, error) {
+	c.t.Error("invalid request reached the node: Withdraw")
+	return common.Hash{}, nil
+}
+
+func (c recordingChain) OpenChannel(context.Context, common.Address, *big.Int) ([32]byte, common.Hash, error) {
+	c.t.Error("invalid request reached the node: OpenChannel")
+	return [32]byte{}, common.Hash{}, nil
+}
+
+func (c recordingChain) CloseChannel(context.Context, common.Address, bool) (common.Hash, channels.Status, error) {
+	c.t.Error("invalid request reached the node: CloseChannel")
+	return common.Hash{}, 0, nil
 }
 
 // TestValidation: input the document does not allow is refused with 400,
@@ -40,7 +83,7 @@ func (n recordingNode) Ping(context.Context, peer.ID) (time.Duration, error) {
 func TestValidation(t *testing.T) {
 	sp := loadSpec(t)
 	f := newSpecFixture(t)
-	srv := serveNode(t, recordingNode{f.self, t})
+	srv := serveConfig(t, recordingConfig(t, f.self))
 	bob := f.other.PeerID().String()
 	jsonHeader := http.Header{"X-Auth-Token": {testToken}, "Content-Type": {"application/json"}}
 	tests := []struct {
@@ -102,7 +145,7 @@ func TestValidation(t *testing.T) {
 // TestValidatorRunsBeforeHandler tells the validator's answer from the
 // handler's: the handler would call a mistyped peerId INVALID_INPUT.
 func TestValidatorRunsBeforeHandler(t *testing.T) {
-	srv := serveNode(t, recordingNode{newFakeNode(t), t})
+	srv := serveConfig(t, recordingConfig(t, newFakeNode(t)))
 	resp, body := send(t, http.MethodPost, srv.URL+Prefix+"/node/ping", http.Header{"X-Auth-Token": {testToken}}, `{"peerId":42}`)
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), `"status":"INVALID_PEERID"`) {
 		t.Fatalf("got %d %s", resp.StatusCode, body)
@@ -145,12 +188,7 @@ func FuzzValidation(f *testing.F) {
 		`{"message":"hello"}`, `{"body":"hi","recipient":"me"}`, `{"body":"hi","recipient":"bob","path":[]}`} {
 		f.Add(s)
 	}
-	id, err := identity.Generate()
-	if err != nil {
-		f.Fatal(err)
-	}
-	n := &fakeNode{Identity: id, aliases: map[string]string{}, openChannels: map[peer.ID]bool{}}
-	n.ping = func(context.Context, peer.ID) (time.Duration, error) { return time.Millisecond, nil }
+	n := newFakeNode(f)
 	s, err := New(n.config(false))
 	if err != nil {
 		f.Fatal(err)
@@ -189,33 +227,13 @@ func FuzzValidation(f *testing.F) {
 	})
 }
 
-func (n recordingNode) SendMessage(context.Context, peer.ID, string) (string, error) {
-	n.t.Error("invalid request reached the node: SendMessage")
-	return "", nil
-}
-
-func (n recordingNode) Withdraw(context.Context, bool, *big.Int, common.Address) (string, error) {
-	n.t.Error("invalid request reached the node: Withdraw")
-	return "", nil
-}
-
-func (n recordingNode) OpenChannel(context.Context, peer.ID, *big.Int) (string, string, error) {
-	n.t.Error("invalid request reached the node: OpenChannel")
-	return "", "", nil
-}
-
-func (n recordingNode) CloseChannel(context.Context, peer.ID, bool) (string, string, error) {
-	n.t.Error("invalid request reached the node: CloseChannel")
-	return "", "", nil
-}
-
 // TestValidationChainOps: the validator refuses bad input of the account,
 // message and channel operations with the code and the message the
 // handler's own checks give, before the node is reached.
 func TestValidationChainOps(t *testing.T) {
 	sp := loadSpec(t)
 	f := newSpecFixture(t)
-	srv := serveNode(t, recordingNode{f.self, t})
+	srv := serveConfig(t, recordingConfig(t, f.self))
 	bob := f.other.PeerID().String()
 	wallet := "0x035C68d5251AfF759Ea945A05783F2290EA0Accf"
 	tests := []struct {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/relayd/relayd/internal/health"
 )
 
 // Streams serves the WebSocket streams of the REST port; the server has
@@ -78,26 +80,12 @@ const (
 	ReadyPath  = "/readyz"
 )
 
-// Health tells whether the node is ready for work.
-type Health interface {
-	// Ready checks each part the node needs (chain, indexer, p2p); a part
-	// that is not ready has Ready false and says why in Detail.
-	Ready(ctx context.Context) []ReadyCheck
-}
-
-// ReadyCheck is one part of the readiness answer.
-type ReadyCheck struct {
-	Name   string `json:"name"`
-	Ready  bool   `json:"ready"`
-	Detail string `json:"detail,omitempty"`
-}
-
 // Readiness is the body of GET /readyz.
 type Readiness struct {
 	Ready bool `json:"ready"`
 	// NotReady names the parts that are not ready (empty when Ready).
-	NotReady []string     `json:"notReady"`
-	Checks   []ReadyCheck `json:"checks"`
+	NotReady []string       `json:"notReady"`
+	Checks   []health.Check `json:"checks"`
 }
 
 // readyTimeout bounds the readiness checks (a chain provider that hangs is
@@ -109,11 +97,11 @@ func (s *Server) getHealthz(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) getReadyz(w http.ResponseWriter, r *http.Request) {
-	out := Readiness{Ready: true, NotReady: []string{}, Checks: []ReadyCheck{}}
-	if s.cfg.Health != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
-		defer cancel()
-		out.Checks = append(out.Checks, s.cfg.Health.Ready(ctx)...)
+	out := Readiness{Ready: true, NotReady: []string{}, Checks: []health.Check{}}
+	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
+	defer cancel()
+	for _, c := range s.cfg.Health {
+		out.Checks = append(out.Checks, c.Checks(ctx)...)
 	}
 	for _, c := range out.Checks {
 		if !c.Ready {

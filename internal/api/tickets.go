@@ -1,42 +1,18 @@
 package api
 
 import (
-	"context"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
+	"strings"
 
-	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/relayd/relayd/internal/ledger"
+	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
-
-// Tickets is what the ticket operations need from the node.
-type Tickets interface {
-	// Tickets lists the acknowledged, unredeemed tickets of the incoming
-	// channels, all of them or those from one peer.
-	Tickets(from *peer.ID) ([]Ticket, error)
-	// TicketStatistics counts tickets by state.
-	TicketStatistics() (TicketStatistics, error)
-	// RedeemTickets redeems the tickets on chain, all of them or those from
-	// one peer; it returns once every redemption is mined. A failure after
-	// the redemption began is a *RedeemError, so the client learns what was
-	// redeemed before it.
-	RedeemTickets(ctx context.Context, from *peer.ID) error
-}
-
-// RedeemError is a redemption that stopped part way, e.g. when the chain
-// provider failed after some redemptions were mined. Cause is the failure
-// as for any operation (its Msg already says how many tickets were
-// redeemed and how many remain); Redeemed and Remaining count tickets.
-type RedeemError struct {
-	Cause     Error
-	Redeemed  int
-	Remaining int
-}
-
-func (e *RedeemError) Error() string { return e.Cause.Msg }
-
-// Unwrap returns the cause, so a RedeemError is answered like it where the
-// counts are not rendered.
-func (e *RedeemError) Unwrap() error { return &e.Cause }
 
 // redeemFailure is the error envelope of a redemption that stopped part
 // way, with the counts.
@@ -90,7 +66,24 @@ func (s *Server) tickets(w http.ResponseWriter) (Tickets, bool) {
 	return s.cfg.Tickets, true
 }
 
-func (s *Server) listTickets(w http.ResponseWriter, from *peer.ID, notFound bool) {
+// ticketView is an acknowledged ticket as the API shows it.
+func (s *Server) ticketView(a ledger.AckedTicket) Ticket {
+	tk := a.Ticket
+	epoch := strconv.FormatUint(uint64(tk.Epoch), 10)
+	return Ticket{
+		ChannelID:    hexBytes(tk.ChannelID[:]),
+		Counterparty: s.cfg.Peers.Name(a.Source),
+		Amount:       tk.Amount.Dec(),
+		Index:        strconv.FormatUint(tk.Index, 10),
+		ChannelEpoch: epoch,
+		Epoch:        epoch,
+		WinProb:      tickets.FormatWinProb(tk.WinProb),
+		Challenge:    hexBytes(tk.Challenge[:]),
+		Signature:    hexBytes(tk.Signature[:]),
+	}
+}
+
+func (s *Server) listTickets(w http.ResponseWriter, from *common.Address, notFound bool) {
 	t, ok := s.tickets(w)
 	if !ok {
 		return
@@ -104,25 +97,21 @@ func (s *Server) listTickets(w http.ResponseWriter, from *peer.ID, notFound bool
 		writeError(w, http.StatusNotFound, CodeTicketsNotFound, "no unredeemed tickets in this channel")
 		return
 	}
-	if list == nil {
-		list = []Ticket{}
+	out := make([]Ticket, 0, len(list))
+	for _, a := range list {
+		out = append(out, s.ticketView(a))
 	}
-	for i := range list {
-		if list[i].Epoch == "" {
-			list[i].Epoch = list[i].ChannelEpoch
-		}
-	}
-	writeJSON(w, http.StatusOK, list)
+	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) { s.listTickets(w, nil, false) }
 
 func (s *Server) getChannelTickets(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.peerParam(w, r.PathValue("peerId"))
+	_, from, ok := s.peerAccount(w, r.PathValue("peerId"))
 	if !ok {
 		return
 	}
-	s.listTickets(w, &id, true)
+	s.listTickets(w, &from, true)
 }
 
 func (s *Server) getTicketStatistics(w http.ResponseWriter, r *http.Request) {
@@ -130,15 +119,21 @@ func (s *Server) getTicketStatistics(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st, err := t.TicketStatistics()
+	st, err := t.Statistics()
 	if err != nil {
 		s.fail(w, "ticket statistics", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, st)
+	writeJSON(w, http.StatusOK, TicketStatistics{
+		Pending: st.Pending, Unredeemed: st.Unredeemed, UnredeemedValue: st.UnredeemedValue.Dec(),
+		Redeemed: st.Redeemed, RedeemedValue: st.RedeemedValue.Dec(),
+		WinningTickets: st.Winning, WinningValue: st.WinningValue.Dec(),
+		LosingTickets: st.LosingTickets, LosingValue: st.LosingValue.Dec(),
+		WinProportion: st.WinProportion, Neglected: st.Neglected, Rejected: st.Rejected, RejectedValue: st.RejectedValue.Dec(),
+	})
 }
 
-func (s *Server) redeem(w http.ResponseWriter, r *http.Request, from *peer.ID) {
+func (s *Server) redeem(w http.ResponseWriter, r *http.Request, from *common.Address) {
 	t, ok := s.tickets(w)
 	if !ok {
 		return
@@ -154,27 +149,45 @@ func (s *Server) redeem(w http.ResponseWriter, r *http.Request, from *peer.ID) {
 			return
 		}
 	}
-	if err := t.RedeemTickets(r.Context(), from); err != nil {
-		var re *RedeemError
-		if !errors.As(err, &re) {
-			s.fail(w, "redeem tickets", err)
-			return
-		}
-		if re.Cause.Status == http.StatusInternalServerError { // the node's own fault
-			s.log.Error("operation failed", "op", "redeem tickets", "err", err)
-		}
-		writeJSON(w, re.Cause.Status, redeemFailure{Status: re.Cause.Code, Error: re.Cause.Msg, Redeemed: re.Redeemed, Remaining: re.Remaining})
-		return
+	_, err := t.RedeemTickets(r.Context(), from, "requested")
+	var re *ledger.RedeemError
+	switch {
+	case err == nil:
+		w.WriteHeader(http.StatusNoContent)
+	case errors.As(err, &re):
+		s.redeemFailed(w, re)
+	default:
+		s.fail(w, "redeem tickets", err)
 	}
-	w.WriteHeader(http.StatusNoContent)
+}
+
+// redeemFailed answers a redemption that stopped part way: how many tickets it redeemed, how many
+// remain unredeemed, and why, with the status and code of the cause. Transactions may have been
+// mined before the failure, so it never says that nothing was sent.
+func (s *Server) redeemFailed(w http.ResponseWriter, re *ledger.RedeemError) {
+	status, code, msg := s.classify(re.Err, "redeem tickets")
+	if status == http.StatusInternalServerError { // the node's own fault
+		s.log.Error("operation failed", "op", "redeem tickets", "err", re)
+	}
+	unpaid := ""
+	if n := re.Report.Losing + re.Report.Neglected; n > 0 {
+		unpaid = fmt.Sprintf(", %d settled unpaid (losing or void)", n)
+	}
+	symbol := ""
+	if s.cfg.Chain != nil {
+		symbol = " " + s.cfg.Chain.TokenSymbol()
+	}
+	msg = fmt.Sprintf("redeemed %d of %d tickets (%s%s)%s; %d remain: %s", re.Report.Redeemed, re.Total(),
+		token.FromUint256(&re.Report.Value), symbol, unpaid, re.Remaining, strings.ReplaceAll(strings.TrimSpace(msg), "\n", "; "))
+	writeJSON(w, status, redeemFailure{Status: code, Error: msg, Redeemed: re.Report.Redeemed, Remaining: re.Remaining})
 }
 
 func (s *Server) postRedeem(w http.ResponseWriter, r *http.Request) { s.redeem(w, r, nil) }
 
 func (s *Server) postChannelRedeem(w http.ResponseWriter, r *http.Request) {
-	id, ok := s.peerParam(w, r.PathValue("peerId"))
+	_, from, ok := s.peerAccount(w, r.PathValue("peerId"))
 	if !ok {
 		return
 	}
-	s.redeem(w, r, &id)
+	s.redeem(w, r, &from)
 }

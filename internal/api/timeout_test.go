@@ -13,17 +13,17 @@ import (
 )
 
 // stuckChain never gets its transaction mined.
-type stuckChain struct{ *fakeNode }
+type stuckChain struct{ *fakeChain }
 
-func (stuckChain) Withdraw(ctx context.Context, _ bool, _ *big.Int, _ common.Address) (string, error) {
+func (stuckChain) Withdraw(ctx context.Context, _ bool, _ *big.Int, _ common.Address) (common.Hash, error) {
 	<-ctx.Done()
-	return "", ctx.Err()
+	return common.Hash{}, ctx.Err()
 }
 
 func TestOperationTimeout(t *testing.T) {
 	f := newFakeNode(t)
 	cfg := f.config(false)
-	cfg.Chain = stuckChain{f}
+	cfg.Chain = stuckChain{f.chain}
 	cfg.Timeout = 50 * time.Millisecond
 	s, err := New(cfg)
 	if err != nil {

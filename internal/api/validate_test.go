@@ -57,7 +57,7 @@ func TestUnknownFieldsLinear(t *testing.T) {
 // TestManyUnknownFields: 6,000 unknown fields (a 59 KB body) are refused
 // with 400 and a message that names the first ten and counts the rest.
 func TestManyUnknownFields(t *testing.T) {
-	srv := serveNode(t, recordingNode{newFakeNode(t), t})
+	srv := serveConfig(t, recordingConfig(t, newFakeNode(t)))
 	body := unknownKeys(6000)
 	if len(body) > MaxBodyBytes {
 		t.Fatalf("body of %d bytes is over the limit", len(body))

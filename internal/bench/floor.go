@@ -5,11 +5,13 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"math/big"
 	"runtime"
 	"slices"
 	"time"
 
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/crypto/secp256k1"
 
 	"github.com/relayd/relayd/internal/por"
 )
@@ -69,7 +71,7 @@ func MeanFloor(a, b Floor) Floor {
 type floorWork struct {
 	key    *ecdsa.PrivateKey
 	scalar []byte
-	peer   ecdsa.PublicKey
+	px, py *big.Int // the peer's public key, an affine point
 	hash   []byte
 	sig    []byte
 	ks     [4]por.Scalar
@@ -84,7 +86,8 @@ func newFloorWork() (*floorWork, error) {
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
-	w := &floorWork{key: k, scalar: crypto.FromECDSA(k), peer: other.PublicKey, hash: crypto.Keccak256([]byte("ticket"))}
+	px, py := secp256k1.DecompressPubkey(crypto.CompressPubkey(&other.PublicKey))
+	w := &floorWork{key: k, scalar: crypto.FromECDSA(k), px: px, py: py, hash: crypto.Keccak256([]byte("ticket"))}
 	if w.sig, err = crypto.Sign(w.hash, k); err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
@@ -132,7 +135,7 @@ func MeasureFloor(rounds int) (Floor, error) {
 		return time.Duration(time.Now().UnixNano())
 	}
 	ops := []func() bool{
-		func() bool { x, _ := crypto.S256().ScalarMult(w.peer.X, w.peer.Y, w.scalar); return x != nil },
+		func() bool { x, _ := crypto.S256().ScalarMult(w.px, w.py, w.scalar); return x != nil },
 		func() bool { _, err := crypto.Ecrecover(w.hash, w.sig); return err == nil },
 		func() bool { _, err := crypto.Sign(w.hash, w.key); return err == nil },
 		func() bool { _, err := por.MulBase(w.ks[:]...); return err == nil },

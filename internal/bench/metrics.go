@@ -87,7 +87,7 @@ func labelText(m model.Metric) string {
 		if b.Len() > 0 {
 			b.WriteByte(',')
 		}
-		if name.IsValidLegacy() {
+		if model.LegacyValidation.IsValidLabelName(string(name)) {
 			b.WriteString(string(name))
 		} else {
 			b.WriteByte('"')

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/store"
@@ -146,6 +147,9 @@ type IndexerConfig struct {
 	OnEvent func(Event)
 	// Logger receives the indexer's logs (slog.Default() when nil).
 	Logger *slog.Logger
+	// Registerer, when set, receives the indexer's gauges: relayd_chain_head_block and
+	// relayd_chain_indexed_block.
+	Registerer prometheus.Registerer
 }
 
 // Indexer follows the channels contract's ChannelUpdated and Announcement events (which carry
@@ -205,13 +209,26 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		cfg.Logger = slog.Default()
 	}
 	abi := channelsABI.GetABI()
-	return &Indexer{
+	ix := &Indexer{
 		cfg:     cfg,
 		log:     cfg.Logger,
 		rng:     cfg.MaxRange,
 		topic:   []common.Hash{abi.Events["ChannelUpdated"].ID, abi.Events["Announcement"].ID, abi.Events["MinWinProbUpdated"].ID},
 		changed: make(chan struct{}),
-	}, nil
+	}
+	if reg := cfg.Registerer; reg != nil {
+		head := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "relayd_chain_head_block",
+			Help: "The chain provider's latest block as the indexer last read it."}, func() float64 { return float64(ix.Head()) })
+		indexed := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "relayd_chain_indexed_block",
+			Help: "The last block the indexer has read into the channel graph; the head minus this is the indexer's lag."},
+			func() float64 { return float64(max(ix.Next(), 1) - 1) })
+		for _, c := range []prometheus.Collector{head, indexed} {
+			if err := reg.Register(c); err != nil {
+				return nil, fmt.Errorf("%w: register metrics: %w", ErrBadConfig, err)
+			}
+		}
+	}
+	return ix, nil
 }
 
 // maxHeadLag is how many blocks the provider's head may stay below the last indexed block

@@ -41,6 +41,7 @@ import (
 	"github.com/relayd/relayd/internal/devchain"
 	"github.com/relayd/relayd/internal/hostnet"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/token"
 )
 
@@ -326,7 +327,7 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--mixDelayMean", c.cfg.MixDelayMean.String(),
 		"--mixDelayMax", c.cfg.MixDelayMax.String(),
 		"--coverRate", strconv.FormatFloat(c.cfg.CoverRate, 'f', -1, 64),
-		"--relayers", strconv.Itoa(cmp.Or(c.cfg.Relayers, config.DefaultRelayers)),
+		"--relayers", strconv.Itoa(cmp.Or(c.cfg.Relayers, settings.Defaults().Relayers)),
 	}
 	if c.cfg.ProfilePortBase != 0 {
 		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/token"
 )
 
@@ -96,14 +97,14 @@ type Config struct {
 	// with (devchain.Config.MinWinProb; 0: every ticket wins). The nodes follow it.
 	MinWinProb uint64
 	// MixDelayMean is every node's --mixDelayMean: the mean of the exponential per-hop mixing
-	// delay (config.DefaultMixDelayMean); 0 with MixDelayMax 0 mixes nothing.
+	// delay (settings.Defaults().MixDelayMean); 0 with MixDelayMax 0 mixes nothing.
 	MixDelayMean time.Duration
 	// MixDelayMax is every node's --mixDelayMax, the cap of each per-hop delay; 0: 10 × the mean.
 	MixDelayMax time.Duration
 	// CoverRate is every node's --coverRate: loop cover packets per second (0: none).
 	CoverRate float64
 	// Relayers is every node's --relayers: relayers of its own messages and cover loops
-	// (0: config.DefaultRelayers).
+	// (0: settings.Defaults().Relayers).
 	Relayers int
 	// ChannelFunding is the balance every channel of the mesh is opened with
 	// (smallest unit).
@@ -155,9 +156,9 @@ func DefaultConfig() Config {
 		ChainPort:      DefaultChainPort,
 		APIToken:       config.ClusterDefaultToken,
 		ClosurePeriod:  DefaultClosurePeriod,
-		MixDelayMean:   config.DefaultMixDelayMean,
-		CoverRate:      config.DefaultCoverRate,
-		Relayers:       config.DefaultRelayers,
+		MixDelayMean:   settings.Defaults().MixDelayMean,
+		CoverRate:      settings.Defaults().CoverRate,
+		Relayers:       settings.Defaults().Relayers,
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,
 		Topology:       Mesh,
@@ -229,8 +230,8 @@ func (c Config) Validate() error {
 		return &FieldError{"topology", "must be mesh or sparse"}
 	case c.Nodes < MinNodes || c.Nodes > c.maxNodes():
 		return &FieldError{"nodes", fmt.Sprintf("must be between %d and %d for a %s network (a paid message needs a sender, 2 relayers and a recipient)", MinNodes, c.maxNodes(), c.Topology)}
-	case c.Topology == Sparse && (c.MaxChannels < 2 || c.MaxChannels > config.MaxChannelsLimit):
-		return &FieldError{"maxChannels", fmt.Sprintf("must be between 2 and %d", config.MaxChannelsLimit)}
+	case c.Topology == Sparse && (c.MaxChannels < 2 || c.MaxChannels > settings.MaxChannelsLimit):
+		return &FieldError{"maxChannels", fmt.Sprintf("must be between 2 and %d", settings.MaxChannelsLimit)}
 	case len(c.APIToken) < config.MinTokenLength:
 		return &FieldError{"apiToken", fmt.Sprintf("must be at least %d characters long", config.MinTokenLength)}
 	case c.ClosurePeriod <= 0 || c.ClosurePeriod%time.Second != 0:
@@ -239,14 +240,14 @@ func (c Config) Validate() error {
 		return &FieldError{"blockTime", fmt.Sprintf("must be between 0 (a block per transaction) and %v", MaxBlockTime)}
 	case c.MixDelayMax < 0:
 		return &FieldError{"mixDelayMax", "must not be negative"}
-	case c.MixDelayMean < 0 || c.MixDelayMean > config.MaxMixDelayMean:
-		return &FieldError{"mixDelayMean", fmt.Sprintf("must be between 0 and %v", config.MaxMixDelayMean)}
+	case c.MixDelayMean < 0 || c.MixDelayMean > settings.MaxMixDelayMean:
+		return &FieldError{"mixDelayMean", fmt.Sprintf("must be between 0 and %v", settings.MaxMixDelayMean)}
 	case c.MixDelayMean > 0 && c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMean:
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMean (it caps each exponential draw; 0: 10 × the mean)"}
-	case !(c.CoverRate >= 0 && c.CoverRate <= config.MaxCoverRate):
-		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", config.MaxCoverRate)}
-	case c.Relayers != 0 && (c.Relayers < config.MinRelayers || c.Relayers > config.MaxRelayers):
-		return &FieldError{"relayers", fmt.Sprintf("must be %d or %d", config.MinRelayers, config.MaxRelayers)}
+	case !(c.CoverRate >= 0 && c.CoverRate <= settings.MaxCoverRate):
+		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", settings.MaxCoverRate)}
+	case c.Relayers != 0 && (c.Relayers < settings.MinRelayers || c.Relayers > settings.MaxRelayers):
+		return &FieldError{"relayers", fmt.Sprintf("must be %d or %d", settings.MinRelayers, settings.MaxRelayers)}
 	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0:
 		return &FieldError{"channelFunding", "must be a positive amount"}
 	case c.EnvFile == "":

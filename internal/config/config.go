@@ -1,7 +1,9 @@
 // Package config owns the node's configuration: the flags of `relayd`, their
 // environment-variable fallbacks (RELAYD_<UPPER_SNAKE>), defaults and
-// validation. It does no I/O beyond reading the environment and must not
-// import any other relayd package.
+// validation. It does no I/O beyond reading the environment and files it is
+// pointed at. Of relayd's packages it imports only internal/settings, whose
+// definitions give the defaults and ranges of the flags that set a setting at
+// a node's first start, and internal/token.
 package config
 
 import (
@@ -19,6 +21,8 @@ import (
 	"unicode"
 
 	"github.com/ethereum/go-ethereum/common"
+
+	"github.com/relayd/relayd/internal/settings"
 )
 
 // MinTokenLength is the shortest API token a node accepts.
@@ -56,10 +60,10 @@ type Config struct {
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
 	HeartbeatInterval time.Duration // how often every known peer is pinged
 	MixDelayMin       time.Duration // per-hop mixing delay, lower bound
-	MixDelayMean      time.Duration // initial mixDelayMean setting: mean of the exponential per-hop delay (DefaultMixDelayMean); 0: uniform up to MixDelayMax
+	MixDelayMean      time.Duration // initial mixDelayMean setting: mean of the exponential per-hop delay (settings.Defaults); 0: uniform up to MixDelayMax
 	MixDelayMax       time.Duration // cap of each per-hop delay; 0: min + 10 × the mean (relay.MixingFor)
-	CoverRate         float64       // initial coverRate setting: loop cover packets per second (0 to MaxCoverRate; 0: off)
-	Relayers          int           // initial relayers setting: relayers of the node's own paths (MinRelayers to MaxRelayers; 0: DefaultRelayers)
+	CoverRate         float64       // initial coverRate setting: loop cover packets per second (0 to settings.MaxCoverRate; 0: off)
+	Relayers          int           // initial relayers setting: relayers of the node's own paths (settings.MinRelayers to settings.MaxRelayers; 0: the default)
 	ShutdownTimeout   time.Duration
 	Strategy          string        // initial channel strategy setting: passive (default) or promiscuous
 	MaxChannels       int           // initial maxChannels setting; 0: the strategy's default
@@ -71,34 +75,35 @@ type Config struct {
 	identitySetByUser bool
 }
 
-// MaxChannelsLimit bounds the maxChannels setting.
-const MaxChannelsLimit = 100
+// defaults are the settings' defaults, which the flags of a first start take.
+var defaults = settings.Defaults()
 
-// DefaultMixDelayMean is the mean of a relayed packet's exponential mixing delay per hop
-// (Poisson mixing) when neither --mixDelayMean nor the stored mixDelayMean setting says. With
-// DefaultRelayers and DefaultCoverRate it is what PRIVACY.md measured to defeat a global
-// passive observer (entropy ≥ 90 % of the maximum, top-1 ≤ 2× a random guess) at a p50 of
-// about 300 ms.
-const DefaultMixDelayMean = 100 * time.Millisecond
-
-// MaxMixDelayMean bounds --mixDelayMean and the mixDelayMean setting.
-const MaxMixDelayMean = 10 * time.Second
-
-// DefaultCoverRate is the loop cover packets a node sends per second when neither --coverRate
-// nor the stored coverRate setting says; MaxCoverRate bounds both.
-const (
-	DefaultCoverRate = 1
-	MaxCoverRate     = 100
-)
-
-// DefaultRelayers is how many relayers the node's own messages and cover loops take when
-// neither --relayers nor the stored relayers setting says; MinRelayers and MaxRelayers bound
-// both (the interface's "at least two relayers"; a packet has at most four hops).
-const (
-	DefaultRelayers = 3
-	MinRelayers     = 2
-	MaxRelayers     = 3
-)
+// InitialSettings are the settings of the node's first start: the defaults, with what the flags
+// say (the store's values win afterwards). It refuses a flag's value the setting cannot take.
+func (c Config) InitialSettings() (settings.Values, error) {
+	v := settings.Defaults()
+	v.MixDelayMean, v.CoverRate = c.MixDelayMean, c.CoverRate
+	if c.Relayers != 0 {
+		v.Relayers = c.Relayers
+	}
+	if c.MaxChannels != 0 {
+		v.MaxChannels = c.MaxChannels
+	}
+	for flag, text := range map[string]string{"strategy": c.Strategy, "maxChannels": strconv.Itoa(v.MaxChannels), "channelFunding": c.ChannelFunding} {
+		if text == "" {
+			continue
+		}
+		var err error
+		if v, err = settings.SetText(v, flag, text); err != nil {
+			var se *settings.Error
+			if errors.As(err, &se) {
+				err = errors.New(se.Reason)
+			}
+			return v, &FieldError{flag, err.Error()}
+		}
+	}
+	return v, nil
+}
 
 // FieldError is a configuration error about one flag. Its text names the
 // flag so a user can fix it from a single line.
@@ -147,10 +152,10 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	})
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop mixing delay, lower bound")
-	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", DefaultMixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax, at first start (afterwards the stored mixDelayMean setting wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
+	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", defaults.MixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax, at first start (afterwards the stored mixDelayMean setting wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
 	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 0, "cap of each per-hop mixing delay; 0: --mixDelayMin + 10 × --mixDelayMean")
-	c.CoverRate = DefaultCoverRate
-	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v), at first start (afterwards the stored coverRate setting wins)", MaxCoverRate, DefaultCoverRate), func(v string) error {
+	c.CoverRate = defaults.CoverRate
+	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v), at first start (afterwards the stored coverRate setting wins)", settings.MaxCoverRate, defaults.CoverRate), func(v string) error {
 		r, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
 			return errors.New("must be a number of packets per second")
@@ -158,10 +163,10 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 		c.CoverRate = r
 		return nil
 	})
-	fs.IntVar(&c.Relayers, "relayers", DefaultRelayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried), at first start (afterwards the stored relayers setting wins)", MinRelayers, MaxRelayers))
-	fs.StringVar(&c.Strategy, "strategy", "passive", "channel strategy at first start (passive or promiscuous); afterwards the stored setting wins (PUT /api/v2/settings, admin settings)")
-	fs.IntVar(&c.MaxChannels, "maxChannels", 5, "outgoing channels the promiscuous strategy keeps open, at first start")
-	fs.StringVar(&c.ChannelFunding, "channelFunding", "10", "tokens each channel the strategy opens is funded with, at first start")
+	fs.IntVar(&c.Relayers, "relayers", defaults.Relayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried), at first start (afterwards the stored relayers setting wins)", settings.MinRelayers, settings.MaxRelayers))
+	fs.StringVar(&c.Strategy, "strategy", string(defaults.Strategy), "channel strategy at first start (passive or promiscuous); afterwards the stored setting wins (PUT /api/v2/settings, admin settings)")
+	fs.IntVar(&c.MaxChannels, "maxChannels", defaults.MaxChannels, fmt.Sprintf("outgoing channels the promiscuous strategy keeps open, at first start (1 to %d)", settings.MaxChannelsLimit))
+	fs.StringVar(&c.ChannelFunding, "channelFunding", defaults.ChannelFunding.String(), "tokens each channel the strategy opens is funded with, at first start")
 	fs.DurationVar(&c.StrategyInterval, "strategyInterval", 30*time.Second, "time between channel strategy ticks")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
@@ -286,28 +291,23 @@ func (c Config) Validate() error {
 	if c.MixDelayMin < 0 || c.MixDelayMax < 0 || (c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMin) {
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin (or 0: 10 × the mean), and both not negative"}
 	}
-	if c.MixDelayMean < 0 || c.MixDelayMean > MaxMixDelayMean {
-		return &FieldError{"mixDelayMean", fmt.Sprintf("must be between 0 and %v", MaxMixDelayMean)}
+	if c.MixDelayMean < 0 || c.MixDelayMean > settings.MaxMixDelayMean {
+		return &FieldError{"mixDelayMean", fmt.Sprintf("must be between 0 and %v", settings.MaxMixDelayMean)}
 	}
 	if c.MixDelayMean > 0 && c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMin+c.MixDelayMean {
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin plus --mixDelayMean: it caps each exponential draw (0: 10 × the mean)"}
 	}
-	if !(c.CoverRate >= 0 && c.CoverRate <= MaxCoverRate) { // also refuses NaN
-		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", MaxCoverRate)}
+	if !(c.CoverRate >= 0 && c.CoverRate <= settings.MaxCoverRate) { // also refuses NaN
+		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", settings.MaxCoverRate)}
 	}
-	if c.Relayers != 0 && (c.Relayers < MinRelayers || c.Relayers > MaxRelayers) { // 0: DefaultRelayers
-		return &FieldError{"relayers", fmt.Sprintf("must be %d or %d", MinRelayers, MaxRelayers)}
+	if c.Relayers != 0 && (c.Relayers < settings.MinRelayers || c.Relayers > settings.MaxRelayers) { // 0: the default
+		return &FieldError{"relayers", fmt.Sprintf("must be %d or %d", settings.MinRelayers, settings.MaxRelayers)}
 	}
 	if c.ShutdownTimeout <= 0 {
 		return &FieldError{"shutdownTimeout", "must be positive"}
 	}
-	switch strings.ToLower(c.Strategy) {
-	case "", "passive", "promiscuous":
-	default:
-		return &FieldError{"strategy", "must be passive or promiscuous"}
-	}
-	if c.MaxChannels < 0 || c.MaxChannels > MaxChannelsLimit {
-		return &FieldError{"maxChannels", fmt.Sprintf("must be between 1 and %d", MaxChannelsLimit)}
+	if _, err := c.InitialSettings(); err != nil {
+		return err
 	}
 	if c.StrategyInterval < 0 {
 		return &FieldError{"strategyInterval", "must not be negative"}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relayd/relayd/internal/settings"
 )
 
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -56,10 +58,10 @@ func TestParseMixingDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MixDelayMean != DefaultMixDelayMean || c.MixDelayMax != 0 || c.MixDelayMin != 0 || c.CoverRate != DefaultCoverRate {
+	if c.MixDelayMean != settings.Defaults().MixDelayMean || c.MixDelayMax != 0 || c.MixDelayMin != 0 || c.CoverRate != settings.Defaults().CoverRate {
 		t.Fatalf("mixing defaults: min %v mean %v max %v cover %v", c.MixDelayMin, c.MixDelayMean, c.MixDelayMax, c.CoverRate)
 	}
-	if DefaultMixDelayMean <= 0 {
+	if settings.Defaults().MixDelayMean <= 0 {
 		t.Fatal("the default mixing is not exponential")
 	}
 	c, err = Parse([]string{"--mixDelayMean", "50ms", "--coverRate", "2.5"}, env(map[string]string{"RELAYD_MIX_DELAY_MAX": "1s"}), io.Discard)
@@ -108,16 +110,22 @@ func TestValidate(t *testing.T) {
 		{"negative mix delay cap", func(c *Config) { c.MixDelayMax = -1 }, "mixDelayMax"},
 		{"mix delay max below min", func(c *Config) { c.MixDelayMin = 5; c.MixDelayMax = 4 }, "mixDelayMax"},
 		{"negative mix delay mean", func(c *Config) { c.MixDelayMean = -1 }, "mixDelayMean"},
-		{"mix delay mean above 10s", func(c *Config) { c.MixDelayMean = MaxMixDelayMean + 1 }, "mixDelayMean"},
+		{"mix delay mean above 10s", func(c *Config) { c.MixDelayMean = settings.MaxMixDelayMean + 1 }, "mixDelayMean"},
 		{"mix delay cap below the mean", func(c *Config) { c.MixDelayMean = 50 * time.Millisecond; c.MixDelayMax = 20 * time.Millisecond }, "mixDelayMax"},
 		{"mix delay mean without a cap", func(c *Config) { c.MixDelayMin = 5; c.MixDelayMean = 50 * time.Millisecond; c.MixDelayMax = 0 }, ""},
 		{"no mixing", func(c *Config) { c.MixDelayMean = 0; c.MixDelayMax = 0 }, ""},
 		{"cover rate", func(c *Config) { c.CoverRate = 2.5 }, ""},
 		{"negative cover rate", func(c *Config) { c.CoverRate = -1 }, "coverRate"},
-		{"cover rate above the bound", func(c *Config) { c.CoverRate = MaxCoverRate + 0.5 }, "coverRate"},
+		{"cover rate above the bound", func(c *Config) { c.CoverRate = settings.MaxCoverRate + 0.5 }, "coverRate"},
 		{"cover rate not a number", func(c *Config) { c.CoverRate = math.NaN() }, "coverRate"},
 		{"one relayer", func(c *Config) { c.Relayers = 1 }, "relayers"},
 		{"four relayers", func(c *Config) { c.Relayers = 4 }, "relayers"},
+		{"promiscuous", func(c *Config) { c.Strategy = "promiscuous" }, ""},
+		{"strategy not a name", func(c *Config) { c.Strategy = "PASSIVE " }, "strategy"},
+		{"too many channels", func(c *Config) { c.MaxChannels = settings.MaxChannelsLimit + 1 }, "maxChannels"},
+		{"channel funding", func(c *Config) { c.ChannelFunding = "2.5" }, ""},
+		{"channel funding zero", func(c *Config) { c.ChannelFunding = "0" }, "channelFunding"},
+		{"channel funding not an amount", func(c *Config) { c.ChannelFunding = "1e18" }, "channelFunding"},
 		{"provider needs contract", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, "channelsContract"},
 		{"provider with contract", func(c *Config) {
 			c.Provider = "ws://127.0.0.1:8545"

@@ -161,8 +161,9 @@ func Format(f ws.Frame) string {
 // with ws.Escape, to out. The replay is skipped; frames the node publishes
 // meanwhile (its log lines, received messages) are written to logs with
 // Format as they arrive, so a long command shows its progress; logs may be
-// nil. RunOnce returns when the reply has ended, or with an error wrapping
-// ErrClosed when the connection ends first.
+// nil. RunOnce returns when the reply has ended: nil, or ErrCommandFailed when
+// the node marked it as a failure; or with an error wrapping ErrClosed when the
+// connection ends first.
 func RunOnce(ctx context.Context, c *Conn, line string, out, logs io.Writer) error {
 	line = strings.TrimRight(line, "\r\n")
 	if err := c.Send(ctx, line); err != nil {
@@ -180,6 +181,9 @@ func RunOnce(ctx context.Context, c *Conn, line string, out, logs io.Writer) err
 			case ws.ReplyEcho:
 			case ws.ReplyOutput, ws.ReplyEnd:
 				fmt.Fprintln(out, ws.Escape(f.Msg))
+				if f.Reply == ws.ReplyEnd && f.Error {
+					return ErrCommandFailed
+				}
 				if f.Reply == ws.ReplyEnd {
 					return nil
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/relayd/relayd/internal/admin"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -24,7 +25,7 @@ const token = "S3cret!token"
 func adminServer(t *testing.T) (*httptest.Server, *ws.Hub) {
 	t.Helper()
 	hub := ws.NewHub(nil)
-	cmds, err := ws.NewCommands(ws.Command{Name: "echo", Usage: "echo <text>", Help: "Repeat.",
+	cmds, err := admin.NewCommands(admin.Command{Name: "echo", Usage: "echo <text>", Help: "Repeat.",
 		Run: func(_ context.Context, args string) ([]string, error) { return []string{args, "done"}, nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,11 @@ func TestRunOnce(t *testing.T) {
 	if logs.String() != "" {
 		t.Fatalf("the replay reached the logs: %q", logs.String())
 	}
+	// A command the node marks as failed: its output, then ErrCommandFailed.
+	out.Reset()
+	if err := RunOnce(t.Context(), c, "ehco hello", &out, nil); !errors.Is(err, ErrCommandFailed) || !strings.HasPrefix(out.String(), "Unknown command: ehco.") {
+		t.Fatalf("an unknown command: %v, output %q", err, out.String())
+	}
 }
 
 // TestRunOnceWaitsForTheReply: a command that runs long (redeeming
@@ -67,7 +73,7 @@ func TestRunOnce(t *testing.T) {
 func TestRunOnceWaitsForTheReply(t *testing.T) {
 	hub := ws.NewHub(nil)
 	release := make(chan struct{})
-	cmds, err := ws.NewCommands(ws.Command{Name: "redeemTickets", Usage: "redeemTickets", Help: "Redeem.",
+	cmds, err := admin.NewCommands(admin.Command{Name: "redeemTickets", Usage: "redeemTickets", Help: "Redeem.",
 		Run: func(ctx context.Context, _ string) ([]string, error) {
 			hub.Log("level=INFO msg=\"redeeming tickets\" done=1 of=151")
 			select {
@@ -140,7 +146,7 @@ func TestRunOnceNodeStops(t *testing.T) {
 	base, stop := context.WithCancel(context.Background())
 	defer stop()
 	running := make(chan struct{})
-	cmds, err := ws.NewCommands(ws.Command{Name: "hang", Usage: "hang", Help: "Hang.",
+	cmds, err := admin.NewCommands(admin.Command{Name: "hang", Usage: "hang", Help: "Hang.",
 		Run: func(ctx context.Context, _ string) ([]string, error) {
 			close(running)
 			<-ctx.Done()

@@ -10,4 +10,7 @@ var (
 	// needed it: the node stopped, dropped this client or became
 	// unreachable. Its wrapper says which.
 	ErrClosed = errors.New("the connection to the node ended")
+	// ErrCommandFailed means the node ran the command line, or tried to, and it failed: the end
+	// of its reply is marked as an error (unknown command, bad arguments, an error of the node).
+	ErrCommandFailed = errors.New("the command failed")
 )

@@ -29,7 +29,6 @@ type rule struct {
 // the test, so a new package states its rules.
 var rules = map[string]rule{
 	"internal/tickets":  {pure: true},
-	"internal/token":    {pure: true, noTransport: true},
 	"internal/kdf":      {pure: true},
 	"internal/por":      {may: []string{"internal/kdf"}, pure: true},
 	"internal/packet":   {may: []string{"internal/kdf", "internal/por"}, pure: true},
@@ -41,30 +40,48 @@ var rules = map[string]rule{
 	"internal/testlog":  {pure: true},
 	"internal/identity": {noTransport: true},
 	"internal/store":    {may: []string{"internal/channels", "internal/packet", "internal/tickets"}},
-	"internal/chain": {may: []string{"internal/chain/contracts", "internal/channels", "internal/store", "internal/tickets", "internal/token"},
+	"internal/token":    {pure: true, noTransport: true},
+	"internal/health":   {pure: true, noTransport: true},
+	"internal/version":  {noTransport: true},
+	"internal/logs":     {pure: true, noTransport: true},
+	"internal/settings": {may: []string{"internal/strategy", "internal/tickets", "internal/token"}, pure: true, noTransport: true},
+	"internal/peers":    {may: []string{"internal/channels", "internal/identity"}, pure: true, noTransport: true},
+	"internal/chain": {may: []string{"internal/chain/contracts", "internal/channels", "internal/health", "internal/store", "internal/tickets", "internal/token"},
 		noTransport: true},
 	"internal/chain/contracts": {pure: true},
 	"internal/ledger": {may: []string{"internal/chain", "internal/chain/contracts", "internal/channels", "internal/packet",
 		"internal/por", "internal/store", "internal/strategy", "internal/tickets", "internal/token"}, noTransport: true},
 	"internal/relay": {may: []string{"internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por",
 		"internal/tickets"}},
-	"internal/p2p":             {may: []string{"internal/identity"}},
-	"internal/api":             {may: []string{"internal/api/openapi", "internal/identity", "internal/ledger"}, noTransport: true},
+	"internal/p2p": {may: []string{"internal/health", "internal/identity", "internal/peers"}},
+	// The rooms of this node's own traffic: router sends and receives its messages through the
+	// relay; cover sends its loops through the router; discovery turns announcements into peers.
+	"internal/router": {may: []string{"internal/channels", "internal/ledger", "internal/p2p", "internal/packet", "internal/path",
+		"internal/peers", "internal/por", "internal/relay", "internal/tickets"}},
+	"internal/cover":     {may: []string{"internal/relay", "internal/router", "internal/token"}},
+	"internal/discovery": {may: []string{"internal/chain", "internal/channels", "internal/peers"}},
+	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
+	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
+	// client or the store.
+	"internal/api": {may: []string{"internal/api/openapi", "internal/channels", "internal/health", "internal/identity", "internal/ledger",
+		"internal/packet", "internal/peers", "internal/router", "internal/settings", "internal/tickets", "internal/token"}},
+	"internal/admin": {may: []string{"internal/channels", "internal/identity", "internal/ledger", "internal/peers", "internal/router",
+		"internal/settings", "internal/token", "internal/ws"}},
 	"internal/api/openapi":     {noTransport: true},
 	"internal/ws":              {may: []string{"internal/webui"}, noTransport: true},
 	"internal/webui":           {noTransport: true},
 	"internal/console":         {may: []string{"internal/ws"}, noTransport: true},
-	"internal/config":          {},
+	"internal/config":          {may: []string{"internal/settings"}},
 	"internal/hostnet":         {},
 	"internal/capture":         {may: []string{"internal/observe"}},
 	"internal/sim":             {may: []string{"internal/observe", "internal/path", "internal/strategy", "internal/tickets", "internal/token"}},
 	"internal/devchain":        {may: []string{"internal/chain", "internal/devfund", "internal/tickets"}, noTransport: true},
 	"internal/devfund":         {may: []string{"internal/chain"}, noTransport: true},
 	"internal/bench":           {may: []string{"internal/console", "internal/observe", "internal/por", "internal/ws", "internal/packet", "internal/tickets", "internal/kdf"}},
-	"internal/bench/benchtest": {may: []string{"internal/bench", "internal/ws"}},
+	"internal/bench/benchtest": {may: []string{"internal/admin", "internal/bench", "internal/ws"}},
 	"internal/relayload":       {may: []string{"internal/bench", "internal/chain", "internal/channels", "internal/devfund", "internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por", "internal/relay", "internal/store", "internal/tickets", "internal/token"}},
-	"internal/cluster":         {may: []string{"internal/config", "internal/devchain", "internal/hostnet", "internal/identity", "internal/token"}},
-	// node wires everything; only the relayd command imports it.
+	"internal/cluster":         {may: []string{"internal/config", "internal/devchain", "internal/hostnet", "internal/identity", "internal/settings", "internal/token"}},
+	// node builds and wires every room; only the relayd command imports it.
 	"internal/node":                  {may: []string{"*"}},
 	"internal/layout":                {pure: true},
 	"internal/channels/channelstest": {may: []string{"internal/channels"}, noTransport: true},
@@ -191,5 +208,90 @@ func TestRulesCatchAViolation(t *testing.T) {
 	}
 	if !broken {
 		t.Fatal("the relay's imports fit the ledger's rule: the rule check cannot tell packages apart")
+	}
+}
+
+// never are imports no edit of rules may allow: the faces (api, admin) never import each other,
+// the transport, the chain client or the store; the rooms of traffic and money never import a
+// face; nothing but cmd/relayd imports the node.
+var never = map[string][]string{
+	"internal/api":    {"internal/admin", "internal/ws", "internal/node", "internal/p2p", "internal/chain", "internal/store"},
+	"internal/admin":  {"internal/api", "internal/node", "internal/p2p", "internal/chain", "internal/store"},
+	"internal/router": {"internal/api", "internal/ws", "internal/admin", "internal/node"},
+	"internal/relay":  {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/router"},
+	"internal/ledger": {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/relay", "internal/router"},
+	"internal/cover":  {"internal/api", "internal/ws", "internal/admin", "internal/node"},
+	"internal/ws":     {"internal/admin", "internal/api", "internal/node"},
+}
+
+func TestNeverImports(t *testing.T) {
+	for _, p := range list(t) {
+		name := strings.TrimPrefix(p.ImportPath, module)
+		for _, imp := range p.Imports {
+			if rel, ours := strings.CutPrefix(imp, module); ours && slices.Contains(never[name], rel) {
+				t.Errorf("%s imports %s", name, rel)
+			}
+		}
+	}
+}
+
+// nodeBudget is the most lines of non-test Go internal/node may hold: it only builds and wires.
+const nodeBudget = 700
+
+// goFiles lists the non-test Go files of dir.
+func goFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".go") && !strings.HasSuffix(e.Name(), "_test.go") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out
+}
+
+// TestNodeOnlyWires: internal/node stays within its line budget and declares no package
+// variable (what tests changed that way comes in node.Options now).
+func TestNodeOnlyWires(t *testing.T) {
+	lines := 0
+	for _, f := range goFiles(t, "../node") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines += strings.Count(string(b), "\n")
+		for i, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "var ") || l == "var (" {
+				t.Errorf("%s:%d: a package variable in node: %q", f, i+1, l)
+			}
+		}
+	}
+	if lines > nodeBudget || lines < 100 {
+		t.Fatalf("internal/node holds %d lines of non-test Go; the budget is %d", lines, nodeBudget)
+	}
+}
+
+// TestNoContextValues: no non-test code under internal/ passes a value through a context; what a
+// call needs comes in its arguments or its callee's Config.
+func TestNoContextValues(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if strings.Contains(string(b), "context.WithValue(") {
+			t.Errorf("%s calls context.WithValue", path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -27,20 +27,31 @@ type Chain interface {
 	TokenSymbol() string
 }
 
-// Operations are the node's chain-facing operations on its accounts and channels, in the
-// ledger's vocabulary: they check what can be checked before a transaction (balances, the
-// channel's state), send it, wait until the node's view of the chain includes it (Synced), and
-// return this package's sentinels.
+// Operations are the node's operations on its accounts, channels and tickets, in the ledger's
+// vocabulary, as the REST API, the admin console and the channel strategy call them: they check
+// what can be checked before a transaction (balances, the channel's state), send it, wait until
+// the node's view of the chain includes it (Synced), and return this package's sentinels.
 type Operations struct {
 	// Chain sends the transactions.
 	Chain Chain
 	// Channels is the node's view of the channels.
-	Channels ChannelLookup
+	Channels ChannelGraph
 	// Self is this node's chain address.
 	Self common.Address
 	// Synced waits until the node's view of the chain has caught up with the chain's head, so
 	// that a change this node made is visible in Channels when an operation returns. Optional.
 	Synced func(ctx context.Context) error
+	// Ledger and Redeemer are the tickets and how they are redeemed (the ticket operations).
+	Ledger   *Ledger
+	Redeemer Redeemer
+}
+
+// ChannelGraph is the node's view of the channels; *channels.Graph implements it.
+type ChannelGraph interface {
+	ChannelLookup
+	// Incoming and Outgoing list the channels to and from an account.
+	Incoming(account common.Address) []channels.Channel
+	Outgoing(account common.Address) []channels.Channel
 }
 
 // Amount renders an amount in the smallest unit for an operator: in tokens (or whole units of
@@ -146,5 +157,40 @@ func (o *Operations) synced(ctx context.Context) error {
 	if o.Synced == nil {
 		return nil
 	}
-	return o.Synced(ctx)
+	return FromChain(o.Synced(ctx))
+}
+
+// TokenSymbol is the network token's symbol.
+func (o *Operations) TokenSymbol() string { return o.Chain.TokenSymbol() }
+
+// ListChannels lists this node's incoming and outgoing channels, the closed ones only with
+// includingClosed.
+func (o *Operations) ListChannels(includingClosed bool) (in, out []channels.Channel) {
+	keep := func(list []channels.Channel) []channels.Channel {
+		var kept []channels.Channel
+		for _, c := range list {
+			if includingClosed || c.Status != channels.Closed {
+				kept = append(kept, c)
+			}
+		}
+		return kept
+	}
+	return keep(o.Channels.Incoming(o.Self)), keep(o.Channels.Outgoing(o.Self))
+}
+
+// Channel is the channel between this node and other, outgoing (this node pays other) or
+// incoming; ErrChannelNotFound when it was never opened, ErrSelf for this node.
+func (o *Operations) Channel(other common.Address, outgoing bool) (channels.Channel, error) {
+	if other == o.Self {
+		return channels.Channel{}, ErrSelf
+	}
+	src, dst := other, o.Self
+	if outgoing {
+		src, dst = dst, src
+	}
+	ch, ok := o.Channels.Channel(src, dst)
+	if !ok || ch.Epoch == 0 {
+		return channels.Channel{}, ErrChannelNotFound
+	}
+	return ch, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/holiman/uint256"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
@@ -41,10 +42,10 @@ type Config struct {
 	Channels ChannelLookup
 	// Store keeps acknowledged tickets, outgoing index reservations and counters.
 	Store *store.DB
-	// MinWinProb returns the network's minimum win probability (the WinProb field) as the
-	// contract last published it: incoming tickets below it are refused and outgoing ones never
-	// go below it. Optional: nil means no minimum.
-	MinWinProb func() uint64
+	// MinWinProb is the network's minimum win probability (the WinProb field) as the contract
+	// published it when the node started: incoming tickets below it are refused and outgoing
+	// ones never go below it. OnEvent follows its changes. 0: no minimum.
+	MinWinProb uint64
 	// WinProb returns this node's outgoing win probability (the WinProb field); the Ledger uses
 	// the larger of it and MinWinProb. 0 (or nil) follows the network minimum, and without a
 	// known minimum every ticket wins (tickets.MaxWinProb).
@@ -55,6 +56,8 @@ type Config struct {
 	FlushInterval time.Duration
 	// Logger receives the ledger's logs. Optional: nil discards them.
 	Logger *slog.Logger
+	// Registerer, when set, receives the relayd_tickets and relayd_ticket_value_tokens gauges.
+	Registerer prometheus.Registerer
 }
 
 // Ledger keeps this node's tickets: it validates incoming ones (relay.Payments' AcceptTicket),
@@ -77,6 +80,10 @@ type Ledger struct {
 	flushMu  sync.Mutex               // one flush at a time, so Statistics waits for one under way
 	redeemMu sync.Mutex
 	stopped  atomic.Bool // Run ended: no more outgoing tickets (saveIssued stored them all)
+	minWin   atomic.Uint64
+	// closing carries the source of every incoming channel that starts closing (OnEvent), for
+	// AutoRedeem: its tickets are void once it is closed.
+	closing chan common.Address
 
 	// redeemChunk and now are RedeemChunk and time.Now, replaced in tests.
 	redeemChunk int
@@ -107,16 +114,24 @@ func New(cfg Config) (*Ledger, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Ledger{
-		cfg:  cfg,
-		log:  log,
-		self: crypto.PubkeyToAddress(cfg.Key.PublicKey),
-		in:   make(map[[32]byte]*inChannel),
-		out:  make(map[[32]byte]*outChannel),
+	l := &Ledger{
+		cfg:     cfg,
+		log:     log,
+		self:    crypto.PubkeyToAddress(cfg.Key.PublicKey),
+		in:      make(map[[32]byte]*inChannel),
+		out:     make(map[[32]byte]*outChannel),
+		closing: make(chan common.Address, closingQueue),
 
 		redeemChunk: RedeemChunk,
 		now:         time.Now,
-	}, nil
+	}
+	l.minWin.Store(cfg.MinWinProb)
+	if reg := cfg.Registerer; reg != nil {
+		if err := reg.Register(ticketCollector{l}); err != nil {
+			return nil, fmt.Errorf("%w: register metrics: %w", ErrInvalidConfig, err)
+		}
+	}
+	return l, nil
 }
 
 // Run persists the counters kept in memory every FlushInterval and once more when ctx ends,
@@ -154,12 +169,14 @@ func (l *Ledger) flush() error {
 }
 
 // minWinProb is the network minimum (0 without one).
-func (l *Ledger) minWinProb() uint64 {
-	if l.cfg.MinWinProb == nil {
-		return 0
-	}
-	return l.cfg.MinWinProb()
-}
+func (l *Ledger) minWinProb() uint64 { return l.minWin.Load() }
+
+// SetMinWinProb sets the network's minimum win probability (the WinProb field), as the contract
+// now publishes it.
+func (l *Ledger) SetMinWinProb(w uint64) { l.minWin.Store(w) }
+
+// MinWinProb is the network's minimum win probability (the WinProb field) as the ledger knows it.
+func (l *Ledger) MinWinProb() uint64 { return l.minWin.Load() }
 
 // outWinProb is the win probability of the tickets this node signs: its setting, never below
 // the network minimum.

@@ -186,8 +186,8 @@ func TestSettlementAtOnePercent(t *testing.T) {
 	}
 	// Face 1 token each; about N/100 winners; the channel holds twice the expected payout.
 	funding := tokens(int64(n/100*2 + 100))
-	sender := newChainNode(t, dc, "sender", funding, func(c *Config) { c.MinWinProb = func() uint64 { return w } })
-	relayer := newChainNode(t, dc, "relayer", big.NewInt(0), func(c *Config) { c.MinWinProb = func() uint64 { return w } })
+	sender := newChainNode(t, dc, "sender", funding, func(c *Config) { c.MinWinProb = w })
+	relayer := newChainNode(t, dc, "relayer", big.NewInt(0), func(c *Config) { c.MinWinProb = w })
 	ops := &Operations{Chain: sender.client, Channels: sender.graph, Self: sender.addr, Synced: func(context.Context) error { return nil }}
 	if _, _, err := ops.OpenChannel(t.Context(), relayer.addr, funding); err != nil {
 		t.Fatal(err)

@@ -29,9 +29,8 @@ func winProb(t *testing.T, p string) uint64 {
 // (0) without a known minimum signs tickets that always win.
 func TestLedgerIssuesAtItsWinProbability(t *testing.T) {
 	e := newLedgerEnv(t)
-	var setting, minimum uint64
+	var setting uint64
 	e.l.cfg.WinProb = func() uint64 { return setting }
-	e.l.cfg.MinWinProb = func() uint64 { return minimum }
 	dst := common.Address{0xd1}
 	e.chans.Open(e.selfAddr, dst, tickets.AmountFor(100_000))
 	issue := func() tickets.Ticket {
@@ -48,7 +47,8 @@ func TestLedgerIssuesAtItsWinProbability(t *testing.T) {
 	if tk := issue(); tk.WinProb != tickets.MaxWinProb || tk.Amount != PricePerHop {
 		t.Fatalf("no setting, no minimum: %+v", tk)
 	}
-	minimum = winProb(t, "0.01")
+	minimum := winProb(t, "0.01")
+	e.l.SetMinWinProb(minimum)
 	if tk := issue(); tk.WinProb != minimum || tickets.FormatWinProb(tk.WinProb) != "0.01" {
 		t.Fatalf("following the minimum: win prob %s", tickets.FormatWinProb(tk.WinProb))
 	}
@@ -71,7 +71,7 @@ func TestLedgerIssuesAtItsWinProbability(t *testing.T) {
 func TestLedgerRefusesBelowTheMinimum(t *testing.T) {
 	e := newLedgerEnv(t)
 	minimum := winProb(t, "0.1")
-	e.l.cfg.MinWinProb = func() uint64 { return minimum }
+	e.l.SetMinWinProb(minimum)
 	e.chans.Open(e.sourceAddr, e.selfAddr, tickets.AmountFor(10_000))
 	sign := func(index uint64, face uint256.Int, w uint64) tickets.Ticket {
 		tk := e.incoming(t, index, face)

@@ -53,7 +53,7 @@ func TestReceivedMessageCannotDriveTheTerminal(t *testing.T) {
 	admin := dialAdmin(t, n)
 	const evil = "\x1b]0;pwned\x07\x1b[31m\n#### NODE RECEIVED MESSAGE [x] ####"
 	now := time.Now()
-	n.deliver(relay.Received{Text: evil, SentAt: now.Add(-5 * time.Millisecond), ReceivedAt: now})
+	n.inbox.Deliver(relay.Received{Text: evil, SentAt: now.Add(-5 * time.Millisecond), ReceivedAt: now})
 
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()

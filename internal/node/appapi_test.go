@@ -14,11 +14,9 @@ import (
 	"github.com/coder/websocket"
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
-	"github.com/multiformats/go-multiaddr"
 
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/identity"
-	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/ws"
 )
@@ -65,15 +63,7 @@ func TestMessageStreamOnRESTPort(t *testing.T) {
 		t.Cleanup(func() { c.CloseNow() })
 		return c
 	}
-	// The streams subscribe to the hub when the node runs: wait for it.
 	// With since=0 the client also gets what arrives while it connects.
-	deadline := time.Now().Add(10 * time.Second)
-	for n.hub.Clients() != 1 {
-		if time.Now().After(deadline) {
-			t.Fatal("the streams never subscribed to the hub")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 	msgs, admin := dial("/messages/websocket?since=0"), dial("/node/stream/websocket")
 	read := func(c *websocket.Conn) []byte {
 		ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
@@ -85,7 +75,7 @@ func TestMessageStreamOnRESTPort(t *testing.T) {
 		return b
 	}
 	now := time.Now()
-	n.deliver(relay.Received{Text: "hello app", SentAt: now, ReceivedAt: now})
+	n.inbox.Deliver(relay.Received{Text: "hello app", SentAt: now, ReceivedAt: now})
 	var m ws.AppMessage
 	if err := json.Unmarshal(read(msgs), &m); err != nil {
 		t.Fatal(err)
@@ -149,21 +139,6 @@ func TestHealthEndpoints(t *testing.T) {
 	var r api.Readiness
 	if status != 200 || json.Unmarshal([]byte(body), &r) != nil || !r.Ready || len(r.Checks) != 2 {
 		t.Fatalf("readyz: %d %s", status, body)
-	}
-}
-
-// TestPeerInfoAdapter: the REST peer carries heartbeat counts and lastSeen
-// in milliseconds.
-func TestPeerInfoAdapter(t *testing.T) {
-	seen := time.UnixMilli(1795305600123)
-	id, _ := identity.Generate()
-	m, _ := multiaddr.NewMultiaddr("/ip4/127.0.0.1/tcp/9091")
-	got := peerInfo(p2p.PeerInfo{ID: id.PeerID(), Addrs: []multiaddr.Multiaddr{m}, LastSeen: seen, HeartbeatsSent: 7, HeartbeatsSucceeded: 5})
-	if got.LastSeen != 1795305600123 || got.Heartbeats != (api.Heartbeats{Sent: 7, Success: 5}) || got.MultiAddrs[0] != "/ip4/127.0.0.1/tcp/9091" {
-		t.Fatalf("%+v", got)
-	}
-	if never := peerInfo(p2p.PeerInfo{ID: id.PeerID()}); never.LastSeen != 0 {
-		t.Fatalf("never seen: lastSeen %d", never.LastSeen)
 	}
 }
 

@@ -64,7 +64,7 @@ func newBenchNet(tb testing.TB) *benchNet {
 	tb.Cleanup(net.client.CloseIdleConnections)
 	poll(tb, "every node sees every announcement", func() bool {
 		for _, n := range nodes {
-			if info, _ := (apiNode{n}).Info(ctx); info.PeersAnnounced != len(nodes) {
+			if info := nodeInfo(n); info.PeersAnnounced != len(nodes) {
 				return false
 			}
 		}
@@ -92,7 +92,7 @@ func newBenchNet(tb testing.TB) *benchNet {
 
 func startBenchNode(tb testing.TB, cfg config.Config) *Node {
 	tb.Helper()
-	n, err := New(cfg, os.Stderr)
+	n, err := New(cfg, os.Stderr, Options{})
 	if err != nil {
 		tb.Fatal(err)
 	}

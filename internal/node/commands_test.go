@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relayd/relayd/internal/version"
 )
 
 // TestCommandsOriginalWording: where relayd has a command the original 2022
@@ -24,7 +26,7 @@ func TestCommandsOriginalWording(t *testing.T) {
 		{"address native", []string{"ETH Address:    " + addr + " (native address)"}},
 		{"address hopr", []string{"RELAY Address:  " + id + " (PeerId)"}},
 		{"address both", []string{`"both" is neither relay nor native. Usage: address [relay|native]`}},
-		{"version", []string{Version}},
+		{"version", []string{version.Release}},
 		{"peers", []string{"network peers status: 0 nodes in total, 0 nodes with quality 1.0, 0 nodes with quality below 0.5"}},
 		{"addresses me", []string{"Announced addresses for me:", "Observed addresses for me:"}},
 		{"addresses", []string{"addresses needs exactly one peer. Usage: addresses <peer>"}},
@@ -43,7 +45,7 @@ func TestCommandsOriginalWording(t *testing.T) {
 // TestQuitStopsTheNode: quit answers, then the node stops as on a signal:
 // Run returns nil.
 func TestQuitStopsTheNode(t *testing.T) {
-	n, err := New(testConfig(t), os.Stderr)
+	n, err := New(testConfig(t), os.Stderr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,11 +99,11 @@ func TestChainCommandsOriginalWording(t *testing.T) {
 	out = admin.run("info", last("Indexed:"))
 	if len(out) != 8 || !strings.HasPrefix(out[0], "Announcing to other nodes as: /") || out[2] != "Running on: test" ||
 		!strings.HasPrefix(out[3], "RELAY Token: 0x") || !strings.HasPrefix(out[4], "RELAY Channels: 0x") ||
-		out[5] != "Channel closure period: 1 minutes (60 s)" {
+		out[5] != "Channel closure period: 1 minute (60 s)" {
 		t.Fatalf("info: %q", out)
 	}
 	out = admin.run("close "+bID, last(""))
-	if !regexp.MustCompile(`^Initiated channel closure, the channel must remain open for at least 1 minutes\. Please send the close command again once the cool-off has passed\. Receipt: 0x[0-9a-f]{64}\. \(channel to ` + bID + `\)$`).MatchString(out[0]) {
+	if !regexp.MustCompile(`^Initiated channel closure, the channel must remain open for at least 1 minute\. Please send the close command again once the cool-off has passed\. Receipt: 0x[0-9a-f]{64}\. \(channel to ` + bID + `\)$`).MatchString(out[0]) {
 		t.Fatalf("close: %q", out)
 	}
 	out = admin.run("close "+bID, last(""))

@@ -44,15 +44,16 @@ func runChild(path string) int {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}
+	var opts Options
 	if os.Getenv(childOneTicketBatchesEnv) != "" {
-		redeemOptions = []chain.RedeemOption{chain.WithRedeemBatchGas(chain.EstimateRedeemGas(1, 1))}
+		opts.RedeemOptions = []chain.RedeemOption{chain.WithRedeemBatchGas(chain.EstimateRedeemGas(1, 1))}
 	}
 	var cfg config.Config
 	if err := json.Unmarshal(raw, &cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
 	}
-	n, err := New(cfg, os.Stderr)
+	n, err := New(cfg, os.Stderr, opts)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "child:", err)
 		return 1
@@ -143,7 +144,7 @@ func TestRelayerKilledMidTraffic(t *testing.T) {
 
 	net.eventually("every node sees the four announcements", func() bool {
 		for _, n := range net.nodes {
-			if info, _ := (apiNode{n}).Info(t.Context()); info.PeersAnnounced != 4 {
+			if info := nodeInfo(n); info.PeersAnnounced != 4 {
 				return false
 			}
 		}

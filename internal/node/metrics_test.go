@@ -2,9 +2,10 @@ package node
 
 import (
 	"fmt"
-	"math/big"
 	"strconv"
 	"testing"
+
+	"github.com/relayd/relayd/internal/version"
 )
 
 // TestOperatorMetrics: once a node runs with a chain, /node/metrics carries its build, its
@@ -12,7 +13,7 @@ import (
 func TestOperatorMetrics(t *testing.T) {
 	net := newTestNet(t, 2)
 	n := net.nodes[0]
-	bi := ReadBuildInfo()
+	bi := version.ReadBuildInfo()
 	build := fmt.Sprintf(`relayd_build_info{go=%q,revision=%q,version=%q}`, bi.Go, bi.Revision, bi.Version)
 	num := func(prefix string) float64 {
 		v := net.metric(n, prefix)
@@ -35,19 +36,4 @@ func TestOperatorMetrics(t *testing.T) {
 			num(`relayd_ticket_value_tokens{state="unredeemed"}`) == 0 &&
 			num(`relayd_ticket_value_tokens{state="redeemed"}`) == 0
 	})
-}
-
-func TestInTokens(t *testing.T) {
-	for _, tt := range []struct {
-		wei  string
-		want float64
-	}{{"0", 0}, {"1000000000000000000", 1}, {"20000000000000000", 0.02}, {"123456000000000000000000", 123456}} {
-		v, _ := new(big.Int).SetString(tt.wei, 10)
-		if got := inTokens(v); got != tt.want {
-			t.Errorf("inTokens(%s) = %v, want %v", tt.wei, got, tt.want)
-		}
-	}
-	if inTokens(nil) != 0 {
-		t.Error("inTokens(nil) != 0")
-	}
 }

@@ -40,7 +40,7 @@ func tokens(n int64) *big.Int { return new(big.Int).Mul(big.NewInt(n), oneToken)
 
 // newTestNet starts the dev chain and count funded nodes (10 native coins,
 // 100 tokens each) and waits until every node sees every announcement.
-func newTestNet(t *testing.T, count int) *testNet {
+func newTestNet(t *testing.T, count int, opts ...Options) *testNet {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts a dev chain and several nodes")
@@ -50,11 +50,11 @@ func newTestNet(t *testing.T, count int) *testNet {
 	for i := 0; i < count; i++ {
 		cfg := fundedNodeConfig(t, ch, tokens(100))
 		cfg.Network, cfg.HeartbeatInterval = "test", 500*time.Millisecond
-		net.nodes = append(net.nodes, startNode(t, cfg))
+		net.nodes = append(net.nodes, startNode(t, cfg, opts...))
 	}
 	net.eventually("every node sees every announcement", func() bool {
 		for _, n := range net.nodes {
-			info, _ := apiNode{n}.Info(t.Context())
+			info := nodeInfo(n)
 			if info.PeersAnnounced != count {
 				return false
 			}
@@ -269,4 +269,23 @@ func (net *testNet) metricURL(base, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// info is what a test reads of a node's view of the chain.
+type info struct {
+	PeersAnnounced     int
+	AnnouncedAddresses []string
+}
+
+// nodeInfo is n's view: the nodes announced on chain, and its own announced addresses.
+func nodeInfo(n *Node) info {
+	if n.chain == nil {
+		return info{}
+	}
+	snap := n.chain.graph.Snapshot()
+	out := info{PeersAnnounced: len(snap.Peers())}
+	if a, ok := snap.Announced(n.id.Address()); ok {
+		out.AnnouncedAddresses = a.Multiaddrs
+	}
+	return out
 }

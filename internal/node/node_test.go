@@ -32,7 +32,7 @@ func testConfig(t *testing.T) config.Config {
 // TestAdminCommandsAndShutdown runs a node in-process, uses its admin
 // WebSocket and stops it through its context.
 func TestAdminCommandsAndShutdown(t *testing.T) {
-	n, err := New(testConfig(t), os.Stderr)
+	n, err := New(testConfig(t), os.Stderr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,16 +99,21 @@ func TestAdminCommandsAndShutdown(t *testing.T) {
 }
 
 // startNode runs a node until the test ends.
-func startNode(t *testing.T, cfg config.Config) *Node {
+func startNode(t *testing.T, cfg config.Config, opts ...Options) *Node {
 	t.Helper()
-	n, _ := runNode(t, cfg)
+	n, _ := runNode(t, cfg, opts...)
 	return n
 }
 
-// runNode runs a node until stop is called or the test ends (stop may be called twice).
-func runNode(t *testing.T, cfg config.Config) (n *Node, stop func()) {
+// runNode runs a node, with the options given, until stop is called or the test ends (stop may be
+// called twice).
+func runNode(t *testing.T, cfg config.Config, opts ...Options) (n *Node, stop func()) {
 	t.Helper()
-	n, err := New(cfg, os.Stderr)
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	n, err := New(cfg, os.Stderr, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +217,7 @@ func TestPeersPingAndAliases(t *testing.T) {
 func TestShutdownWithSilentClient(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.ShutdownTimeout = 300 * time.Millisecond
-	n, err := New(cfg, os.Stderr)
+	n, err := New(cfg, os.Stderr, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

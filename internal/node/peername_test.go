@@ -144,9 +144,9 @@ func TestWithdrawCommandChecksAddress(t *testing.T) {
 	for _, tt := range []struct{ addr, want string }{
 		{"0x035c68d5251AfF759Ea945A05783F2290EA0Accf", `"0x035c68d5251AfF759Ea945A05783F2290EA0Accf" has a wrong EIP-55 checksum (mixed case): check the address` + usage},
 		{"0x12", `"0x12" is not a 0x address` + usage},
-		{"0x035C68d5251AfF759Ea945A05783F2290EA0Accf", "Error: " + errNoChainCmd.Error()},
-		{"0x035c68d5251aff759ea945a05783f2290ea0accf", "Error: " + errNoChainCmd.Error()},
-		{"0x035C68D5251AFF759EA945A05783F2290EA0ACCF", "Error: " + errNoChainCmd.Error()},
+		{"0x035C68d5251AfF759Ea945A05783F2290EA0Accf", "Error: this node runs without a chain (--provider and --channelsContract)"},
+		{"0x035c68d5251aff759ea945a05783f2290ea0accf", "Error: this node runs without a chain (--provider and --channelsContract)"},
+		{"0x035C68D5251AFF759EA945A05783F2290EA0ACCF", "Error: this node runs without a chain (--provider and --channelsContract)"},
 	} {
 		out := admin.run("withdraw 1 NATIVE "+tt.addr, func(string) bool { return true })
 		if out[0] != tt.want {

@@ -29,7 +29,7 @@ func TestProviderSecretsStayOutOfStartupErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	n, err := New(cfg, logFile)
+	n, err := New(cfg, logFile, Options{})
 	if err == nil {
 		n.close()
 		t.Fatal("a node started with an unreachable provider")

@@ -72,7 +72,7 @@ func TestRedeemerKilledMidBatch(t *testing.T) {
 	rid := child.id
 	net.eventually("every node sees the three announcements", func() bool {
 		for _, n := range net.nodes {
-			if info, _ := (apiNode{n}).Info(t.Context()); info.PeersAnnounced != 3 {
+			if info := nodeInfo(n); info.PeersAnnounced != 3 {
 				return false
 			}
 		}
@@ -99,7 +99,7 @@ func TestRedeemerKilledMidBatch(t *testing.T) {
 	})
 	const msgs = 12
 	for i := range msgs {
-		if _, err := a.msg.send(t.Context(), []peer.ID{rid.PeerID(), b.id.PeerID()}, fmt.Sprintf("paid %d", i)); err != nil {
+		if _, err := a.router.SendPath(t.Context(), []peer.ID{rid.PeerID(), b.id.PeerID()}, fmt.Sprintf("paid %d", i)); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+
 	"github.com/relayd/relayd/internal/chain"
 )
 
@@ -94,8 +95,7 @@ func TestRedeemInterruptedByChainFault(t *testing.T) {
 	}
 	// One ticket a transaction, so that a provider failing after 3 transactions stops a run
 	// after 3 tickets.
-	defer func(o []chain.RedeemOption) { redeemOptions = o }(redeemOptions)
-	redeemOptions = []chain.RedeemOption{chain.WithRedeemBatchGas(chain.EstimateRedeemGas(1, 1))}
+	oneTicketBatches := Options{RedeemOptions: []chain.RedeemOption{chain.WithRedeemBatchGas(chain.EstimateRedeemGas(1, 1))}}
 	ch := startDevChain(t)
 	net := &testNet{t: t, chain: ch}
 	prov := newFaultyProvider(t, ch.RPCURL())
@@ -105,12 +105,12 @@ func TestRedeemInterruptedByChainFault(t *testing.T) {
 			cfg.Provider = prov.srv.URL
 			cfg.LogLevel = "info" // the test reads R's log lines on its admin WebSocket
 		}
-		net.nodes = append(net.nodes, startNode(t, cfg))
+		net.nodes = append(net.nodes, startNode(t, cfg, oneTicketBatches))
 	}
 	a, r, b := net.nodes[0], net.nodes[1], net.nodes[2]
 	net.eventually("every node sees every announcement", func() bool {
 		for _, n := range net.nodes {
-			if info, _ := (apiNode{n}).Info(t.Context()); info.PeersAnnounced != 3 {
+			if info := nodeInfo(n); info.PeersAnnounced != 3 {
 				return false
 			}
 		}
@@ -119,7 +119,7 @@ func TestRedeemInterruptedByChainFault(t *testing.T) {
 	net.open(a, r, tokens(1))
 	net.open(r, b, tokens(1))
 	for i := range 10 {
-		if _, err := a.msg.send(t.Context(), []peer.ID{r.id.PeerID(), b.id.PeerID()}, fmt.Sprintf("paid %d", i)); err != nil {
+		if _, err := a.router.SendPath(t.Context(), []peer.ID{r.id.PeerID(), b.id.PeerID()}, fmt.Sprintf("paid %d", i)); err != nil {
 			t.Fatalf("message %d: %v", i, err)
 		}
 	}

@@ -84,7 +84,7 @@ func TestRestartedNodesReachPeersAtOnce(t *testing.T) {
 		r1.url: {s.id.PeerID().String(), r2.id.PeerID().String(), b.id.PeerID().String()},
 	}
 	reachesAll := func(url string) bool {
-		var peers api.Peers
+		var peers api.PeerList
 		if post(t, url, http.MethodGet, "/node/peers", "", &peers) != http.StatusOK {
 			return false
 		}

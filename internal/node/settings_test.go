@@ -18,7 +18,7 @@ func TestMixingAndCoverSettings(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MixDelayMin, cfg.MixDelayMean, cfg.MixDelayMax, cfg.CoverRate = time.Millisecond, 20*time.Millisecond, 0, 0.5
 	n, stop := runNode(t, cfg)
-	if got, want := n.msg.relay.Mixing(), (relay.Mixing{Min: time.Millisecond, Mean: 20 * time.Millisecond, Max: 201 * time.Millisecond}); got != want {
+	if got, want := n.relay.Mixing(), (relay.Mixing{Min: time.Millisecond, Mean: 20 * time.Millisecond, Max: 201 * time.Millisecond}); got != want {
 		t.Fatalf("relay mixing at start %+v, want %+v", got, want)
 	}
 	net := &testNet{t: t}
@@ -32,12 +32,12 @@ func TestMixingAndCoverSettings(t *testing.T) {
 	if got["mixDelayMean"] != "50ms" || got["coverRate"] != 2.5 {
 		t.Fatalf("PUT /settings answered %v", got)
 	}
-	if got, want := n.msg.relay.Mixing(), (relay.Mixing{Min: time.Millisecond, Mean: 50 * time.Millisecond, Max: 501 * time.Millisecond}); got != want {
+	if got, want := n.relay.Mixing(), (relay.Mixing{Min: time.Millisecond, Mean: 50 * time.Millisecond, Max: 501 * time.Millisecond}); got != want {
 		t.Fatalf("relay mixing after PUT %+v, want %+v", got, want)
 	}
 	net.mustCall(n, http.MethodPut, "/settings/coverRate", `{"settingValue":4}`, http.StatusNoContent, nil)
 	net.mustCall(n, http.MethodPut, "/settings/mixDelayMean", `{"settingValue":"0s"}`, http.StatusNoContent, nil)
-	if got, want := n.msg.relay.Mixing(), (relay.Mixing{Min: time.Millisecond, Max: time.Millisecond}); got != want {
+	if got, want := n.relay.Mixing(), (relay.Mixing{Min: time.Millisecond, Max: time.Millisecond}); got != want {
 		t.Fatalf("relay mixing with mean 0 %+v, want %+v", got, want)
 	}
 	net.mustCall(n, http.MethodPut, "/settings/mixDelayMean", `{"settingValue":"30ms"}`, http.StatusNoContent, nil)
@@ -52,10 +52,10 @@ func TestMixingAndCoverSettings(t *testing.T) {
 			t.Errorf("PUT /settings %s: %d %s, want 400 INVALID_SETTING_VALUE", body, st, e.Status)
 		}
 	}
-	if s := n.settings.get(); s.MixDelayMean != 30*time.Millisecond || s.CoverRate != 4 {
+	if s := n.settings.Get(); s.MixDelayMean != 30*time.Millisecond || s.CoverRate != 4 {
 		t.Fatalf("a refused PUT changed the settings: %+v", s)
 	}
-	if m := n.msg.relay.Mixing(); m.Mean != 30*time.Millisecond {
+	if m := n.relay.Mixing(); m.Mean != 30*time.Millisecond {
 		t.Fatalf("a refused PUT changed the relay's mixing: %+v", m)
 	}
 
@@ -73,17 +73,17 @@ func TestMixingAndCoverSettings(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.line, out[0], c.want)
 		}
 	}
-	if m := n.msg.relay.Mixing(); m.Mean != 40*time.Millisecond {
+	if m := n.relay.Mixing(); m.Mean != 40*time.Millisecond {
 		t.Fatalf("the admin command did not change the relay's mixing: %+v", m)
 	}
 	stop()
 
 	cfg.MixDelayMean, cfg.CoverRate = 5*time.Millisecond, 0 // flags of the first start only
 	n2 := startNode(t, cfg)
-	if s := n2.settings.get(); s.MixDelayMean != 40*time.Millisecond || s.CoverRate != 1.5 {
+	if s := n2.settings.Get(); s.MixDelayMean != 40*time.Millisecond || s.CoverRate != 1.5 {
 		t.Fatalf("settings after the restart: %+v", s)
 	}
-	if m := n2.msg.relay.Mixing(); m.Mean != 40*time.Millisecond || m.Max != 401*time.Millisecond {
+	if m := n2.relay.Mixing(); m.Mean != 40*time.Millisecond || m.Max != 401*time.Millisecond {
 		t.Fatalf("relay mixing after the restart: %+v", m)
 	}
 }
@@ -94,7 +94,7 @@ func TestMixDelayMeanMustFitTheCap(t *testing.T) {
 	cfg := testConfig(t)
 	cfg.MixDelayMean, cfg.MixDelayMax = 0, 100*time.Millisecond // uniform 0-100 ms
 	n := startNode(t, cfg)
-	if got, want := n.msg.relay.Mixing(), (relay.Mixing{Max: 100 * time.Millisecond}); got != want {
+	if got, want := n.relay.Mixing(), (relay.Mixing{Max: 100 * time.Millisecond}); got != want {
 		t.Fatalf("relay mixing %+v, want %+v", got, want)
 	}
 	net := &testNet{t: t}
@@ -103,11 +103,11 @@ func TestMixDelayMeanMustFitTheCap(t *testing.T) {
 		e.Status != "INVALID_SETTING_VALUE" || !strings.Contains(e.Error, "--mixDelayMax") {
 		t.Fatalf("a mean above the cap: %d %s %q", st, e.Status, e.Error)
 	}
-	if got := n.msg.relay.Mixing(); got.Mean != 0 || n.settings.get().MixDelayMean != 0 {
+	if got := n.relay.Mixing(); got.Mean != 0 || n.settings.Get().MixDelayMean != 0 {
 		t.Fatalf("a refused mean changed the mixing: %+v", got)
 	}
 	net.mustCall(n, http.MethodPut, "/settings/mixDelayMean", `{"settingValue":"10ms"}`, http.StatusNoContent, nil)
-	if got, want := n.msg.relay.Mixing(), (relay.Mixing{Mean: 10 * time.Millisecond, Max: 100 * time.Millisecond}); got != want {
+	if got, want := n.relay.Mixing(), (relay.Mixing{Mean: 10 * time.Millisecond, Max: 100 * time.Millisecond}); got != want {
 		t.Fatalf("relay mixing %+v, want %+v", got, want)
 	}
 }
@@ -126,8 +126,8 @@ func TestTicketSettings(t *testing.T) {
 	}
 	net.mustCall(n, http.MethodPut, "/settings", `{"winProb":"0.05","autoRedeemMaxGasShare":0.2}`, http.StatusOK, &got)
 	w, _ := tickets.ParseWinProb("0.05")
-	if got["winProb"] != "0.05" || n.settings.outWinProb() != w || n.settings.get().redeemPolicy().MaxGasShare != 0.2 {
-		t.Fatalf("after PUT: %v, ticket path %d", got, n.settings.outWinProb())
+	if got["winProb"] != "0.05" || n.settings.WinProb() != w || n.settings.Get().RedeemPolicy().MaxGasShare != 0.2 {
+		t.Fatalf("after PUT: %v, ticket path %d", got, n.settings.WinProb())
 	}
 	var e struct{ Status string }
 	for _, body := range []string{`{"winProb":"0"}`, `{"winProb":"1.5"}`, `{"winProb":0.1}`, `{"winProb":"often"}`,
@@ -136,16 +136,16 @@ func TestTicketSettings(t *testing.T) {
 			t.Errorf("PUT /settings %s: %d %s, want 400 INVALID_SETTING_VALUE", body, st, e.Status)
 		}
 	}
-	if n.settings.outWinProb() != w {
+	if n.settings.WinProb() != w {
 		t.Fatal("a refused PUT changed the ticket path's win probability")
 	}
 	stop()
 	n2 := startNode(t, cfg)
-	if n2.settings.outWinProb() != w || n2.settings.get().AutoRedeemMaxGasShare != 0.2 {
-		t.Fatalf("after a restart: win prob %d, %+v", n2.settings.outWinProb(), n2.settings.get())
+	if n2.settings.WinProb() != w || n2.settings.Get().AutoRedeemMaxGasShare != 0.2 {
+		t.Fatalf("after a restart: win prob %d, %+v", n2.settings.WinProb(), n2.settings.Get())
 	}
 	net.mustCall(n2, http.MethodPut, "/settings/winProb", `{"settingValue":"min"}`, http.StatusNoContent, nil)
-	if n2.settings.outWinProb() != 0 {
+	if n2.settings.WinProb() != 0 {
 		t.Fatal(`"min" did not return to following the network minimum`)
 	}
 }

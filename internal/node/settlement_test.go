@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/relayd/relayd/internal/chain"
 )
 
 // TestChannelLifecycleOverREST: A opens a channel to B over REST, both see
@@ -116,7 +118,7 @@ func TestWrongChannelsContract(t *testing.T) {
 	for _, addr := range []string{ch.TokenAddress().Hex(), "0x000000000000000000000000000000000000dEaD"} {
 		cfg := testConfig(t)
 		cfg.Provider, cfg.ChannelsContract = ch.RPCURL(), addr
-		_, err := New(cfg, os.Stderr)
+		_, err := New(cfg, os.Stderr, Options{})
 		var se *StartupError
 		if !errors.As(err, &se) || se.Flag != "channelsContract" || !strings.HasPrefix(err.Error(), "--channelsContract: ") {
 			t.Fatalf("--channelsContract %s: %v", addr, err)
@@ -129,12 +131,10 @@ func TestWrongChannelsContract(t *testing.T) {
 // itself once funded.
 func TestUnfundedNodeSaysSoThenAnnounces(t *testing.T) {
 	net := newTestNet(t, 1)
-	defer func(p retryPolicy) { announceRetry = p }(announceRetry)
-	announceRetry = retryPolicy{Initial: 50 * time.Millisecond, Max: 100 * time.Millisecond}
 	cfg := testConfig(t)
 	cfg.Provider, cfg.ChannelsContract = net.chain.RPCURL(), net.chain.ChannelsAddress().Hex()
 	cfg.LogLevel = "info"
-	n := startNode(t, cfg)
+	n := startNode(t, cfg, Options{AnnounceRetry: chain.Retry{Initial: 50 * time.Millisecond, Max: 100 * time.Millisecond}})
 	f := watch(t, n)
 	deadline := time.After(20 * time.Second)
 	for found := false; !found; {
@@ -152,7 +152,7 @@ func TestUnfundedNodeSaysSoThenAnnounces(t *testing.T) {
 		t.Fatal(err)
 	}
 	net.eventually("the funded node announced itself", func() bool {
-		info, _ := apiNode{n}.Info(t.Context())
+		info := nodeInfo(n)
 		return len(info.AnnouncedAddresses) == 2 && info.PeersAnnounced == 2
 	})
 }

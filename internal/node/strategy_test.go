@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"math/big"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +10,9 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // TestSettingsCommandAndRestart: the admin `settings` command shows and changes the settings,
@@ -21,8 +22,9 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 	cfg := testConfig(t)
 	n, stop := runNode(t, cfg)
 	a := dialAdmin(t, n)
-	last := func(s string) bool { return strings.HasPrefix(s, settingDefs[len(settingDefs)-1].name) }
-	if out := a.run("settings", last); len(out) != len(settingDefs) || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
+	defs := settings.Defs()
+	last := func(s string) bool { return strings.HasPrefix(s, defs[len(defs)-1].Name) }
+	if out := a.run("settings", last); len(out) != len(defs) || !strings.Contains(out[0], "strategy") || !strings.Contains(out[0], "passive") {
 		t.Fatalf("settings: %q", out)
 	}
 	first := func(string) bool { return true }
@@ -32,7 +34,7 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 		"settings channelFunding 2.5":   `You have set your "channelFunding" settings to "2.5 tokens".`,
 		"settings maxChannels 0":        "maxChannels must be a whole number from 1 to 100",
 		"settings maxChannels many":     "maxChannels must be a whole number from 1 to 100",
-		"settings strategy aggressive":  "unknown strategy",
+		"settings strategy aggressive":  "strategy must be passive or promiscuous",
 		"settings colour blue":          `Setting "colour" does not exist`,
 		"settings a b c":                "settings takes a name and a value",
 	} {
@@ -40,7 +42,7 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 			t.Errorf("%s: %q, want %q", line, out[0], want)
 		}
 	}
-	if s := n.settings.get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding.Cmp(parseTokensMust(t, "2.5")) != 0 {
+	if s := n.settings.Get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding != parseTokensMust(t, "2.5") {
 		t.Fatalf("settings after the commands: %+v", s)
 	}
 	stop()
@@ -48,7 +50,7 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 	cfg.Strategy, cfg.MaxChannels = "passive", 3 // flags of the first start only
 	cfg.APIToken = testToken
 	n2 := startNode(t, cfg)
-	if s := n2.settings.get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding.Cmp(parseTokensMust(t, "2.5")) != 0 {
+	if s := n2.settings.Get(); s.Strategy != strategy.Promiscuous || s.MaxChannels != 7 || s.ChannelFunding != parseTokensMust(t, "2.5") {
 		t.Fatalf("settings after the restart: %+v", s)
 	}
 
@@ -74,18 +76,18 @@ func TestSettingsCommandAndRestart(t *testing.T) {
 			t.Errorf("PUT /settings %s: %d %s, want 400 %s", body, st, e.Status, code)
 		}
 	}
-	if s := n2.settings.get(); s.Strategy != strategy.Promiscuous {
+	if s := n2.settings.Get(); s.Strategy != strategy.Promiscuous {
 		t.Fatalf("a refused PUT changed the strategy: %+v", s)
 	}
 	net.mustCall(n2, http.MethodPut, "/settings/strategy", `{"settingValue":"passive"}`, http.StatusNoContent, nil)
-	if s := n2.settings.get(); s.Strategy != strategy.Passive || s.MaxChannels != 9 || !s.IncludeRecipient {
+	if s := n2.settings.Get(); s.Strategy != strategy.Passive || s.MaxChannels != 9 || !s.IncludeRecipient {
 		t.Fatalf("settings after PUT: %+v", s)
 	}
 }
 
-func parseTokensMust(t *testing.T, s string) *big.Int {
+func parseTokensMust(t *testing.T, s string) token.Amount {
 	t.Helper()
-	v, err := parseTokens(s)
+	v, err := token.Parse(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,9 +155,7 @@ func TestPromiscuousStrategy(t *testing.T) {
 // thresholds are not reached, redeems the tickets of its incoming channel from R1 as soon as R1
 // starts closing that channel. Off (A), nothing is redeemed.
 func TestAutoRedeem(t *testing.T) {
-	defer func(d time.Duration) { autoRedeemInterval = d }(autoRedeemInterval)
-	autoRedeemInterval = 100 * time.Millisecond
-	net := newTestNet(t, 4)
+	net := newTestNet(t, 4, Options{AutoRedeemInterval: 100 * time.Millisecond})
 	a, r1, r2, b := net.nodes[0], net.nodes[1], net.nodes[2], net.nodes[3]
 	net.open(a, r1, tokens(1))
 	net.open(r1, r2, tokens(1))

@@ -63,7 +63,7 @@ func newWiredNet(t *testing.T, count int) (*testNet, *wireLog) {
 	for range count {
 		cfg := fundedNodeConfig(t, net.chain, tokens(100))
 		cfg.Network, cfg.HeartbeatInterval = "test", 500*time.Millisecond
-		n, err := newNode(cfg, os.Stderr, log.wrap)
+		n, err := New(cfg, os.Stderr, Options{WrapTransport: log.wrap})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func newWiredNet(t *testing.T, count int) (*testNet, *wireLog) {
 	}
 	net.eventually("every node sees every announcement", func() bool {
 		for _, n := range net.nodes {
-			if info, _ := (apiNode{n}).Info(t.Context()); info.PeersAnnounced != count {
+			if info := nodeInfo(n); info.PeersAnnounced != count {
 				return false
 			}
 		}
@@ -103,7 +103,7 @@ func TestWireOneSizePerKind(t *testing.T) {
 	net.open(r2, a, tokens(10))
 	bFrames := watch(t, b)
 
-	if _, err := a.msg.send(t.Context(), []peer.ID{b.id.PeerID()}, "direct"); err != nil {
+	if _, err := a.router.SendPath(t.Context(), []peer.ID{b.id.PeerID()}, "direct"); err != nil {
 		t.Fatal(err)
 	}
 	expectMessage(t, bFrames, "direct")

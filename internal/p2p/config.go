@@ -3,6 +3,7 @@ package p2p
 import (
 	"fmt"
 	"log/slog"
+	"net"
 	"regexp"
 	"time"
 
@@ -198,4 +199,32 @@ func (p Protocol) frameIndex() (int, error) {
 	default:
 		return 0, fmt.Errorf("%w: %s", ErrUnknownProtocol, p)
 	}
+}
+
+// ListenAddrsFor turns a host:port (the --host flag) into the TCP and the QUIC multiaddr the
+// host listens on, on the same port: /ip4, /ip6 or /dns by the host's form.
+func ListenAddrsFor(hostPort string) ([]ma.Multiaddr, error) {
+	host, port, err := net.SplitHostPort(hostPort)
+	if err != nil {
+		return nil, err
+	}
+	proto := "dns"
+	if ip := net.ParseIP(host); ip != nil {
+		proto = "ip4"
+		if ip.To4() == nil {
+			proto = "ip6"
+		}
+	}
+	var out []ma.Multiaddr
+	for _, s := range []string{
+		fmt.Sprintf("/%s/%s/tcp/%s", proto, host, port),
+		fmt.Sprintf("/%s/%s/udp/%s/quic-v1", proto, host, port),
+	} {
+		a, err := ma.NewMultiaddr(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }

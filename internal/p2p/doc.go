@@ -14,6 +14,7 @@
 // The host never uses mDNS, a DHT, relays, hole punching or NAT port mapping: peers
 // are learned from on-chain announcements or a static list through AddPeer.
 //
-// p2p must not import the relay pipeline, chain, store or API packages; they
-// depend on it, not the other way round.
+// Of relayd's packages p2p imports only internal/identity (PeerIds) and internal/peers (Info,
+// what it reports of each peer); the relay pipeline, chain, store and API packages depend on it,
+// not the other way round.
 package p2p

@@ -7,10 +7,12 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/peers"
 )
 
 // peerInfo returns h's view of id.
-func peerInfo(t testing.TB, h *Host, id peer.ID) PeerInfo {
+func peerInfo(t testing.TB, h *Host, id peer.ID) peers.Info {
 	t.Helper()
 	for _, p := range h.Peers() {
 		if p.ID == id {
@@ -18,7 +20,7 @@ func peerInfo(t testing.TB, h *Host, id peer.ID) PeerInfo {
 		}
 	}
 	t.Fatalf("peer %s not known", id)
-	return PeerInfo{}
+	return peers.Info{}
 }
 
 func TestHeartbeatQuality(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,8 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
 	ma "github.com/multiformats/go-multiaddr"
 	manet "github.com/multiformats/go-multiaddr/net"
+
+	"github.com/relayd/relayd/internal/health"
 )
 
 // Handler receives the frames of one protocol. from is the authenticated sender.
@@ -277,4 +280,13 @@ func (h *Host) hasRoute(id peer.ID) bool {
 		return true
 	}
 	return len(h.host.Peerstore().Addrs(id)) > 0
+}
+
+// Checks reports the transport's readiness (health.Checker): it listens on at least one address.
+func (h *Host) Checks(context.Context) []health.Check {
+	n := len(h.Addrs())
+	if n == 0 {
+		return []health.Check{{Name: "p2p", Detail: "not listening"}}
+	}
+	return []health.Check{{Name: "p2p", Ready: true, Detail: "listening on " + strconv.Itoa(n) + " addresses"}}
 }

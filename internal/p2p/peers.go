@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/peers"
 
 	"fmt"
 	"slices"
@@ -11,36 +12,11 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
-	ma "github.com/multiformats/go-multiaddr"
 )
 
 // connProtectTag marks connections to known peers so the libp2p connection manager
 // never trims them.
 const connProtectTag = "relayd-peer"
-
-// PeerInfo describes a known peer as the heartbeat sees it.
-type PeerInfo struct {
-	// ID is the peer's PeerId.
-	ID peer.ID
-	// Addrs are the peer's known multiaddrs (without /p2p/ suffix).
-	Addrs []ma.Multiaddr
-	// Quality is an exponentially weighted heartbeat success ratio in [0, 1]: it
-	// starts at InitialQuality and moves QualityWeight of the way to 1 after each
-	// successful ping and to 0 after each failed one.
-	Quality float64
-	// LastSeen is the time of the last successful ping; zero if there was none.
-	LastSeen time.Time
-	// Latency is the round-trip time of the last successful ping.
-	Latency time.Duration
-	// Connected reports whether the host has an open connection to the peer now.
-	Connected bool
-	// Down reports that sending to the peer failed (a stream could not be opened or written)
-	// after its last successful heartbeat: path selection should avoid it until the next one.
-	Down bool
-	// HeartbeatsSent and HeartbeatsSucceeded count the pings recorded for the
-	// peer (heartbeats and manual pings) and those it answered.
-	HeartbeatsSent, HeartbeatsSucceeded uint64
-}
 
 // peerState is what the host keeps per known peer besides the peerstore.
 type peerState struct {
@@ -110,16 +86,16 @@ func (h *Host) RemovePeer(id peer.ID) {
 }
 
 // PeersVersion is a number that changes whenever a known peer is added or removed or goes down
-// or up (PeerInfo.Down); a caller that derives something from Peers can tell by it when to derive
+// or up (peers.Info.Down); a caller that derives something from Peers can tell by it when to derive
 // again. Qualities move with every heartbeat without changing it.
 func (h *Host) PeersVersion() uint64 { return h.peersVersion.Load() }
 
 // Peers returns the known peers, sorted by ID.
-func (h *Host) Peers() []PeerInfo {
+func (h *Host) Peers() []peers.Info {
 	h.peersMu.Lock()
-	out := make([]PeerInfo, 0, len(h.peers))
+	out := make([]peers.Info, 0, len(h.peers))
 	for id, st := range h.peers {
-		out = append(out, PeerInfo{ID: id, Quality: st.quality, LastSeen: st.lastSeen, Latency: st.latency, Down: st.down,
+		out = append(out, peers.Info{ID: id, Quality: st.quality, LastSeen: st.lastSeen, Latency: st.latency, Down: st.down,
 			HeartbeatsSent: st.sent, HeartbeatsSucceeded: st.success})
 	}
 	h.peersMu.Unlock()
@@ -127,7 +103,7 @@ func (h *Host) Peers() []PeerInfo {
 		out[i].Addrs = h.host.Peerstore().Addrs(out[i].ID)
 		out[i].Connected = h.host.Network().Connectedness(out[i].ID) == network.Connected
 	}
-	slices.SortFunc(out, func(a, b PeerInfo) int {
+	slices.SortFunc(out, func(a, b peers.Info) int {
 		switch {
 		case a.ID < b.ID:
 			return -1

@@ -3,7 +3,10 @@ package relayload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/big"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -340,5 +343,82 @@ func TestConfigCheck(t *testing.T) {
 		if err := c.check(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+func TestDrained(t *testing.T) {
+	withDrops := func(s Snapshot, dropped float64) Snapshot {
+		s.Dropped = map[string]float64{"overload": dropped}
+		return s
+	}
+	for _, c := range []struct {
+		name    string
+		samples []Snapshot
+		n       int
+		want    bool
+	}{
+		{"all forwarded and still", []Snapshot{snap(0, 100, 0), snap(1, 105, 0), snap(2, 110, 0), snap(3, 110, 0), snap(4, 110, 0), snap(5, 110, 0)}, 10, true},
+		{"all forwarded, still moving", []Snapshot{snap(0, 100, 0), snap(1, 105, 0), snap(2, 110, 0), snap(3, 110, 0), snap(4, 110, 0)}, 10, false},
+		{"still, some missing", []Snapshot{snap(0, 100, 0), snap(1, 109, 0), snap(2, 109, 0), snap(3, 109, 0), snap(4, 109, 0)}, 10, false},
+		{"drops count as handled", []Snapshot{withDrops(snap(0, 100, 0), 2), snap(1, 104, 0), withDrops(snap(2, 104, 0), 8),
+			withDrops(snap(3, 104, 0), 8), withDrops(snap(4, 104, 0), 8)}, 10, true},
+		{"fewer than 4 samples", []Snapshot{snap(0, 100, 0), snap(1, 110, 0), snap(2, 110, 0)}, 10, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := drained(c.samples, c.n); got != c.want {
+				t.Fatalf("drained = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// metricsServer serves the relayer's metrics with forwarded counts fwd, one per scrape, the
+// last one repeated.
+func metricsServer(t *testing.T, fwd ...int) *httptest.Server {
+	var mu sync.Mutex
+	i := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		v := fwd[min(i, len(fwd)-1)]
+		i++
+		mu.Unlock()
+		fmt.Fprintf(w, "relayd_relay_packets_forwarded_total %d\n", v)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestSample(t *testing.T) {
+	boom := errors.New("boom")
+	for _, c := range []struct {
+		name        string
+		fwd         []int
+		push        pushed
+		wantSamples int
+		wantErr     error
+	}{
+		{"until drained", []int{5, 10, 10, 10, 10}, pushed{n: 10}, 6, nil},
+		{"a failed push", []int{3}, pushed{n: 3, err: boom}, 0, boom},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := metricsServer(t, c.fwd...)
+			r := &run{
+				cfg:     Config{Relayer: 2, Clock: &fakeClock{now: time.Unix(1000, 0)}, ScrapeInterval: time.Second, DrainTimeout: time.Minute},
+				api:     restClient{http: srv.Client()},
+				relayer: bench.Node{Index: 2, APIURL: srv.URL},
+			}
+			done := make(chan pushed, 1)
+			done <- c.push
+			samples, res, err := r.sample(t.Context(), snap(0, 0, 0), done)
+			if !errors.Is(err, c.wantErr) {
+				t.Fatalf("err = %v, want %v", err, c.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if len(samples) != c.wantSamples || res.n != c.push.n {
+				t.Fatalf("%d samples, %d pushed; want %d samples, %d pushed", len(samples), res.n, c.wantSamples, c.push.n)
+			}
+		})
 	}
 }

@@ -139,151 +139,251 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 	if err := cfg.check(); err != nil {
 		return Report{}, err
 	}
-	relayerNode, _ := cfg.Env.Node(cfg.Relayer)
-	recipientNode, _ := cfg.Env.Node(cfg.Recipient)
-	api := restClient{http: cfg.HTTP, token: cfg.Env.APIToken}
-	relayerID, err := identity.ParsePeerID(relayerNode.PeerID)
-	if err != nil {
-		return Report{}, fmt.Errorf("relayer's peer id: %w", err)
+	r := &run{cfg: cfg, api: restClient{http: cfg.HTTP, token: cfg.Env.APIToken}}
+	defer r.close()
+	if err := r.resolve(ctx); err != nil {
+		return Report{}, err
 	}
-	recipientID, err := identity.ParsePeerID(recipientNode.PeerID)
-	if err != nil {
-		return Report{}, fmt.Errorf("recipient's peer id: %w", err)
+	if err := r.openChannel(ctx); err != nil {
+		return Report{}, err
 	}
-	relayerAddr, err := identity.AddressOf(relayerID)
+	if err := r.buildPackets(ctx); err != nil {
+		return Report{}, err
+	}
+	if err := r.connect(ctx); err != nil {
+		return Report{}, err
+	}
+	if err := r.openStream(ctx); err != nil {
+		return Report{}, err
+	}
+	w, err := r.push(ctx)
 	if err != nil {
 		return Report{}, err
 	}
-	var info nodeInfo
-	if err := api.getJSON(ctx, relayerNode.APIURL+"/api/v2/node/info", &info); err != nil {
-		return Report{}, fmt.Errorf("relayer's node info: %w", err)
-	}
-	if !common.IsHexAddress(info.ChannelsContract) || info.Network == "" {
-		return Report{}, errors.New("relayer's node info has no channels contract or network")
-	}
-	contract := common.HexToAddress(info.ChannelsContract)
+	r.settle(ctx, &w)
+	return r.report(w)
+}
 
+// run is one Run: what its stages learn and hold, in the order they set it.
+type run struct {
+	cfg Config
+	api restClient
+
+	// resolve
+	relayer, recipient     bench.Node
+	relayerID, recipientID peer.ID
+	relayerAddr            common.Address
+	info                   nodeInfo
+	contract               common.Address
+
+	// openChannel
+	g          *identity.Identity
+	cc         *chain.Client
+	minWinProb uint64
+	ch         channels.Channel
+
+	// buildPackets, then openStream drops the first frame once it is sent
+	frames [][]byte
+
+	// connect
+	host *p2p.Host
+	acks atomic.Int64 // the relayer's acknowledgements to G, the first packet's included
+}
+
+// window is what the measurement saw: the relayer's samples from just before the push to after
+// it drained, the recipient's metrics around it and the push's own result.
+type window struct {
+	relayer                      []Snapshot
+	recipientStart, recipientEnd Snapshot
+	pushed                       pushed
+}
+
+// pushed is the result of the push.
+type pushed struct {
+	n, fullWaits int
+	took         time.Duration
+	err          error
+}
+
+// close releases what the stages opened, the host before the chain client.
+func (r *run) close() {
+	if r.host != nil {
+		r.host.Close()
+	}
+	if r.cc != nil {
+		r.cc.Close()
+	}
+}
+
+// resolve reads the relayer's and the recipient's identities from the env file (cfg.check
+// made sure both nodes exist) and the relayer's node info from its REST API.
+func (r *run) resolve(ctx context.Context) error {
+	r.relayer, _ = r.cfg.Env.Node(r.cfg.Relayer)
+	r.recipient, _ = r.cfg.Env.Node(r.cfg.Recipient)
+	var err error
+	if r.relayerID, err = identity.ParsePeerID(r.relayer.PeerID); err != nil {
+		return fmt.Errorf("relayer's peer id: %w", err)
+	}
+	if r.recipientID, err = identity.ParsePeerID(r.recipient.PeerID); err != nil {
+		return fmt.Errorf("recipient's peer id: %w", err)
+	}
+	if r.relayerAddr, err = identity.AddressOf(r.relayerID); err != nil {
+		return err
+	}
+	if err := r.api.getJSON(ctx, r.relayer.APIURL+"/api/v2/node/info", &r.info); err != nil {
+		return fmt.Errorf("relayer's node info: %w", err)
+	}
+	if !common.IsHexAddress(r.info.ChannelsContract) || r.info.Network == "" {
+		return errors.New("relayer's node info has no channels contract or network")
+	}
+	r.contract = common.HexToAddress(r.info.ChannelsContract)
+	return nil
+}
+
+// openChannel generates G, funds it from the deployer's key, opens its channel to the relayer
+// with room for every packet (the first one included) and waits, up to 60 s, until the
+// relayer's REST API shows the channel open; then it reads the channel from the chain.
+func (r *run) openChannel(ctx context.Context) error {
 	g, err := identity.Generate()
 	if err != nil {
-		return Report{}, err
+		return err
 	}
-	fmt.Fprintf(cfg.Progress, "load: sender G %s\n", g.PeerID())
+	r.g = g
+	fmt.Fprintf(r.cfg.Progress, "load: sender G %s\n", g.PeerID())
 	quiet := slog.New(slog.DiscardHandler)
-	cc, err := chain.Dial(ctx, chain.Config{ProviderURL: cfg.Env.ChainRPC, Key: g.PrivateKey(), Channels: contract, Logger: quiet})
+	cc, err := chain.Dial(ctx, chain.Config{ProviderURL: r.cfg.Env.ChainRPC, Key: g.PrivateKey(), Channels: r.contract, Logger: quiet})
 	if err != nil {
-		return Report{}, err
+		return err
 	}
-	defer cc.Close()
-	minWinProb, err := cc.MinWinProb(ctx)
+	r.cc = cc
+	if r.minWinProb, err = cc.MinWinProb(ctx); err != nil {
+		return err
+	}
+	funding, err := ChannelFunding(r.cfg.Packets+1, r.minWinProb)
 	if err != nil {
-		return Report{}, err
+		return err
 	}
-	funding, err := ChannelFunding(cfg.Packets+1, minWinProb)
-	if err != nil {
-		return Report{}, err
+	if _, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: r.cfg.Env.ChainRPC, Channels: r.contract, Logger: quiet}, g.Address(), token.One.Big(), funding); err != nil {
+		return fmt.Errorf("fund G: %w", err)
 	}
-	if _, err := devfund.FundAccount(ctx, devfund.FundConfig{RPCURL: cfg.Env.ChainRPC, Channels: contract, Logger: quiet}, g.Address(), token.One.Big(), funding); err != nil {
-		return Report{}, fmt.Errorf("fund G: %w", err)
+	if _, err := cc.FundChannel(ctx, r.relayerAddr, funding); err != nil {
+		return fmt.Errorf("open G's channel to the relayer: %w", err)
 	}
-	if _, err := cc.FundChannel(ctx, relayerAddr, funding); err != nil {
-		return Report{}, fmt.Errorf("open G's channel to the relayer: %w", err)
+	fmt.Fprintf(r.cfg.Progress, "load: channel G -> node %d open with %s tokens (win probability %s); waiting for the relayer to see it\n",
+		r.cfg.Relayer, token.Of(funding).String(), tickets.FormatWinProb(r.minWinProb))
+	chID := channels.IDOf(g.Address(), r.relayerAddr)
+	if err := waitChannel(ctx, r.api, r.relayer.APIURL, "0x"+common.Bytes2Hex(chID[:]), funding, 60*time.Second); err != nil {
+		return err
 	}
-	fmt.Fprintf(cfg.Progress, "load: channel G -> node %d open with %s tokens (win probability %s); waiting for the relayer to see it\n",
-		cfg.Relayer, token.Of(funding).String(), tickets.FormatWinProb(minWinProb))
-	chID := channels.IDOf(g.Address(), relayerAddr)
-	if err := waitChannel(ctx, api, relayerNode.APIURL, "0x"+common.Bytes2Hex(chID[:]), funding, 60*time.Second); err != nil {
-		return Report{}, err
-	}
-	ch, err := cc.Channel(ctx, g.Address(), relayerAddr)
-	if err != nil {
-		return Report{}, err
-	}
+	r.ch, err = cc.Channel(ctx, g.Address(), r.relayerAddr)
+	return err
+}
 
+// buildPackets builds cfg.Packets+1 frames over [relayer, recipient] with G's own relay and
+// ledger (build).
+func (r *run) buildPackets(ctx context.Context) error {
 	t0 := time.Now()
-	frames, err := build(ctx, cfg, g, ch, info.ChainID, contract, minWinProb, []peer.ID{relayerID, recipientID})
+	frames, err := build(ctx, r.cfg, r.g, r.ch, r.info.ChainID, r.contract, r.minWinProb, []peer.ID{r.relayerID, r.recipientID})
 	if err != nil {
-		return Report{}, err
+		return err
 	}
-	fmt.Fprintf(cfg.Progress, "load: built %d packets in %.1f s\n", len(frames), time.Since(t0).Seconds())
+	r.frames = frames
+	fmt.Fprintf(r.cfg.Progress, "load: built %d packets in %.1f s\n", len(frames), time.Since(t0).Seconds())
+	return nil
+}
 
-	host, err := p2p.New(p2p.Config{PrivKey: g.P2PKey(), ListenAddrs: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
-		Network: info.Network, QueueSize: pushQueue})
+// connect starts G's libp2p host, counting the relayer's acknowledgements in r.acks, and
+// connects it to the relayer's listening addresses.
+func (r *run) connect(ctx context.Context) error {
+	host, err := p2p.New(p2p.Config{PrivKey: r.g.P2PKey(), ListenAddrs: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/0")},
+		Network: r.info.Network, QueueSize: pushQueue})
 	if err != nil {
-		return Report{}, err
+		return err
 	}
-	defer host.Close()
-	var acks atomic.Int64
-	if err := host.Handle(p2p.ProtocolAck, func(peer.ID, []byte) { acks.Add(1) }); err != nil {
-		return Report{}, err
+	r.host = host
+	if err := host.Handle(p2p.ProtocolAck, func(peer.ID, []byte) { r.acks.Add(1) }); err != nil {
+		return err
 	}
-	addrs, err := p2pAddrs(info.ListeningAddresses)
+	addrs, err := p2pAddrs(r.info.ListeningAddresses)
 	if err != nil {
-		return Report{}, fmt.Errorf("relayer's p2p addresses: %w", err)
+		return fmt.Errorf("relayer's p2p addresses: %w", err)
 	}
-	if err := host.AddPeer(peer.AddrInfo{ID: relayerID, Addrs: addrs}); err != nil {
-		return Report{}, err
+	if err := host.AddPeer(peer.AddrInfo{ID: r.relayerID, Addrs: addrs}); err != nil {
+		return err
 	}
-	if _, err := host.Ping(ctx, relayerID); err != nil {
-		return Report{}, fmt.Errorf("connect to the relayer: %w", err)
+	if _, err := host.Ping(ctx, r.relayerID); err != nil {
+		return fmt.Errorf("connect to the relayer: %w", err)
 	}
-	// The first packet opens the msg stream; the window starts once the relayer acknowledged it.
-	if err := host.Send(ctx, relayerID, p2p.ProtocolMsg, frames[0]); err != nil {
-		return Report{}, fmt.Errorf("first packet: %w", err)
-	}
-	if !poll(ctx, 10*time.Second, func() bool { return acks.Load() >= 1 }) {
-		return Report{}, errors.New("the relayer did not acknowledge the first packet within 10 s (see its log)")
-	}
-	frames = frames[1:]
+	return nil
+}
 
-	scrape := func(n bench.Node) (Snapshot, error) {
-		s, err := api.snapshot(ctx, n.APIURL)
-		if err == nil && n.Index == cfg.Relayer && cfg.WatchCPU {
-			s.CPUBusy, s.CPUTotal, err = readProcStat(cfg.CPU)
-		}
-		return s, err
+// openStream sends the first frame, which opens the msg stream, and waits up to 10 s for the
+// relayer to acknowledge it; the measured window starts after it, with the frames left.
+func (r *run) openStream(ctx context.Context) error {
+	if err := r.host.Send(ctx, r.relayerID, p2p.ProtocolMsg, r.frames[0]); err != nil {
+		return fmt.Errorf("first packet: %w", err)
 	}
-	recStart, err := scrape(recipientNode)
+	if !poll(ctx, 10*time.Second, func() bool { return r.acks.Load() >= 1 }) {
+		return errors.New("the relayer did not acknowledge the first packet within 10 s (see its log)")
+	}
+	r.frames = r.frames[1:]
+	return nil
+}
+
+// push samples the recipient and the relayer, pushes the frames into the relayer at cfg.Rate
+// and samples the relayer until it has drained (sample).
+func (r *run) push(ctx context.Context) (window, error) {
+	var w window
+	var err error
+	if w.recipientStart, err = r.scrape(ctx, r.recipient); err != nil {
+		return window{}, err
+	}
+	first, err := r.scrape(ctx, r.relayer)
 	if err != nil {
-		return Report{}, err
+		return window{}, err
 	}
-	first, err := scrape(relayerNode)
-	if err != nil {
-		return Report{}, err
-	}
-	fmt.Fprintf(cfg.Progress, "load: pushing %d packets into node %d (rate %s)\n", len(frames), cfg.Relayer, rateText(cfg.Rate))
-	type pushed struct {
-		n, fullWaits int
-		took         time.Duration
-		err          error
-	}
+	fmt.Fprintf(r.cfg.Progress, "load: pushing %d packets into node %d (rate %s)\n", len(r.frames), r.cfg.Relayer, rateText(r.cfg.Rate))
 	done := make(chan pushed, 1)
 	go func() {
 		start := time.Now()
-		n, waits, err := push(ctx, cfg.Clock, cfg.Rate, frames, func(f []byte) error {
-			return host.Send(ctx, relayerID, p2p.ProtocolMsg, f)
+		n, waits, err := push(ctx, r.cfg.Clock, r.cfg.Rate, r.frames, func(f []byte) error {
+			return r.host.Send(ctx, r.relayerID, p2p.ProtocolMsg, f)
 		})
 		done <- pushed{n: n, fullWaits: waits, took: time.Since(start), err: err}
 	}()
+	if w.relayer, w.pushed, err = r.sample(ctx, first, done); err != nil {
+		return window{}, err
+	}
+	return w, nil
+}
+
+// sample scrapes the relayer every cfg.ScrapeInterval while the push runs and after it ends
+// (done), until the relayer has drained or cfg.DrainTimeout has passed since the push ended. It
+// returns the relayer's samples, first first, and the push's result; a failed push is an error.
+func (r *run) sample(ctx context.Context, first Snapshot, done <-chan pushed) ([]Snapshot, pushed, error) {
 	samples := []Snapshot{first}
 	var res pushed
 	pushing := true
 	var deadline time.Time
 	var scrapeErr error
 	for {
-		if err := cfg.Clock.Sleep(ctx, cfg.ScrapeInterval); err != nil {
-			return Report{}, err
+		if err := r.cfg.Clock.Sleep(ctx, r.cfg.ScrapeInterval); err != nil {
+			return nil, pushed{}, err
 		}
 		if pushing {
 			select {
 			case res = <-done:
 				pushing = false
-				deadline = time.Now().Add(cfg.DrainTimeout)
+				deadline = time.Now().Add(r.cfg.DrainTimeout)
 			default:
 			}
 		}
-		s, err := scrape(relayerNode)
+		s, err := r.scrape(ctx, r.relayer)
 		if err != nil {
 			scrapeErr = err
+			if !pushing && time.Now().After(deadline) {
+				break // the metrics stayed unreadable until the drain deadline
+			}
 			continue
 		}
 		samples = append(samples, s)
@@ -291,35 +391,59 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 			continue
 		}
 		if res.err != nil {
-			return Report{}, fmt.Errorf("push: %w (after %d packets)", res.err, res.n)
+			return nil, pushed{}, fmt.Errorf("push: %w (after %d packets)", res.err, res.n)
 		}
-		// Drained: every pushed frame is forwarded or dropped and nothing moved for a while.
-		handled := (s.Forwarded - first.Forwarded) + (s.DroppedTotal() - first.DroppedTotal())
-		if (handled >= float64(res.n) && settled(samples, 4)) || time.Now().After(deadline) {
+		if drained(samples, res.n) || time.Now().After(deadline) {
 			break
 		}
 	}
 	if len(samples) < 2 {
-		return Report{}, fmt.Errorf("relayer's metrics: %w", scrapeErr)
+		return nil, pushed{}, fmt.Errorf("relayer's metrics: %w", scrapeErr)
 	}
-	// The recipient and G's acknowledgements trail the forwarding: wait until both are still.
-	var recEnd Snapshot
+	return samples, res, nil
+}
+
+// drained reports whether the relayer, sampled in s (s[0] before the push), has forwarded or
+// dropped all n pushed frames and its forwarded count has not moved over the last 4 samples.
+func drained(s []Snapshot, n int) bool {
+	first, last := s[0], s[len(s)-1]
+	handled := (last.Forwarded - first.Forwarded) + (last.DroppedTotal() - first.DroppedTotal())
+	return handled >= float64(n) && settled(s, 4)
+}
+
+// settle waits, up to cfg.DrainTimeout, until the recipient's deliveries and G's
+// acknowledgements, which trail the forwarding, are both still, keeping the recipient's last
+// sample; then it samples the relayer once more.
+func (r *run) settle(ctx context.Context, w *window) {
 	prevDelivered, prevAcks := -1.0, int64(-1)
-	poll(ctx, cfg.DrainTimeout, func() bool {
-		s, err := scrape(recipientNode)
+	poll(ctx, r.cfg.DrainTimeout, func() bool {
+		s, err := r.scrape(ctx, r.recipient)
 		if err != nil {
 			return false
 		}
-		recEnd = s
-		still := s.Delivered == prevDelivered && acks.Load() == prevAcks
-		prevDelivered, prevAcks = s.Delivered, acks.Load()
+		w.recipientEnd = s
+		still := s.Delivered == prevDelivered && r.acks.Load() == prevAcks
+		prevDelivered, prevAcks = s.Delivered, r.acks.Load()
 		return still
 	})
-	last, err := scrape(relayerNode)
-	if err == nil {
-		samples = append(samples, last)
+	if last, err := r.scrape(ctx, r.relayer); err == nil {
+		w.relayer = append(w.relayer, last)
 	}
-	return Compute(samples, recStart, recEnd, res.n, res.took, res.fullWaits, acks.Load()-1)
+}
+
+// report computes the Report of w; the first packet's acknowledgement is not in the window.
+func (r *run) report(w window) (Report, error) {
+	return Compute(w.relayer, w.recipientStart, w.recipientEnd, w.pushed.n, w.pushed.took, w.pushed.fullWaits, r.acks.Load()-1)
+}
+
+// scrape reads node n's metrics and, for the relayer with cfg.WatchCPU, how busy its CPU has
+// been.
+func (r *run) scrape(ctx context.Context, n bench.Node) (Snapshot, error) {
+	s, err := r.api.snapshot(ctx, n.APIURL)
+	if err == nil && n.Index == r.cfg.Relayer && r.cfg.WatchCPU {
+		s.CPUBusy, s.CPUTotal, err = readProcStat(r.cfg.CPU)
+	}
+	return s, err
 }
 
 func readProcStat(cpu int) (busy, total float64, err error) {
@@ -481,7 +605,7 @@ func build(ctx context.Context, cfg Config, g *identity.Identity, ch channels.Ch
 	graph := channels.NewGraph()
 	graph.Apply(ch)
 	led, err := ledger.New(ledger.Config{Key: g.PrivateKey(), ChainID: chainID, Contract: contract, Channels: graph, Store: db,
-		MinWinProb: func() uint64 { return minWinProb }})
+		MinWinProb: minWinProb})
 	if err != nil {
 		return nil, err
 	}

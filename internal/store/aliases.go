@@ -16,30 +16,34 @@ func (db *DB) SetAlias(alias, peerID string) error {
 	})
 }
 
-// Alias returns the peer named alias, or ErrNotFound.
-func (db *DB) Alias(alias string) (string, error) {
-	var out string
-	err := db.bolt.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketAliases).Get([]byte(alias))
-		if v == nil {
-			return fmt.Errorf("alias %q: %w", alias, ErrNotFound)
+// Alias returns the peer named alias; ok is false when the alias is not set.
+func (db *DB) Alias(alias string) (peerID string, ok bool, err error) {
+	err = db.bolt.View(func(tx *bolt.Tx) error {
+		if v := tx.Bucket(bucketAliases).Get([]byte(alias)); v != nil {
+			peerID, ok = string(v), true
 		}
-		out = string(v)
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return "", false, fmt.Errorf("read alias: %w", err)
+	}
+	return peerID, ok, nil
 }
 
-// DeleteAlias removes an alias, or returns ErrNotFound when it is not set
-// (and changes nothing).
-func (db *DB) DeleteAlias(alias string) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+// DeleteAlias removes an alias; ok is false (and nothing changes) when it is not set.
+func (db *DB) DeleteAlias(alias string) (ok bool, err error) {
+	err = db.bolt.Update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAliases)
 		if b.Get([]byte(alias)) == nil {
-			return fmt.Errorf("alias %q: %w", alias, ErrNotFound)
+			return nil
 		}
+		ok = true
 		return b.Delete([]byte(alias))
 	})
+	if err != nil {
+		return false, fmt.Errorf("delete alias: %w", err)
+	}
+	return ok, nil
 }
 
 // Aliases returns every alias and its peer, sorted by alias.

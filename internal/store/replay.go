@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 
 	"github.com/relayd/relayd/internal/packet"
 )
@@ -62,7 +63,7 @@ func (db *DB) ReplayTags(now func() time.Time) (*ReplayTags, error) {
 	r := &ReplayTags{db: db, now: now, epochs: map[uint32]map[[32]byte]struct{}{}}
 	r.cur = packet.Epoch(now())
 	err := db.bolt.Update(func(tx *bolt.Tx) error {
-		if err := tx.DeleteBucket(legacyReplay); err != nil && !errors.Is(err, bolt.ErrBucketNotFound) {
+		if err := tx.DeleteBucket(legacyReplay); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
 			return err
 		}
 		if err := pruneReplay(tx, r.cur); err != nil {

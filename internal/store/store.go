@@ -12,6 +12,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	bolterrors "go.etcd.io/bbolt/errors"
 )
 
 // FileName is the store's file inside the data directory.
@@ -26,7 +27,7 @@ type DB struct {
 // hold it: a second Open waits up to a second, then fails with ErrLocked.
 func Open(dir string) (*DB, error) {
 	b, err := bolt.Open(filepath.Join(dir, FileName), 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, bolterrors.ErrTimeout) {
 		return nil, fmt.Errorf("%s: %w", dir, ErrLocked)
 	}
 	if err != nil {

@@ -20,9 +20,11 @@ func TestAliasesPersist(t *testing.T) {
 	db.SetAlias("alice", "16Uiu2HAmA")
 	db.SetAlias("bob", "16Uiu2HAmB2")
 	db.SetAlias("gone", "x")
-	db.DeleteAlias("gone")
-	if err := db.DeleteAlias("never-there"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("delete an unknown alias: %v", err)
+	if ok, err := db.DeleteAlias("gone"); !ok || err != nil {
+		t.Fatalf("delete an alias: %v, %v", ok, err)
+	}
+	if ok, err := db.DeleteAlias("never-there"); ok || err != nil {
+		t.Fatalf("delete an unknown alias: %v, %v", ok, err)
 	}
 	db.Close()
 
@@ -38,8 +40,11 @@ func TestAliasesPersist(t *testing.T) {
 	if len(got) != 2 || got[0] != [2]string{"alice", "16Uiu2HAmA"} || got[1] != [2]string{"bob", "16Uiu2HAmB2"} {
 		t.Fatalf("aliases after reopen: %v", got)
 	}
-	if _, err := db.Alias("gone"); !errors.Is(err, ErrNotFound) {
-		t.Fatalf("deleted alias: %v", err)
+	if _, ok, err := db.Alias("gone"); ok || err != nil {
+		t.Fatalf("deleted alias: %v, %v", ok, err)
+	}
+	if id, ok, err := db.Alias("alice"); !ok || err != nil || id != "16Uiu2HAmA" {
+		t.Fatalf("alias alice: %q, %v, %v", id, ok, err)
 	}
 }
 

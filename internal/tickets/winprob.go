@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
@@ -35,8 +36,14 @@ func WinProbFor(p float64) (uint64, error) {
 	return uint64(w), nil
 }
 
-// ParseWinProb parses a probability written as a decimal ("0.01", "1") into the WinProb field.
+// ParseWinProb parses a probability written as a decimal ("0.01", "1", ".5") into the WinProb
+// field: ASCII digits and at most one point, nothing else (no sign, exponent, hexadecimal form
+// or spaces).
 func ParseWinProb(s string) (uint64, error) {
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole+frac == "" || strings.TrimLeft(whole+frac, "0123456789") != "" {
+		return 0, fmt.Errorf("%w: %q is not a decimal number", ErrBadWinProb, s)
+	}
 	p, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %q is not a number", ErrBadWinProb, s)

@@ -20,7 +20,7 @@ func TestWinProbRoundTrip(t *testing.T) {
 	if w, _ := ParseWinProb("1"); w != MaxWinProb {
 		t.Errorf("probability 1 is %d, want MaxWinProb", w)
 	}
-	for _, bad := range []string{"0", "-0.1", "1.5", "NaN", "x", ""} {
+	for _, bad := range []string{"0", "-0.1", "1.5", "NaN", "x", "", "0x1p-1", "1e-2", " 0.5", "0.5 ", "+0.5", ".", "Inf"} {
 		if _, err := ParseWinProb(bad); err == nil {
 			t.Errorf("ParseWinProb(%q) accepted", bad)
 		}

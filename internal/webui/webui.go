@@ -105,7 +105,7 @@ func New(cfg Config) (*Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.conf, _ = json.Marshal(PageConfig{APIPort: cfg.APIPort}) // an int: cannot fail
+	h.conf, _ = json.Marshal(PageConfig(cfg)) // an int: cannot fail
 	return h, nil
 }
 

@@ -1,7 +1,6 @@
 package ws
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,27 +12,26 @@ import (
 	"github.com/coder/websocket"
 )
 
-// MessageBuffer is how many received messages AppStreams keeps for a client
-// that reconnects with ?since=<id>.
+// MessageBuffer is how many received messages AppStreams keeps: for a client that reconnects
+// with ?since=<id>, and for one that falls behind.
 const MessageBuffer = 1000
 
-// appQueue is how many frames wait for one stream client before it is
-// dropped; it holds a whole MessageBuffer replay.
+// appQueue is how many hub frames wait for one admin stream client before it is dropped.
 const appQueue = 2 * MessageBuffer
 
-// subscriberQueue is how many hub frames wait for the message stream's own
-// reader (Run), which drains them at once.
-const subscriberQueue = 4096
+// Types of the message stream's frames.
+const (
+	// TypeAppMessage is a message this node received (AppMessage).
+	TypeAppMessage = "message"
+	// TypeMissed says that messages were received that the stream no longer holds (Missed).
+	TypeMissed = "missed"
+)
 
-// TypeAppMessage is the type of a message stream frame.
-const TypeAppMessage = "message"
-
-// AppMessage is one frame of the message stream: a message this node
-// received. ID grows with every message, also across restarts while the
-// clock does not go back (it is at least the receive time in microseconds
-// since 1970, and always one more than the previous); ReceivedAt is
-// TimeFormat. Body is the received text exactly, which a client must
-// escape before showing it.
+// AppMessage is one frame of the message stream: a message this node received. ID grows with
+// every message, also across restarts while the clock does not go back (it is at least the time
+// the stream took it in microseconds since 1970, and always one more than the previous);
+// ReceivedAt is TimeFormat. Body is the received text exactly, which a client must escape
+// before showing it.
 type AppMessage struct {
 	Type       string `json:"type"`
 	ID         int64  `json:"id"`
@@ -41,22 +39,34 @@ type AppMessage struct {
 	ReceivedAt string `json:"receivedAt"`
 }
 
-// AppStreams serves the WebSockets of the REST port: the stream of received
-// messages (ServeMessages) and the read-only admin stream (ServeAdmin). Both
-// read the Hub: the admin stream is the Hub's frames, as the admin server
-// sends them; the message stream is its message frames, numbered by Run.
-// The caller authenticates requests before handing them over. Streams end
-// when Run returns.
+// Missed is the frame that tells a message stream client it missed messages the node received:
+// it fell more than MessageBuffer messages behind, or reconnected with a ?since= older than the
+// messages kept. The messages missed are those with an ID above After and at most Through; the
+// stream goes on with the first message kept after them.
+type Missed struct {
+	Type    string `json:"type"`
+	After   int64  `json:"after"`
+	Through int64  `json:"through"`
+}
+
+// AppStreams serves the WebSockets of the REST port: the stream of received messages
+// (ServeMessages), fed by Deliver, and the read-only admin stream (ServeAdmin), which is the
+// Hub's frames as the admin server sends them. A message stream client reads from the messages
+// kept, at its own pace: one that falls behind loses no message silently (it is told what it
+// missed, Missed). The caller authenticates requests before handing them over. Streams end when
+// Run returns.
 type AppStreams struct {
 	hub  *Hub
 	log  *slog.Logger
-	srv  *Server // for its write loop
+	srv  *Server // for the admin stream's write loop
 	done chan struct{}
 
 	mu      sync.Mutex
 	lastID  int64
 	buf     []AppMessage // the last MessageBuffer messages, oldest first
-	clients map[*client]struct{}
+	next    uint64       // sequence number of the next message; buf holds next-len(buf) … next-1
+	dropped int64        // ID of the newest message no longer in buf; 0: none dropped
+	waiting map[chan struct{}]struct{}
 	running bool
 }
 
@@ -69,12 +79,10 @@ func NewAppStreams(hub *Hub, logger *slog.Logger) (*AppStreams, error) {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	srv := &Server{cfg: Config{Hub: hub, QueueSize: appQueue, PingInterval: 30 * time.Second}, log: logger}
-	return &AppStreams{hub: hub, log: logger, srv: srv, done: make(chan struct{}), clients: map[*client]struct{}{}}, nil
+	return &AppStreams{hub: hub, log: logger, srv: srv, done: make(chan struct{}), waiting: map[chan struct{}]struct{}{}}, nil
 }
 
-// Run numbers the message frames the hub publishes and passes them to the
-// message stream's clients until ctx ends; then every stream closes. It may
-// run once.
+// Run serves until ctx ends; then every stream closes. It may run once.
 func (a *AppStreams) Run(ctx context.Context) error {
 	a.mu.Lock()
 	if a.running {
@@ -84,79 +92,71 @@ func (a *AppStreams) Run(ctx context.Context) error {
 	a.running = true
 	a.mu.Unlock()
 	defer close(a.done)
-	for {
-		sub := newClient(subscriberQueue)
-		a.hub.subscribe(sub)
-		err := a.consume(ctx, sub)
-		a.hub.leave(sub)
-		if err != nil {
-			return nil // ctx ended
-		}
-		// The hub dropped the reader: it could not keep up. Messages
-		// published meanwhile are lost to the stream.
-		a.log.Warn("message stream fell behind the node; some received messages are not on it")
-	}
+	<-ctx.Done()
+	return nil
 }
 
-// consume reads sub until ctx ends (an error) or the hub drops it (nil).
-func (a *AppStreams) consume(ctx context.Context, sub *client) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-sub.slow:
-			// Keep what was queued before the drop.
-			for {
-				select {
-				case b := <-sub.queue:
-					a.take(b)
-				default:
-					return nil
-				}
-			}
-		case b := <-sub.queue:
-			a.take(b)
-		}
-	}
-}
-
-// messageFramePrefix starts every encoded message frame (Frame.encode: Type is
-// the first field).
-var messageFramePrefix = []byte(`{"type":"` + TypeMessage + `",`)
-
-// take numbers a hub frame when it is a received message, keeps it and
-// offers it to every message stream client.
-func (a *AppStreams) take(b []byte) {
-	// Most hub frames are log lines (three per received message); the type is
-	// the encoding's first field, so they are told apart without decoding.
-	if !bytes.HasPrefix(b, messageFramePrefix) {
-		return
-	}
-	var f Frame
-	if json.Unmarshal(b, &f) != nil || f.Type != TypeMessage {
-		return
-	}
+// Deliver takes a message this node received, numbers it, keeps it and wakes the message stream's
+// clients. It never blocks on a client.
+func (a *AppStreams) Deliver(body string, receivedAt time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	id := max(a.lastID+1, a.hub.Now().UnixMicro())
 	a.lastID = id
-	m := AppMessage{Type: TypeAppMessage, ID: id, Body: f.Msg, ReceivedAt: f.TS}
 	if len(a.buf) == MessageBuffer {
+		a.dropped = a.buf[0].ID
 		copy(a.buf, a.buf[1:])
 		a.buf = a.buf[:MessageBuffer-1]
 	}
-	a.buf = append(a.buf, m)
-	enc, _ := json.Marshal(m) // strings and a number: cannot fail
-	for c := range a.clients {
-		if !c.offer(enc) {
-			delete(a.clients, c)
+	a.buf = append(a.buf, AppMessage{Type: TypeAppMessage, ID: id, Body: body, ReceivedAt: receivedAt.UTC().Format(TimeFormat)})
+	a.next++
+	for w := range a.waiting {
+		select {
+		case w <- struct{}{}:
+		default:
 		}
 	}
 }
 
-// ServeMessages upgrades r to the message stream: every message received
-// from now on, preceded, when since is not nil, by the kept messages whose
-// ID is above *since.
+// after returns the kept messages from sequence number seq on, and the Missed frame to send
+// first when some messages from seq on are no longer kept (lastID: the last ID the client has).
+func (a *AppStreams) after(seq uint64, lastID int64) ([]AppMessage, *Missed, uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	first := a.next - uint64(len(a.buf))
+	var missed *Missed
+	if seq < first {
+		missed = &Missed{Type: TypeMissed, After: lastID, Through: a.dropped}
+		seq = first
+	}
+	return append([]AppMessage(nil), a.buf[seq-first:]...), missed, a.next
+}
+
+// cursor is where a client starts: after the kept message with the largest ID not above *since,
+// or at the next message without since. It also returns the ID the client has last.
+func (a *AppStreams) cursor(since *int64) (uint64, int64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if since == nil {
+		return a.next, a.lastID
+	}
+	first := a.next - uint64(len(a.buf))
+	if *since < a.dropped {
+		return first - 1, *since // before the first kept: after reports the dropped ones missed
+	}
+	seq := first
+	for _, m := range a.buf {
+		if m.ID > *since {
+			break
+		}
+		seq++
+	}
+	return seq, *since
+}
+
+// ServeMessages upgrades r to the message stream: every message received from now on, preceded,
+// when since is not nil, by the kept messages whose ID is above *since (and a Missed frame when
+// messages after *since are no longer kept).
 func (a *AppStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since *int64) {
 	conn, cw, ctx, cancel, ok := a.accept(w, r)
 	if !ok {
@@ -164,25 +164,77 @@ func (a *AppStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since
 	}
 	defer cancel()
 	defer conn.CloseNow()
-	c := newClient(appQueue)
+	wake := make(chan struct{}, 1)
 	a.mu.Lock()
-	if since != nil {
-		for _, m := range a.buf {
-			if m.ID > *since {
-				enc, _ := json.Marshal(m)
-				c.offer(enc)
-			}
-		}
-	}
-	a.clients[c] = struct{}{}
+	a.waiting[wake] = struct{}{}
 	a.mu.Unlock()
 	defer func() {
 		a.mu.Lock()
-		delete(a.clients, c)
+		delete(a.waiting, wake)
 		a.mu.Unlock()
 	}()
 	go discard(conn, cancel)
-	a.srv.writeLoop(ctx, cancel, conn, cw, c)
+	seq, lastID := a.cursor(since)
+	ping := time.NewTicker(a.srv.cfg.PingInterval)
+	defer ping.Stop()
+	for {
+		msgs, missed, next := a.after(seq, lastID)
+		if err := a.write(ctx, conn, cw, msgs, missed); err != nil {
+			return
+		}
+		seq = next
+		if len(msgs) > 0 {
+			lastID = msgs[len(msgs)-1].ID
+		}
+		select {
+		case <-ctx.Done():
+			conn.Close(websocket.StatusGoingAway, "server shutting down")
+			return
+		case <-wake:
+		case <-ping.C:
+			pctx, pcancel := context.WithTimeout(ctx, a.srv.cfg.PingInterval)
+			err := conn.Ping(pctx)
+			pcancel()
+			if err != nil {
+				return
+			}
+		}
+	}
+}
+
+// write sends missed (when not nil) and msgs, collected into as few writes as the coalescer
+// allows.
+func (a *AppStreams) write(ctx context.Context, conn *websocket.Conn, cw *coalescer, msgs []AppMessage, missed *Missed) error {
+	if len(msgs) == 0 && missed == nil {
+		return nil
+	}
+	frames := make([][]byte, 0, len(msgs)+1)
+	if missed != nil {
+		b, _ := json.Marshal(missed) // numbers and a string: cannot fail
+		frames = append(frames, b)
+	}
+	for _, m := range msgs {
+		b, _ := json.Marshal(m) // strings and a number: cannot fail
+		frames = append(frames, b)
+	}
+	if cw != nil {
+		cw.hold()
+	}
+	var err error
+	for _, b := range frames {
+		wctx, wcancel := context.WithTimeout(ctx, writeTimeout)
+		err = conn.Write(wctx, websocket.MessageText, b)
+		wcancel()
+		if err != nil {
+			break
+		}
+	}
+	if cw != nil {
+		if rerr := cw.release(); err == nil {
+			err = rerr
+		}
+	}
+	return err
 }
 
 // ServeAdmin upgrades r to the admin stream: the frames of the admin
@@ -237,12 +289,4 @@ func discard(conn *websocket.Conn, done context.CancelFunc) {
 			return
 		}
 	}
-}
-
-// subscribe registers c for the hub's frames from now on: no replay and no
-// connect line.
-func (h *Hub) subscribe(c *client) {
-	h.mu.Lock()
-	h.clients[c] = struct{}{}
-	h.mu.Unlock()
 }

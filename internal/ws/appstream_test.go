@@ -1,7 +1,6 @@
 package ws
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -55,8 +54,6 @@ func newAppHarness(t *testing.T, now func() time.Time) *appHarness {
 		cancel()
 		<-h.ran
 	})
-	// Run subscribes to the hub before anything is published.
-	waitFor(t, "the message stream subscribes", func() bool { return hub.Clients() == 1 })
 	return h
 }
 
@@ -78,12 +75,23 @@ func (h *appHarness) dial(t *testing.T, path string) *websocket.Conn {
 	return c
 }
 
-// deliver publishes a received message as the node does: log lines, then
-// the message frame.
+// deliver hands the streams a received message as the node does, and publishes its admin frames
+// as the admin console does (the admin stream shows them).
 func (h *appHarness) deliver(text string) {
 	now := h.hub.Now()
 	h.hub.PublishSeq(NewFrame(TypeLog, "#### NODE RECEIVED MESSAGE ####", now), NewFrame(TypeLog, "Message: "+text, now),
 		NewFrame(TypeMessage, text, now))
+	h.streams.Deliver(text, now)
+}
+
+// joined waits until n message stream clients wait for messages.
+func (h *appHarness) joined(t *testing.T, n int) {
+	t.Helper()
+	waitFor(t, "the clients join", func() bool {
+		h.streams.mu.Lock()
+		defer h.streams.mu.Unlock()
+		return len(h.streams.waiting) == n
+	})
 }
 
 func readMessage(t *testing.T, c *websocket.Conn) AppMessage {
@@ -115,11 +123,7 @@ func TestMessageStream(t *testing.T) {
 		return len(h.streams.buf) == 1
 	})
 	c := h.dial(t, "/messages")
-	waitFor(t, "the client joins", func() bool {
-		h.streams.mu.Lock()
-		defer h.streams.mu.Unlock()
-		return len(h.streams.clients) == 1
-	})
+	h.joined(t, 1)
 	h.hub.Log("a log line")
 	h.deliver("hello\x1b[31m")
 	h.deliver("world")
@@ -142,11 +146,7 @@ func TestMessageStream(t *testing.T) {
 func TestMessageStreamSince(t *testing.T) {
 	h := newAppHarness(t, nil)
 	live := h.dial(t, "/messages")
-	waitFor(t, "the client joins", func() bool {
-		h.streams.mu.Lock()
-		defer h.streams.mu.Unlock()
-		return len(h.streams.clients) == 1
-	})
+	h.joined(t, 1)
 	for _, s := range []string{"one", "two", "three"} {
 		h.deliver(s)
 	}
@@ -171,11 +171,7 @@ func TestMessageIDsGrowWhenTheClockGoesBack(t *testing.T) {
 	clock.advance(time.Duration(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC).UnixNano()))
 	h := newAppHarness(t, clock.now)
 	c := h.dial(t, "/messages")
-	waitFor(t, "the client joins", func() bool {
-		h.streams.mu.Lock()
-		defer h.streams.mu.Unlock()
-		return len(h.streams.clients) == 1
-	})
+	h.joined(t, 1)
 	h.deliver("a")
 	a := readMessage(t, c)
 	if want := clock.now().UnixMicro(); a.ID != want {
@@ -244,16 +240,113 @@ func readFrame(t *testing.T, c *websocket.Conn) Frame {
 	return f
 }
 
-// TestMessageFramePrefix: AppStreams.take tells message frames from log lines by the encoding's
-// first bytes; the prefix must start every message frame, whatever its text, and no other frame.
-func TestMessageFramePrefix(t *testing.T) {
-	now := time.Unix(1700000000, 0)
-	for _, text := range []string{"", "hi", `{"type":"message",`, "\x1b[31m<b>\u202e"} {
-		if b := NewFrame(TypeMessage, text, now).encode(); !bytes.HasPrefix(b, messageFramePrefix) {
-			t.Errorf("message frame %s lacks the prefix %s", b, messageFramePrefix)
+// TestSlowReaderIsToldWhatItMissed: a flood that outruns a reader loses it no message silently:
+// it reads every message still kept, in order, after one Missed frame naming the ids it lost;
+// a reader that keeps up misses nothing; a reconnect with a ?since= older than what is kept gets
+// the same Missed frame first.
+func TestSlowReaderIsToldWhatItMissed(t *testing.T) {
+	h := newAppHarness(t, nil)
+	slow := h.dial(t, "/messages")
+	slow.SetReadLimit(1 << 20)
+	h.joined(t, 1)
+	h.deliver("first")
+	first := readMessage(t, slow)
+	// The reader stops reading; a flood of more than MessageBuffer messages arrives, each big
+	// enough that the socket's buffers hold only a few of them.
+	const flood = 3 * MessageBuffer
+	pad := strings.Repeat("x", 16<<10)
+	for i := range flood {
+		h.streams.Deliver("flood "+strconv.Itoa(i)+" "+pad, h.hub.Now())
+	}
+	h.streams.mu.Lock()
+	kept := append([]AppMessage(nil), h.streams.buf...)
+	h.streams.mu.Unlock()
+	// Reading now, the reader gets runs of the flood in order; every gap is announced by a Missed
+	// frame right before it that names the ids lost (after the last one read, before the next).
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	lastID, prev, read, gaps := first.ID, -1, 0, 0
+	var announced *Missed
+	for lastID != kept[len(kept)-1].ID {
+		_, b, err := slow.Read(ctx)
+		if err != nil {
+			t.Fatalf("after %d messages: %v", read, err)
 		}
-		if b := NewFrame(TypeLog, text, now).encode(); bytes.HasPrefix(b, messageFramePrefix) {
-			t.Errorf("log frame %s has the message prefix", b)
+		if strings.Contains(string(b), `"type":"missed"`) {
+			var m Missed
+			if err := json.Unmarshal(b, &m); err != nil || announced != nil || m.After != lastID || m.Through <= lastID {
+				t.Fatalf("missed frame %s after id %d (one pending: %v)", b, lastID, announced)
+			}
+			announced = &m
+			continue
 		}
+		var m AppMessage
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		idx, err := strconv.Atoi(strings.Fields(m.Body)[1])
+		if err != nil || m.ID <= lastID {
+			t.Fatalf("message %.20q id %d after id %d", m.Body, m.ID, lastID)
+		}
+		switch {
+		case announced != nil && (idx <= prev+1 || m.ID <= announced.Through):
+			t.Fatalf("after the missed frame %+v: message %d (id %d), the previous %d", announced, idx, m.ID, prev)
+		case announced == nil && idx != prev+1:
+			t.Fatalf("message %d after %d without a missed frame", idx, prev)
+		}
+		if announced != nil {
+			gaps++
+		}
+		announced, prev, lastID = nil, idx, m.ID
+		read++
+	}
+	if gaps == 0 || read >= flood || prev != flood-1 {
+		t.Fatalf("read %d of %d messages, ending with %d, in %d runs: the flood did not outrun the reader", read, flood, prev, gaps+1)
+	}
+	// A reconnect from the first message's id: more than the buffer was delivered since.
+	again := h.dial(t, "/messages?since="+strconv.FormatInt(first.ID, 10))
+	again.SetReadLimit(1 << 20)
+	_, b, err := again.Read(ctx)
+	var m Missed
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Type != TypeMissed || m.After != first.ID || m.Through != kept[0].ID-1 && m.Through >= kept[0].ID {
+		t.Fatalf("reconnect from an id no longer kept: %s, %v", b, err)
+	}
+	if got := readMessage(t, again); got != kept[0] {
+		t.Fatalf("after the missed frame %+v, want the oldest kept %+v", got, kept[0])
+	}
+}
+
+// TestAfterReportsWhatWasDropped: the cursor logic without a network: a client whose position is
+// older than the first message kept gets the Missed frame naming the dropped ids, then what is
+// kept; one that is current gets nothing.
+func TestAfterReportsWhatWasDropped(t *testing.T) {
+	a, err := NewAppStreams(NewHub(nil), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Deliver("first", time.Now())
+	seq, last := a.cursor(nil)
+	if msgs, missed, _ := a.after(seq, last); len(msgs) != 0 || missed != nil {
+		t.Fatalf("a current client got %v, %v", msgs, missed)
+	}
+	for i := range MessageBuffer + 10 {
+		a.Deliver("m"+strconv.Itoa(i), time.Now())
+	}
+	msgs, missed, next := a.after(seq, last)
+	if missed == nil || missed.After != last || missed.Through != a.buf[0].ID-1 && missed.Through >= a.buf[0].ID {
+		t.Fatalf("missed %+v (last %d, first kept %d)", missed, last, a.buf[0].ID)
+	}
+	if len(msgs) != MessageBuffer || msgs[0].Body != "m10" || next != seq+MessageBuffer+10 {
+		t.Fatalf("%d messages from %q, next %d", len(msgs), msgs[0].Body, next)
+	}
+	// ?since= the first message's id: the same answer; since the newest: nothing.
+	s, l := a.cursor(&last)
+	if _, missed, _ := a.after(s, l); missed == nil {
+		t.Fatal("since an id no longer kept: no missed frame")
+	}
+	newest := a.buf[len(a.buf)-1].ID
+	s, l = a.cursor(&newest)
+	if msgs, missed, _ := a.after(s, l); len(msgs) != 0 || missed != nil {
+		t.Fatalf("since the newest: %d, %v", len(msgs), missed)
 	}
 }

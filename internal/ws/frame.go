@@ -1,12 +1,14 @@
-// Package ws serves the node's WebSocket admin server: JSON frames
-// {type, msg, ts}, a replay buffer of recent frames for new clients (marked
-// as replayed), bounded per-client queues, token authentication by query
-// parameter or cookie, and a dispatcher for operator command lines whose
-// echo and output reach only the client that sent them, marked as its
-// reply, within a per-client rate limit. Log frames are
-// terminal text with every control character escaped (Escape). The commands
-// themselves are given by the node; this package must not import
-// internal/node.
+// Package ws serves the node's WebSockets: the admin server (JSON frames {type, msg, ts}, a
+// replay buffer of recent frames for new clients, marked as replayed, bounded per-client queues,
+// token authentication by query parameter or cookie, and command lines handed to an Interpreter
+// whose echo and output reach only the client that sent them, marked as its reply, within a
+// per-client rate limit), the web console's page, and the REST port's app streams (AppStreams:
+// the messages this node received, numbered, and the admin stream read-only). Log frames are
+// terminal text with every control character escaped (Escape).
+//
+// It is the transport of the console, not its language: the commands and the text they print
+// are internal/admin's. Of relayd's packages it imports only internal/webui; it must not import
+// internal/node or internal/admin, and never reaches the libp2p transport.
 package ws
 
 import (
@@ -41,6 +43,9 @@ type Frame struct {
 	TS     string `json:"ts"`
 	Replay bool   `json:"replay,omitempty"`
 	Reply  string `json:"reply,omitempty"`
+	// Error marks the ReplyEnd frame of a command that failed: it did not parse, is unknown, had
+	// bad arguments, was refused by the rate limit, or ran and returned an error.
+	Error bool `json:"error,omitempty"`
 }
 
 // Values of Frame.Reply. Every command line a client sends is answered by

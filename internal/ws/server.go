@@ -17,13 +17,31 @@ import (
 	"github.com/relayd/relayd/internal/webui"
 )
 
+// MaxLineBytes is the longest command line the server reads.
+const MaxLineBytes = 4096
+
+// Interpreter runs an operator's command line; internal/admin's Commands implements it.
+type Interpreter interface {
+	Run(ctx context.Context, line string) Reply
+}
+
+// Reply is a command line's answer: its output lines, each sent as one log frame; whether the
+// command failed (the frame that ends the reply then carries "error":true, so a script can
+// tell); and After, when set, run once the reply has been queued for the client (e.g. to stop
+// the node after saying so).
+type Reply struct {
+	Lines  []string
+	Failed bool
+	After  func()
+}
+
 // Config configures a Server. Hub and Commands are required; Token is
 // required unless DisableAuth.
 type Config struct {
 	Token        string
 	DisableAuth  bool
 	Hub          *Hub
-	Commands     *Commands
+	Commands     Interpreter
 	Logger       *slog.Logger
 	QueueSize    int           // hub frames queued per client before it is dropped; default 1024
 	PingInterval time.Duration // keepalive; default 30 s
@@ -279,28 +297,28 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 		if err != nil {
 			return
 		}
-		var out []string
-		var after func()
+		var rep Reply
 		switch {
 		case typ != websocket.MessageText:
-			out = []string{"Invalid command: binary frames are not commands. Type 'help'."}
+			rep = Reply{Lines: []string{"Invalid command: binary frames are not commands. Type 'help'."}, Failed: true}
 		case !limit.take(s.cfg.Hub.Now()):
-			if !s.reply(ctx, c, ReplyEcho, "admin > "+string(data)) {
+			if !s.reply(ctx, c, ReplyEcho, "admin > "+string(data), false) {
 				return
 			}
-			out = []string{limited}
+			rep = Reply{Lines: []string{limited}, Failed: true}
 		default:
 			line := string(data)
-			if !s.reply(ctx, c, ReplyEcho, "admin > "+line) {
+			if !s.reply(ctx, c, ReplyEcho, "admin > "+line, false) {
 				return
 			}
 			cctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTime)
-			out, after = s.cfg.Commands.run(cctx, line)
+			rep = s.cfg.Commands.Run(cctx, line)
 			cancel()
 			if ctx.Err() != nil {
 				return // cut short by the shutdown: no reply, the client sees the node going away
 			}
 		}
+		out := rep.Lines
 		if len(out) == 0 {
 			out = []string{"Done."}
 		}
@@ -309,22 +327,22 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 			if i == len(out)-1 {
 				kind = ReplyEnd
 			}
-			if !s.reply(ctx, c, kind, l) {
+			if !s.reply(ctx, c, kind, l, rep.Failed && kind == ReplyEnd) {
 				return
 			}
 		}
-		if after != nil {
-			after()
+		if rep.After != nil && !rep.Failed {
+			rep.After()
 		}
 	}
 }
 
-// reply queues one log frame of the given Reply kind for c alone, waiting
-// while its reply queue is full; it reports false when the connection ended
-// first.
-func (s *Server) reply(ctx context.Context, c *client, kind, msg string) bool {
+// reply queues one log frame of the given Reply kind for c alone, marked as a failure's end
+// when failed, waiting while its reply queue is full; it reports false when the connection
+// ended first.
+func (s *Server) reply(ctx context.Context, c *client, kind, msg string, failed bool) bool {
 	f := NewFrame(TypeLog, msg, s.cfg.Hub.Now())
-	f.Reply = kind
+	f.Reply, f.Error = kind, failed
 	b := f.encode()
 	select {
 	case c.replies <- b: // room in the queue: taken even while shutting down

@@ -25,23 +25,37 @@ const testToken = "S3cret!token"
 
 var tsPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
 
-func testCommands(t *testing.T) *Commands {
-	t.Helper()
-	cmds, err := NewCommands(
-		Command{Name: "echo", Usage: "echo <text>", Help: "Repeat the text.", Run: func(_ context.Context, args string) ([]string, error) {
-			if args == "" {
-				return nil, &UsageError{"missing text"}
-			}
-			return []string{args}, nil
-		}},
-		Command{Name: "fail", Usage: "fail", Help: "Always fails.", Run: func(context.Context, string) ([]string, error) {
-			return nil, errors.New("it failed")
-		}},
-	)
-	if err != nil {
-		t.Fatal(err)
+// scripted is an Interpreter of a few commands for the server's tests, answering as
+// internal/admin's command language does (which has its own tests there): each command is a
+// function of its arguments; an empty line, an unknown command and a failing one are failures.
+type scripted map[string]func(args string) Reply
+
+func (s scripted) Run(_ context.Context, line string) Reply {
+	line = strings.TrimSpace(line)
+	if line == "" {
+		return Reply{Lines: []string{"Invalid command: empty command line. Type 'help'."}, Failed: true}
 	}
-	return cmds
+	name, args, _ := strings.Cut(line, " ")
+	if name == "help" {
+		return Reply{Lines: []string{"Available commands:", "  echo <text>  Repeat the text.", "  fail         Always fails.",
+			"  help         Show the available commands."}}
+	}
+	if fn, ok := s[name]; ok {
+		return fn(strings.TrimSpace(args))
+	}
+	return Reply{Lines: []string{"Unknown command: " + name + ". Type 'help'."}, Failed: true}
+}
+
+func testCommands(*testing.T) Interpreter {
+	return scripted{
+		"echo": func(args string) Reply {
+			if args == "" {
+				return Reply{Lines: []string{"missing text. Usage: echo <text>"}, Failed: true}
+			}
+			return Reply{Lines: []string{args}}
+		},
+		"fail": func(string) Reply { return Reply{Lines: []string{"Error: it failed"}, Failed: true} },
+	}
 }
 
 type harness struct {
@@ -275,53 +289,6 @@ func TestLogHandlerPublishes(t *testing.T) {
 	expect(t, c, TypeLog, `level=INFO msg="channel opened" peer=16Uiu2HAm`)
 }
 
-func TestParseLine(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Line
-		err  error
-	}{
-		{"help", Line{Name: "help"}, nil},
-		{"  send ,16Uiu2 hello there ", Line{Name: "send", Args: ",16Uiu2 hello there"}, nil},
-		{"send\t,x  msg", Line{Name: "send", Args: ",x  msg"}, nil},
-		{"", Line{}, ErrEmptyLine},
-		{" \t ", Line{}, ErrEmptyLine},
-		{"a\x00b", Line{}, ErrInvalidText},
-		{"\xff", Line{}, ErrInvalidText},
-		{strings.Repeat("a", MaxLineBytes+1), Line{}, ErrLongLine},
-	}
-	for _, tt := range tests {
-		got, err := ParseLine(tt.in)
-		if !errors.Is(err, tt.err) || got != tt.want {
-			t.Errorf("ParseLine(%q) = %+v, %v; want %+v, %v", tt.in, got, err, tt.want, tt.err)
-		}
-	}
-}
-
-func FuzzParseLine(f *testing.F) {
-	for _, s := range []string{"help", "send ,16Uiu2HAm hi", " send a,b,c text ", "", "\x00", "é ü"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		l, err := ParseLine(s)
-		if err != nil {
-			if l != (Line{}) {
-				t.Fatalf("error with non-empty result %+v", l)
-			}
-			return
-		}
-		if l.Name == "" || strings.ContainsFunc(l.Name, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
-			t.Fatalf("bad name %q from %q", l.Name, s)
-		}
-		if l.Args != strings.TrimSpace(l.Args) {
-			t.Fatalf("args not trimmed: %q", l.Args)
-		}
-		if !strings.Contains(s, l.Name) || !strings.Contains(s, l.Args) {
-			t.Fatalf("parse of %q invented text: %+v", s, l)
-		}
-	})
-}
-
 // evil is a received message that tries to retitle the operator's terminal,
 // turn it red and forge the header of another received message.
 const evil = "\x1b]0;pwned\x07\x1b[31m\n#### NODE RECEIVED MESSAGE [x] ####"
@@ -507,12 +474,7 @@ func TestFramesMarkReplayAndReply(t *testing.T) {
 // TestCommandWithoutOutputEnds: a command that prints nothing still ends
 // its reply, so a script waiting for the end does not wait forever.
 func TestCommandWithoutOutputEnds(t *testing.T) {
-	cmds, err := NewCommands(Command{Name: "quiet", Usage: "quiet", Help: "Prints nothing.",
-		Run: func(context.Context, string) ([]string, error) { return nil, nil }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHarness(t, Config{Commands: cmds})
+	h := newHarness(t, Config{Commands: scripted{"quiet": func(string) Reply { return Reply{} }}})
 	c := h.dial(t, testToken)
 	read(t, c)
 	send(t, c, "quiet")
@@ -537,46 +499,6 @@ func TestRateLimitedReplyEnds(t *testing.T) {
 	}
 	if f := read(t, c); f.Reply != ReplyEnd || !strings.HasPrefix(f.Msg, "Rate limited") {
 		t.Fatalf("end %+v", f)
-	}
-}
-
-func TestTypoSuggestion(t *testing.T) {
-	cmds, err := NewCommands(
-		Command{Name: "balance", Usage: "balance", Help: "b", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
-		Command{Name: "redeemTickets", Usage: "redeemTickets", Help: "r", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
-		Command{Name: "tickets", Usage: "tickets", Help: "t", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
-		Command{Name: "peers", Usage: "peers", Help: "p", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
-		Command{Name: "ping", Usage: "ping", Help: "p", Run: func(context.Context, string) ([]string, error) { return nil, nil }},
-	)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct{ in, want string }{
-		{"blance", "Unknown command: blance. Did you mean 'balance'? Type 'help'."},
-		{"balacne", "Unknown command: balacne. Did you mean 'balance'? Type 'help'."},
-		{"redeemtickets", "Unknown command: redeemtickets. Did you mean 'redeemTickets'? Type 'help'."},
-		{"redeem", "Unknown command: redeem. Did you mean 'redeemTickets'? Type 'help'."},
-		{"ticket", "Unknown command: ticket. Did you mean 'tickets'? Type 'help'."},
-		{"pign", "Unknown command: pign. Did you mean 'ping'? Type 'help'."},
-		{"hlep", "Unknown command: hlep. Did you mean 'help'? Type 'help'."},
-		{"frobnicate", "Unknown command: frobnicate. Type 'help'."},
-		{"pe", "Unknown command: pe. Type 'help'."},
-		{"xyz", "Unknown command: xyz. Type 'help'."},
-	} {
-		if got := cmds.Run(t.Context(), tt.in); len(got) != 1 || got[0] != tt.want {
-			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
-func TestEditDistance(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"abc", "", 3}, {"balance", "blance", 1}, {"balance", "balacne", 1}, {"kitten", "sitting", 3}, {"日本", "本日", 1}} {
-		if got := editDistance(tt.a, tt.b); got != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
-		}
 	}
 }
 
@@ -618,17 +540,12 @@ func TestAfterRunsOnceTheReplyIsOut(t *testing.T) {
 	for range 10 { // the reply must win every time, not by luck
 		base, shutdown := context.WithCancel(context.Background())
 		defer shutdown()
-		cmds, err := NewCommands(Command{Name: "stop", Usage: "stop", Help: "Stops.",
-			Run: func(_ context.Context, args string) ([]string, error) {
-				if args != "" {
-					return nil, &UsageError{"stop takes no arguments"}
-				}
-				return []string{"Stopping."}, nil
-			},
-			After: shutdown})
-		if err != nil {
-			t.Fatal(err)
-		}
+		cmds := scripted{"stop": func(args string) Reply {
+			if args != "" {
+				return Reply{Lines: []string{"stop takes no arguments. Usage: stop"}, Failed: true, After: shutdown}
+			}
+			return Reply{Lines: []string{"Stopping."}, After: shutdown}
+		}}
 		s, err := New(Config{Token: testToken, Hub: NewHub(nil), Commands: cmds})
 		if err != nil {
 			t.Fatal(err)
@@ -639,7 +556,7 @@ func TestAfterRunsOnceTheReplyIsOut(t *testing.T) {
 		defer srv.Close()
 		c := (&harness{srv: srv}).dial(t, testToken)
 		read(t, c)
-		send(t, c, "stop now") // a usage error does not run After
+		send(t, c, "stop now") // a failed command does not run After
 		expect(t, c, TypeLog, "admin > stop now", "stop takes no arguments. Usage: stop")
 		if base.Err() != nil {
 			t.Fatal("After ran after a failed command")
@@ -652,5 +569,44 @@ func TestAfterRunsOnceTheReplyIsOut(t *testing.T) {
 		if websocket.CloseStatus(err) != websocket.StatusGoingAway {
 			t.Fatalf("after stop: %v, want going-away close", err)
 		}
+	}
+}
+
+// TestFailedRepliesAreMarked: the frame that ends a failed command's reply carries "error":true
+// (an unknown command, bad arguments, a failure, a binary frame, a refusal by the rate limit);
+// a command that worked has no such mark on any frame.
+func TestFailedRepliesAreMarked(t *testing.T) {
+	h := newHarness(t, Config{CommandRate: 0.001, CommandBurst: 5})
+	c := h.dial(t, testToken)
+	read(t, c)
+	for _, tt := range []struct {
+		line   string
+		failed bool
+	}{{"echo hi", false}, {"echo", true}, {"fail", true}, {"nope", true}, {"help", false}} {
+		send(t, c, tt.line)
+		for {
+			f := read(t, c)
+			if f.Reply != ReplyEnd {
+				if f.Error {
+					t.Fatalf("%q: %+v marked before the end", tt.line, f)
+				}
+				continue
+			}
+			if f.Error != tt.failed {
+				t.Errorf("%q: end frame %+v, want error=%v", tt.line, f, tt.failed)
+			}
+			break
+		}
+	}
+	send(t, c, "echo limited") // the sixth command: over the burst
+	read(t, c)
+	if f := read(t, c); f.Reply != ReplyEnd || !f.Error || !strings.HasPrefix(f.Msg, "Rate limited") {
+		t.Fatalf("rate limited: %+v", f)
+	}
+	if err := c.Write(t.Context(), websocket.MessageBinary, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if f := read(t, c); f.Reply != ReplyEnd || !f.Error {
+		t.Fatalf("binary frame: %+v", f)
 	}
 }

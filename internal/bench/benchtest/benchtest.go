@@ -15,6 +15,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/relayd/relayd/internal/admin"
 	"github.com/relayd/relayd/internal/bench"
 	"github.com/relayd/relayd/internal/ws"
 )
@@ -62,7 +63,7 @@ func Start(t testing.TB, o Options) *Network {
 	}
 	for i := range o.Nodes {
 		hub := ws.NewHub(nil)
-		cmds, err := ws.NewCommands()
+		cmds, err := admin.NewCommands()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,8 +71,8 @@ func Start(t testing.TB, o Options) *Network {
 		if err != nil {
 			t.Fatal(err)
 		}
-		admin := httptest.NewServer(wsSrv)
-		t.Cleanup(admin.Close)
+		adminSrv := httptest.NewServer(wsSrv)
+		t.Cleanup(adminSrv.Close)
 		n.Hubs = append(n.Hubs, hub)
 
 		mux := http.NewServeMux()
@@ -144,7 +145,7 @@ func Start(t testing.TB, o Options) *Network {
 		api := httptest.NewServer(mux)
 		t.Cleanup(api.Close)
 		n.Env.Nodes = append(n.Env.Nodes, bench.Node{Index: i + 1, PeerID: fmt.Sprintf("16Uiu2HAmFakePeer%d", i+1),
-			NativeAddress: fmt.Sprintf("0x%040d", i+1), APIURL: api.URL, WSURL: strings.Replace(admin.URL, "http://", "ws://", 1)})
+			NativeAddress: fmt.Sprintf("0x%040d", i+1), APIURL: api.URL, WSURL: strings.Replace(adminSrv.URL, "http://", "ws://", 1)})
 	}
 	return n
 }

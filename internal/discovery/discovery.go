@@ -1,0 +1,314 @@
+// Package discovery makes the network's nodes known to this node's transport and this node known
+// to them: the static peers of --peers and every node announced on chain become peers of the
+// libp2p host (at start from the stored announcements, then as the indexer reports new ones), and
+// once this node's account can pay for the transaction it announces its own addresses on chain,
+// once. It also answers what the node knows of other nodes' addresses (entry nodes, a peer's
+// announced and observed addresses, its heartbeat quality by chain address) and reports the
+// relayd_peers gauges.
+//
+// Of relayd's packages it imports internal/chain (events, Retry), internal/channels and
+// internal/peers; the transport and the chain client it reaches only through the interfaces it
+// declares (Host, Chain). It must not import internal/node, internal/api, internal/ws or
+// internal/admin.
+package discovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/libp2p/go-libp2p/core/peer"
+	ma "github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relayd/relayd/internal/chain"
+	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/peers"
+)
+
+// Host is the transport as discovery uses it; *p2p.Host implements it.
+type Host interface {
+	// AddPeer makes a peer known (or updates its addresses).
+	AddPeer(info peer.AddrInfo) error
+	// Addrs are the addresses the host listens on.
+	Addrs() []ma.Multiaddr
+	// Peers lists the known peers with their heartbeat quality.
+	Peers() []peers.Info
+}
+
+// Chain is the chain client as discovery uses it; *chain.Client implements it.
+type Chain interface {
+	NativeBalance(ctx context.Context, addr common.Address) (*big.Int, error)
+	Announce(ctx context.Context, multiaddrs []string) (common.Hash, error)
+}
+
+// Graph is the indexed announcements; *channels.Graph implements it.
+type Graph interface {
+	Peers() []channels.Announcement
+	Announced(account common.Address) (channels.Announcement, bool)
+}
+
+// Config configures Discovery. Host and Directory are required; Chain, Graph and CaughtUp are
+// nil on a node without a chain (then only the static peers are known and nothing is announced).
+type Config struct {
+	Host      Host
+	Directory *peers.Directory
+	Chain     Chain
+	Graph     Graph
+	// CaughtUp waits until the indexer has read the chain up to its head (retrying while the
+	// provider does not answer); an error only when ctx ends.
+	CaughtUp func(ctx context.Context) error
+	// StaticPeers are multiaddrs ending in /p2p/<PeerId> (the --peers flag).
+	StaticPeers []string
+	// AnnounceRetry is how an unfunded node checks its balance again, and how a failed
+	// announcement is retried (default DefaultAnnounceRetry).
+	AnnounceRetry chain.Retry
+	Logger        *slog.Logger
+	// Registerer, when set, receives the relayd_peers gauges.
+	Registerer prometheus.Registerer
+}
+
+// DefaultAnnounceRetry is Config.AnnounceRetry's default.
+var DefaultAnnounceRetry = chain.Retry{Initial: time.Second, Max: 10 * time.Second}
+
+// Discovery is the node's peer discovery. Create it with New; Start adds the peers known at
+// start, Run announces the node, OnEvent follows the indexer.
+type Discovery struct {
+	cfg    Config
+	log    *slog.Logger
+	self   common.Address
+	static []peer.AddrInfo
+}
+
+// ErrBadPeer is a static peer that is not a multiaddr with a secp256k1 PeerId.
+var ErrBadPeer = errors.New("not a multiaddr ending in /p2p/<PeerId>")
+
+// New checks cfg and parses the static peers; it changes nothing yet.
+func New(cfg Config) (*Discovery, error) {
+	if cfg.Host == nil || cfg.Directory == nil {
+		return nil, errors.New("discovery: Host and Directory are required")
+	}
+	if (cfg.Chain == nil) != (cfg.Graph == nil) || (cfg.Chain == nil) != (cfg.CaughtUp == nil) {
+		return nil, errors.New("discovery: Chain, Graph and CaughtUp go together")
+	}
+	if cfg.AnnounceRetry == (chain.Retry{}) {
+		cfg.AnnounceRetry = DefaultAnnounceRetry
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	d := &Discovery{cfg: cfg, log: cfg.Logger, self: cfg.Directory.SelfAddress()}
+	for _, s := range cfg.StaticPeers {
+		info, err := peer.AddrInfoFromString(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w: %w", s, ErrBadPeer, err)
+		}
+		if info.ID != cfg.Directory.Self() {
+			d.static = append(d.static, *info)
+		}
+	}
+	if reg := cfg.Registerer; reg != nil {
+		if err := reg.Register(gauges{d}); err != nil {
+			return nil, fmt.Errorf("discovery: register metrics: %w", err)
+		}
+	}
+	return d, nil
+}
+
+// Start makes the static peers and every stored announcement known to the host, so that paths,
+// pings and forwarding work before the first heartbeat round. A static peer the host refuses is
+// an error.
+func (d *Discovery) Start() error {
+	for _, info := range d.static {
+		if err := d.cfg.Host.AddPeer(info); err != nil {
+			return fmt.Errorf("%s: %w", info.ID, err)
+		}
+	}
+	if d.cfg.Graph == nil {
+		return nil
+	}
+	added := 0
+	for _, a := range d.cfg.Graph.Peers() {
+		if d.addAnnounced(a) {
+			added++
+		}
+	}
+	if added > 0 {
+		d.log.Info("known peers from stored announcements", "peers", added)
+	}
+	return nil
+}
+
+// OnEvent makes an announced node a peer (the indexer's events).
+func (d *Discovery) OnEvent(ev chain.Event) {
+	if ev.Kind == chain.AnnouncementEvent {
+		d.addAnnounced(ev.Announcement)
+	}
+}
+
+// addAnnounced makes an announced node (but this one) a peer; it reports whether it did.
+func (d *Discovery) addAnnounced(a channels.Announcement) bool {
+	if a.Account == d.self {
+		return false
+	}
+	info, err := d.addrInfo(a)
+	if err == nil {
+		err = d.cfg.Host.AddPeer(info)
+	}
+	if err != nil {
+		d.log.Debug("ignored announcement", "account", a.Account, "err", err)
+		return false
+	}
+	return true
+}
+
+// addrInfo turns an announcement into a libp2p peer: the multiaddrs that name its PeerId.
+func (d *Discovery) addrInfo(a channels.Announcement) (peer.AddrInfo, error) {
+	id, err := d.cfg.Directory.PeerIDOf(a)
+	if err != nil {
+		return peer.AddrInfo{}, err
+	}
+	info := peer.AddrInfo{ID: id}
+	for _, s := range a.Multiaddrs {
+		ai, err := peer.AddrInfoFromString(s)
+		if err != nil || ai.ID != id {
+			continue
+		}
+		info.Addrs = append(info.Addrs, ai.Addrs...)
+	}
+	if len(info.Addrs) == 0 {
+		return info, errors.New("announcement has no usable multiaddr")
+	}
+	return info, nil
+}
+
+// errNotFunded makes Run retry while the node has no native currency.
+var errNotFunded = errors.New("not funded")
+
+// Run announces the node's listen addresses on chain once the indexer has caught up, unless the
+// chain already holds the same announcement, as soon as its account can pay for the transaction;
+// until then it says so in the log (and so on the admin WebSocket) instead of failing. It
+// returns nil when done, at once without a chain, or when ctx ends.
+func (d *Discovery) Run(ctx context.Context) error {
+	if d.cfg.Chain == nil {
+		return nil
+	}
+	var addrs []string
+	for _, a := range d.cfg.Host.Addrs() {
+		addrs = append(addrs, a.String())
+	}
+	if err := d.cfg.CaughtUp(ctx); err != nil {
+		return nil
+	}
+	if a, ok := d.cfg.Graph.Announced(d.self); ok && slices.Equal(a.Multiaddrs, addrs) {
+		d.log.Info("node already announced", "multiaddrs", len(addrs))
+		return nil
+	}
+	warned := false
+	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		native, err := d.cfg.Chain.NativeBalance(ctx, d.self)
+		if err == nil && native.Sign() == 0 {
+			if !warned {
+				d.log.Warn("node is not funded: send native currency to its address to announce it", "address", d.self)
+				warned = true
+			}
+			return struct{}{}, errNotFunded
+		}
+		if err == nil {
+			_, err = d.cfg.Chain.Announce(ctx, addrs)
+		}
+		if err != nil && ctx.Err() == nil && !errors.Is(err, errNotFunded) {
+			d.log.Warn("announcement failed, retrying", "err", err)
+		}
+		return struct{}{}, err
+	}, backoff.WithBackOff(d.cfg.AnnounceRetry.BackOff()), backoff.WithMaxElapsedTime(0))
+	if err == nil {
+		d.log.Info("node announced on chain", "multiaddrs", len(addrs))
+	}
+	return nil
+}
+
+// EntryNodes lists the peers the node can enter the network through, by PeerId: its static
+// peers and the nodes announced on chain, other than itself, with their multiaddrs.
+func (d *Discovery) EntryNodes() map[peer.ID][]string {
+	out := map[peer.ID][]string{}
+	for _, info := range d.static {
+		for _, m := range info.Addrs {
+			out[info.ID] = append(out[info.ID], m.String())
+		}
+	}
+	if d.cfg.Graph != nil {
+		for _, a := range d.cfg.Graph.Peers() {
+			if a.Account == d.self {
+				continue
+			}
+			if id, err := d.cfg.Directory.PeerIDOf(a); err == nil {
+				out[id] = append(out[id], a.Multiaddrs...)
+			}
+		}
+	}
+	return out
+}
+
+// PeerAddresses returns what the peer announced on chain (none without a chain, or for a peer
+// that never announced itself) and the addresses the transport knows for it; fresh slices.
+func (d *Discovery) PeerAddresses(id peer.ID) (announced, observed []string) {
+	announced, observed = []string{}, []string{}
+	if d.cfg.Graph != nil {
+		if addr, err := d.cfg.Directory.AddressOf(id); err == nil {
+			if a, ok := d.cfg.Graph.Announced(addr); ok {
+				announced = append(announced, a.Multiaddrs...)
+			}
+		}
+	}
+	for _, p := range d.cfg.Host.Peers() {
+		if p.ID == id {
+			for _, m := range p.Addrs {
+				observed = append(observed, m.String())
+			}
+		}
+	}
+	return announced, observed
+}
+
+// Qualities returns the heartbeat quality of every known peer by chain address: what the channel
+// strategy judges peers by.
+func (d *Discovery) Qualities() map[common.Address]float64 {
+	out := map[common.Address]float64{}
+	for _, p := range d.cfg.Host.Peers() {
+		if a, err := d.cfg.Directory.AddressOf(p.ID); err == nil {
+			out[a] = p.Quality
+		}
+	}
+	return out
+}
+
+var peersDesc = prometheus.NewDesc("relayd_peers",
+	"Peers by state: known (the transport's peer set), connected (an open connection now), announced (nodes announced on chain, this one included).",
+	[]string{"state"}, nil)
+
+// gauges reports relayd_peers at scrape time.
+type gauges struct{ d *Discovery }
+
+func (g gauges) Describe(ch chan<- *prometheus.Desc) { ch <- peersDesc }
+
+func (g gauges) Collect(ch chan<- prometheus.Metric) {
+	known := g.d.cfg.Host.Peers()
+	connected := 0
+	for _, p := range known {
+		if p.Connected {
+			connected++
+		}
+	}
+	ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(len(known)), "known")
+	ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(connected), "connected")
+	if g.d.cfg.Graph != nil {
+		ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(len(g.d.cfg.Graph.Peers())), "announced")
+	}
+}

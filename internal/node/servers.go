@@ -1,0 +1,143 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/relayd/relayd/internal/admin"
+	"github.com/relayd/relayd/internal/api"
+	"github.com/relayd/relayd/internal/health"
+	"github.com/relayd/relayd/internal/router"
+	"github.com/relayd/relayd/internal/version"
+	"github.com/relayd/relayd/internal/ws"
+)
+
+// adminReceived is the admin console's lines for a received message.
+func adminReceived(hub *ws.Hub) func(router.Message) { return admin.Received(hub) }
+
+// servers are the node's HTTP servers: the REST API, the admin WebSocket and web console, and
+// with --profileAddress Go's profiles.
+type servers struct {
+	apiLn, adminLn, profileLn    net.Listener
+	apiSrv, adminSrv, profileSrv *http.Server
+}
+
+// buildServers builds the REST API and the admin console over the rooms, and binds their
+// listeners.
+func (n *Node) buildServers() error {
+	apiCfg := api.Config{Token: n.cfg.APIToken, DisableAuth: n.cfg.DisableAPIAuth, Version: version.Release, Network: n.cfg.Network,
+		Self: n.id, Peers: n.dir, Transport: n.host, Discovery: n.disc, Settings: n.settings, Messenger: n.router,
+		Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host},
+		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), Logger: n.component("api")}
+	adminCfg := admin.Config{Version: version.Release, Network: n.cfg.Network, Self: n.id, Peers: n.dir, Transport: n.host,
+		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Quit: quitOnce(n.quit)}
+	if c := n.chain; c != nil {
+		apiCfg.Chain, apiCfg.Tickets, apiCfg.ChainInfo, apiCfg.Indexer, apiCfg.Graph = c.ops, c.ops, c.client, c.indexer, c.graph
+		apiCfg.Health[0] = c.indexer
+		adminCfg.Chain, adminCfg.Tickets, adminCfg.ChainInfo, adminCfg.Indexer, adminCfg.Graph = c.ops, c.ops, c.client, c.indexer, c.graph
+	}
+	apiHandler, err := api.New(apiCfg)
+	if err != nil {
+		return err
+	}
+	cmds, err := admin.New(adminCfg)
+	if err != nil {
+		return err
+	}
+	s := &n.servers
+	if s.apiLn, err = listen("apiPort", n.cfg.APIHost, n.cfg.APIPort); err != nil {
+		return err
+	}
+	// The admin port serves the web console too, which must know the REST port (also when
+	// --apiPort 0 picked one).
+	adminHandler, err := ws.New(ws.Config{Token: n.cfg.APIToken, DisableAuth: n.cfg.DisableAPIAuth, Hub: n.hub, Commands: cmds,
+		APIPort: s.apiLn.Addr().(*net.TCPAddr).Port, Logger: n.component("admin")})
+	if err != nil {
+		return err
+	}
+	s.apiLn = api.Listener(s.apiLn) // net/http's own 431 and 400 in the JSON envelope
+	if s.adminLn, err = listen("adminPort", n.cfg.AdminHost, n.cfg.AdminPort); err != nil {
+		return err
+	}
+	s.apiSrv = &http.Server{Handler: apiHandler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
+	s.adminSrv = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second}
+	if a := n.cfg.ProfileAddress; a != "" {
+		if s.profileLn, err = net.Listen("tcp", a); err != nil {
+			return &StartupError{"profileAddress", fmt.Errorf("cannot listen on %s: %w", a, err)}
+		}
+		s.profileSrv = &http.Server{Handler: profileHandler(), ReadHeaderTimeout: 10 * time.Second}
+	}
+	return nil
+}
+
+// profileHandler serves Go's runtime profiles (go tool pprof http://<profileAddress>/debug/pprof/profile).
+func profileHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
+}
+
+func listen(flag, host string, port int) (net.Listener, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(port)))
+	if err != nil {
+		var se interface{ Unwrap() error }
+		if errors.As(err, &se) {
+			err = se.Unwrap()
+		}
+		return nil, &StartupError{flag, fmt.Errorf("cannot listen on %s:%d: %w", host, port, err)}
+	}
+	return ln, nil
+}
+
+// serve runs the servers in g. Admin connections are hijacked, so the server cannot end them
+// itself: their request contexts derive from ctx and end with it.
+func (s *servers) serve(g *errgroup.Group, ctx context.Context, log *slog.Logger) {
+	s.adminSrv.BaseContext = func(net.Listener) context.Context { return ctx }
+	run := func(name string, srv *http.Server, ln net.Listener) {
+		g.Go(func() error { return serveErr(name, srv.Serve(ln)) })
+	}
+	run("api", s.apiSrv, s.apiLn)
+	run("admin", s.adminSrv, s.adminLn)
+	if s.profileSrv != nil {
+		log.Info("serving Go profiles", "url", "http://"+s.profileLn.Addr().String()+"/debug/pprof/")
+		run("profile", s.profileSrv, s.profileLn)
+	}
+}
+
+// shutdown stops the servers gracefully; connections still open when ctx ends (a client that
+// never sent a request, a request that will not finish) are closed, which is what a shutdown must
+// do anyway. A running profile would hold up a graceful shutdown: that server just closes.
+func (s *servers) shutdown(ctx context.Context, log *slog.Logger) {
+	for name, srv := range map[string]*http.Server{"api": s.apiSrv, "admin": s.adminSrv} {
+		if err := srv.Shutdown(ctx); err != nil {
+			log.Warn("closing connections that outlived the shutdown timeout", "server", name, "err", err)
+			srv.Close()
+		}
+	}
+	if s.profileSrv != nil {
+		s.profileSrv.Close()
+	}
+}
+
+// close closes the listeners (a failed build, or after Run).
+func (s *servers) close() {
+	for _, ln := range []net.Listener{s.apiLn, s.adminLn, s.profileLn} {
+		if ln != nil {
+			ln.Close()
+		}
+	}
+}

@@ -1,0 +1,361 @@
+package settings
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
+)
+
+// The ranges of the settings that have one (the flags of a first start use them too).
+const (
+	MaxChannelsLimit   = 100
+	MaxAutoRedeemCount = 1_000_000
+	MaxMixDelayMean    = 10 * time.Second
+	MaxCoverRate       = 100
+	MinRelayers        = 2
+	MaxRelayers        = 3
+)
+
+// Defaults are the settings of a node whose flags and store say nothing: the one definition of
+// every default.
+func Defaults() Values {
+	return Values{
+		Strategy:    strategy.Passive,
+		MaxChannels: strategy.DefaultMaxChannels,
+		// 1,000 relayer payments of 0.01.
+		ChannelFunding:  token.Tokens(10),
+		AutoRedeemCount: 100,
+		AutoRedeemValue: token.One,
+		// An automatic redemption spends at most 5 % of what it redeems on gas.
+		AutoRedeemMaxGasShare: 0.05,
+		// With 3 relayers and cover at 1/s, what PRIVACY.md measured to defeat a global passive
+		// observer who times one message at a time, at a p50 of about 300 ms.
+		MixDelayMean: 100 * time.Millisecond,
+		CoverRate:    1,
+		Relayers:     3,
+	}
+}
+
+// Def is one setting: its name and documentation, and how its value reads and writes as JSON
+// (the REST API, the store) and as text (the admin console).
+type Def struct {
+	// Name is the setting's name in the API, the store and the console.
+	Name string
+	// Doc says what the setting does and which values it takes, in one sentence.
+	Doc string
+
+	json    func(Values) any
+	setJSON func(*Values, json.RawMessage) error
+	text    func(Values) string
+	setText func(*Values, string) error
+}
+
+// Text is the setting's value in v as the admin console shows it.
+func (d Def) Text(v Values) string { return d.text(v) }
+
+// Default is the setting's default as the admin console writes it.
+func (d Def) Default() string { return d.text(Defaults()) }
+
+// Defs lists every setting in the order the console shows them.
+func Defs() []Def { return append([]Def(nil), defs...) }
+
+// Names lists the settings' names.
+func Names() []string {
+	out := make([]string, len(defs))
+	for i, d := range defs {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// Lookup finds a setting by name.
+func Lookup(name string) (Def, bool) { return byName(name) }
+
+func byName(name string) (Def, bool) {
+	for _, d := range defs {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Def{}, false
+}
+
+var defs = []Def{
+	{
+		Name: "strategy", Doc: "channel strategy: passive opens nothing, promiscuous opens and closes channels by peer quality (passive|promiscuous)",
+		json: func(v Values) any { return string(v.Strategy) },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			s, err := jsonString(raw, errBadStrategy)
+			if err != nil {
+				return err
+			}
+			return setStrategy(v, s)
+		},
+		text:    func(v Values) string { return string(v.Strategy) },
+		setText: setStrategy,
+	},
+	boolDef("includeRecipient", "prefix this node's PeerId to messages sent with the admin send (true|false)",
+		func(v *Values) *bool { return &v.IncludeRecipient }),
+	intDef("maxChannels", "outgoing channels the promiscuous strategy keeps open", 1, MaxChannelsLimit,
+		func(v *Values) *int { return &v.MaxChannels }),
+	amountDef("channelFunding", "what each channel the strategy opens is funded with (REST: smallest unit; console: tokens)",
+		func(v *Values) *token.Amount { return &v.ChannelFunding }),
+	boolDef("autoRedeem", "redeem acknowledged tickets by themselves past autoRedeemCount or autoRedeemValue (true|false); a closing incoming channel's tickets are redeemed whatever this says",
+		func(v *Values) *bool { return &v.AutoRedeem }),
+	intDef("autoRedeemCount", "unredeemed tickets that make autoRedeem redeem (0: no count limit)", 0, MaxAutoRedeemCount,
+		func(v *Values) *int { return &v.AutoRedeemCount }),
+	floatDef("autoRedeemMaxGasShare", "the most an automatic redemption's gas may cost, as a share of the value it redeems, counting one unit of the native currency as one token (0 to 1; 0.05: 5 %; 0: no limit)",
+		0, 1, errors.New("must be a number from 0 to 1, such as 0.05"),
+		func(v *Values) *float64 { return &v.AutoRedeemMaxGasShare }),
+	amountDef("autoRedeemValue", "worth of unredeemed tickets that makes autoRedeem redeem (REST: smallest unit; console: tokens)",
+		func(v *Values) *token.Amount { return &v.AutoRedeemValue }),
+	{
+		Name: "mixDelayMean", Doc: fmt.Sprintf("mean of the exponential mixing delay of each relayed packet, on top of --mixDelayMin and capped at --mixDelayMax (a duration such as 20ms, 0 to %v; 0: uniform up to --mixDelayMax)", MaxMixDelayMean),
+		json: func(v Values) any { return v.MixDelayMean.String() },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			s, err := jsonString(raw, errBadMixDelayMean)
+			if err != nil {
+				return err
+			}
+			return setMixDelayMean(v, s)
+		},
+		text:    func(v Values) string { return v.MixDelayMean.String() },
+		setText: setMixDelayMean,
+	},
+	{
+		Name: "winProb", Doc: "win probability of the tickets this node signs, as a probability such as 0.05 (never below the network minimum), or min to follow the network minimum the contract publishes; a ticket's face value is its price divided by it",
+		json: func(v Values) any { return winProbText(v.WinProb) },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			s, err := jsonString(raw, errBadWinProb)
+			if err != nil {
+				return err
+			}
+			return setWinProb(v, s)
+		},
+		text:    func(v Values) string { return winProbText(v.WinProb) },
+		setText: setWinProb,
+	},
+	intDef("relayers", "relayers of this node's own messages and cover loops (where no such path exists the other count is tried)", MinRelayers, MaxRelayers,
+		func(v *Values) *int { return &v.Relayers }),
+	floatDef("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself, paid like messages (0 to %d; 0: off)", MaxCoverRate),
+		0, MaxCoverRate, fmt.Errorf("must be a number of packets per second from 0 to %d", MaxCoverRate),
+		func(v *Values) *float64 { return &v.CoverRate }),
+}
+
+var (
+	errBadStrategy     = errors.New("must be passive or promiscuous")
+	errBadMixDelayMean = fmt.Errorf("must be a duration such as 20ms from 0 to %v", MaxMixDelayMean)
+	errBadWinProb      = errors.New(`must be "min" or a probability in (0, 1] such as "0.01"`)
+	errNull            = errors.New("must have a value, not null")
+)
+
+// jsonString reads a JSON string; anything else is bad.
+func jsonString(raw json.RawMessage, bad error) (string, error) {
+	if string(raw) == "null" {
+		return "", errNull
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", bad
+	}
+	return s, nil
+}
+
+// setStrategy takes a strategy's exact name: the API, the console and the flags spell it alike.
+func setStrategy(v *Values, s string) error {
+	switch n := strategy.Name(s); n {
+	case strategy.Passive, strategy.Promiscuous:
+		v.Strategy = n
+		return nil
+	}
+	return errBadStrategy
+}
+
+// ParseMixDelayMean reads a mixDelayMean value: a Go duration from 0 to MaxMixDelayMean.
+func ParseMixDelayMean(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 || d > MaxMixDelayMean || strings.TrimSpace(s) != s {
+		return 0, errBadMixDelayMean
+	}
+	return d, nil
+}
+
+func setMixDelayMean(v *Values, s string) error {
+	d, err := ParseMixDelayMean(s)
+	if err == nil {
+		v.MixDelayMean = d
+	}
+	return err
+}
+
+// setWinProb reads the winProb setting: "min" (0, the network minimum) or a probability.
+func setWinProb(v *Values, s string) error {
+	if s == "min" {
+		v.WinProb = 0
+		return nil
+	}
+	w, err := tickets.ParseWinProb(s)
+	if err != nil || !decimal(s) {
+		return errBadWinProb
+	}
+	v.WinProb = w
+	return nil
+}
+
+func winProbText(w uint64) string {
+	if w == 0 {
+		return "min"
+	}
+	return tickets.FormatWinProb(w)
+}
+
+// boolDef is a true|false setting.
+func boolDef(name, doc string, field func(*Values) *bool) Def {
+	bad := errors.New("must be true or false")
+	return Def{
+		Name: name, Doc: doc,
+		json: func(v Values) any { return *field(&v) },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			var b bool
+			if string(raw) == "null" {
+				return errNull
+			}
+			if err := json.Unmarshal(raw, &b); err != nil {
+				return bad
+			}
+			*field(v) = b
+			return nil
+		},
+		text: func(v Values) string { return strconv.FormatBool(*field(&v)) },
+		setText: func(v *Values, s string) error {
+			switch s {
+			case "true":
+				*field(v) = true
+			case "false":
+				*field(v) = false
+			default:
+				return bad
+			}
+			return nil
+		},
+	}
+}
+
+// intDef is a whole number from lo to hi.
+func intDef(name, doc string, lo, hi int, field func(*Values) *int) Def {
+	bad := fmt.Errorf("must be a whole number from %d to %d", lo, hi)
+	set := func(v *Values, n int) error {
+		if n < lo || n > hi {
+			return bad
+		}
+		*field(v) = n
+		return nil
+	}
+	return Def{
+		Name: name, Doc: fmt.Sprintf("%s (%d to %d)", doc, lo, hi),
+		json: func(v Values) any { return *field(&v) },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			var n int
+			if string(raw) == "null" {
+				return errNull
+			}
+			if err := json.Unmarshal(raw, &n); err != nil {
+				return bad
+			}
+			return set(v, n)
+		},
+		text: func(v Values) string { return strconv.Itoa(*field(&v)) },
+		setText: func(v *Values, s string) error {
+			n, err := strconv.Atoi(s)
+			if err != nil || !decimal(s) {
+				return bad
+			}
+			return set(v, n)
+		},
+	}
+}
+
+// floatDef is a decimal number from lo to hi: a JSON number, or a decimal string (ASCII digits
+// and at most one point: no sign, exponent or hexadecimal form).
+func floatDef(name, doc string, lo, hi float64, bad error, field func(*Values) *float64) Def {
+	set := func(v *Values, f float64) error {
+		if !(f >= lo && f <= hi) { // also refuses NaN
+			return bad
+		}
+		*field(v) = f
+		return nil
+	}
+	parse := func(v *Values, s string) error {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || !decimal(s) {
+			return bad
+		}
+		return set(v, f)
+	}
+	return Def{
+		Name: name, Doc: doc,
+		json: func(v Values) any { return *field(&v) },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			if string(raw) == "null" {
+				return errNull
+			}
+			var f float64
+			if err := json.Unmarshal(raw, &f); err == nil {
+				return set(v, f)
+			}
+			var s string
+			if err := json.Unmarshal(raw, &s); err != nil {
+				return bad
+			}
+			return parse(v, s)
+		},
+		text:    func(v Values) string { return strconv.FormatFloat(*field(&v), 'f', -1, 64) },
+		setText: parse,
+	}
+}
+
+// amountDef is a positive amount of tokens: a decimal string in the smallest unit as JSON, whole
+// or decimal tokens as text.
+func amountDef(name, doc string, field func(*Values) *token.Amount) Def {
+	bad := errors.New("must be a positive decimal string in the smallest unit")
+	return Def{
+		Name: name, Doc: doc,
+		json: func(v Values) any { return field(&v).Units() },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			s, err := jsonString(raw, bad)
+			if err != nil {
+				return err
+			}
+			a, err := token.ParseUnits(s)
+			if err != nil || a.IsZero() {
+				return bad
+			}
+			*field(v) = a
+			return nil
+		},
+		text: func(v Values) string { return field(&v).String() + " tokens" },
+		setText: func(v *Values, s string) error {
+			a, err := token.ParsePositive(s)
+			if err != nil {
+				return errors.New("must be a positive amount of tokens such as 1 or 0.5")
+			}
+			*field(v) = a
+			return nil
+		},
+	}
+}
+
+// decimal reports whether s is written as a decimal number: ASCII digits, and a point only
+// between digits (the OpenAPI document's pattern ^[0-9]+(\.[0-9]+)?$; what strconv also reads
+// as hexadecimal, with exponents, signs or underscores is refused).
+func decimal(s string) bool {
+	whole, frac, point := strings.Cut(s, ".")
+	return whole != "" && (!point || frac != "") && strings.TrimLeft(whole+frac, "0123456789") == ""
+}

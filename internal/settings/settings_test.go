@@ -1,0 +1,221 @@
+package settings
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
+)
+
+// memStore is a Store in memory; fail makes PutSettings fail.
+type memStore struct {
+	m    map[string][]byte
+	fail error
+}
+
+func (s *memStore) Settings() (map[string][]byte, error) { return maps.Clone(s.m), nil }
+func (s *memStore) PutSettings(v map[string][]byte) error {
+	if s.fail != nil {
+		return s.fail
+	}
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	maps.Copy(s.m, v)
+	return nil
+}
+
+func open(t *testing.T, st *memStore, cfg Config) *Settings {
+	t.Helper()
+	cfg.Store = st
+	s, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestDefaultsAndJSON(t *testing.T) {
+	s := open(t, &memStore{}, Config{})
+	got := s.Get().JSON()
+	want := map[string]any{"strategy": "passive", "includeRecipient": false, "maxChannels": strategy.DefaultMaxChannels,
+		"channelFunding": "10000000000000000000", "autoRedeem": false, "autoRedeemCount": 100,
+		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
+		"winProb": "min", "relayers": 3, "coverRate": 1.0}
+	if len(got) != len(want) {
+		t.Fatalf("%d settings, want %d: %v", len(got), len(want), got)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %#v, want %#v", k, got[k], v)
+		}
+	}
+}
+
+// TestRefusedValues: every bad value of either form is refused with ErrInvalid naming the
+// setting, and the values and the store stay as they were.
+func TestRefusedValues(t *testing.T) {
+	st := &memStore{}
+	s := open(t, st, Config{MinWinProb: func() uint64 { w, _ := tickets.ParseWinProb("0.01"); return w }})
+	before := s.Get()
+	bad := map[string][]string{
+		"strategy":              {`"PASSIVE "`, `"Passive"`, `" passive"`, `null`, `1`, `"aggressive"`},
+		"includeRecipient":      {`"true"`, `1`, `null`},
+		"maxChannels":           {`0`, `101`, `2.5`, `"5"`, `null`},
+		"channelFunding":        {`"0"`, `"-1"`, `"1e18"`, `10`, `null`, `"0x10"`, `" 1"`},
+		"autoRedeemCount":       {`-1`, `1000001`, `null`},
+		"autoRedeemMaxGasShare": {`null`, `-0.1`, `2`, `"0x1p-1"`, `"1e-2"`, `"NaN"`, `" 0.1"`, `true`},
+		"autoRedeemValue":       {`null`, `"0"`},
+		"mixDelayMean":          {`"11s"`, `"-1ms"`, `"fast"`, `100`, `null`, `" 10ms"`},
+		"winProb":               {`"0"`, `"1.5"`, `0.1`, `"often"`, `"0x1p-1"`, `null`, `"0.001"`, `" min"`, `".5"`, `"0."`},
+		"relayers":              {`1`, `4`, `"3"`, `null`},
+		"coverRate":             {`-1`, `101`, `"0x10"`, `null`, `"1e1"`, `".5"`, `"5."`},
+	}
+	for name, values := range bad {
+		for _, raw := range values {
+			_, err := s.Update(map[string]json.RawMessage{name: json.RawMessage(raw)})
+			var se *Error
+			if !errors.Is(err, ErrInvalid) || !errors.As(err, &se) || se.Name != name {
+				t.Errorf("%s = %s: %v, want ErrInvalid naming the setting", name, raw, err)
+			}
+		}
+	}
+	if s.Get() != before || len(st.m) != 0 {
+		t.Fatalf("refused updates changed something: %+v, store %v", s.Get(), st.m)
+	}
+	// The text form refuses the same.
+	for name, text := range map[string]string{"strategy": "PASSIVE", "coverRate": "0x1p-1", "maxChannels": "+5",
+		"channelFunding": "0", "winProb": "0.001", "relayers": "4", "includeRecipient": "yes", "mixDelayMean": "1h"} {
+		if _, err := s.UpdateText(name, text); !errors.Is(err, ErrInvalid) {
+			t.Errorf("text %s = %q: %v, want ErrInvalid", name, text, err)
+		}
+	}
+	if _, err := s.Update(map[string]json.RawMessage{"nope": json.RawMessage(`1`)}); !errors.Is(err, ErrUnknown) {
+		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// TestAllOrNone: one bad value refuses the whole update; a failing store changes nothing.
+func TestAllOrNone(t *testing.T) {
+	st := &memStore{}
+	s := open(t, st, Config{})
+	if _, err := s.Update(map[string]json.RawMessage{"coverRate": json.RawMessage(`5`), "relayers": json.RawMessage(`9`)}); err == nil {
+		t.Fatal("a bad value passed")
+	}
+	if s.Get().CoverRate != 1 || len(st.m) != 0 {
+		t.Fatal("half of a refused update was kept")
+	}
+	st.fail = errors.New("disk full")
+	if _, err := s.Update(map[string]json.RawMessage{"coverRate": json.RawMessage(`5`)}); err == nil || s.Get().CoverRate != 1 {
+		t.Fatalf("a store failure: %v, coverRate %v", err, s.Get().CoverRate)
+	}
+}
+
+// TestStoredWinsAndSubscribers: a change is stored, wins over Initial when opened again, and
+// reaches watchers (synchronously) and subscribers (a kick).
+func TestStoredWinsAndSubscribers(t *testing.T) {
+	st := &memStore{}
+	initial := Defaults()
+	initial.CoverRate, initial.Relayers = 3, 2
+	s := open(t, st, Config{Initial: &initial})
+	kick := s.Subscribe()
+	var watched Values
+	s.Watch(func(v Values) { watched = v })
+	next, err := s.Update(map[string]json.RawMessage{"coverRate": json.RawMessage(`"0.5"`), "channelFunding": json.RawMessage(`"2500000000000000000"`),
+		"winProb": json.RawMessage(`"0.05"`), "mixDelayMean": json.RawMessage(`"30ms"`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, _ := tickets.ParseWinProb("0.05")
+	if next.CoverRate != 0.5 || next.ChannelFunding != token.Units(2_500_000_000_000_000_000) || s.WinProb() != w ||
+		next.MixDelayMean != 30*time.Millisecond || watched != next {
+		t.Fatalf("after the update: %+v, watched %+v", next, watched)
+	}
+	select {
+	case <-kick:
+	default:
+		t.Fatal("no kick")
+	}
+	if _, err := s.UpdateText("channelFunding", "0.5"); err != nil {
+		t.Fatal(err)
+	}
+	again := open(t, st, Config{Initial: &initial})
+	if v := again.Get(); v.CoverRate != 0.5 || v.Relayers != 2 || v.ChannelFunding != token.Units(500_000_000_000_000_000) || again.WinProb() != w {
+		t.Fatalf("opened again: %+v", v)
+	}
+	d, _ := Lookup("channelFunding")
+	if d.Text(again.Get()) != "0.5 tokens" || d.Default() != "10 tokens" {
+		t.Fatalf("text %q, default %q", d.Text(again.Get()), d.Default())
+	}
+}
+
+// TestCheck: Check refuses a change and a stored value that do not fit.
+func TestCheck(t *testing.T) {
+	st := &memStore{}
+	fits := func(v Values) error {
+		if v.MixDelayMean > 150*time.Millisecond {
+			return errors.New("does not fit --mixDelayMax 500ms")
+		}
+		return nil
+	}
+	s := open(t, st, Config{Check: fits})
+	if _, err := s.UpdateText("mixDelayMean", "160ms"); !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "mixDelayMax") {
+		t.Fatalf("a mean that does not fit: %v", err)
+	}
+	st.m = map[string][]byte{"mixDelayMean": []byte(`"160ms"`)}
+	if _, err := Open(Config{Store: st, Check: fits}); err == nil {
+		t.Fatal("a stored mean that does not fit opened")
+	}
+	st.m = map[string][]byte{"coverRate": []byte(`"x"`)}
+	if _, err := Open(Config{Store: st}); err == nil || !strings.Contains(err.Error(), "coverRate") {
+		t.Fatalf("a stored value that does not parse: %v", err)
+	}
+}
+
+// TestPolicies: the strategy's depleted threshold follows the relayers setting (a channel that
+// cannot pay a message's first ticket over those relayers, with the largest padding).
+func TestPolicies(t *testing.T) {
+	v := Defaults()
+	for _, relayers := range []int{2, 3} {
+		v.Relayers = relayers
+		want := tickets.PaddedAmount(relayers, tickets.PadMax)
+		if got := v.Policy().DepletedBelow; got.Cmp(want.ToBig()) != 0 {
+			t.Errorf("relayers %d: depleted below %s, want %s", relayers, got, want.Dec())
+		}
+	}
+	if p := v.RedeemPolicy(); p.Count != 100 || p.Value.Cmp(token.One.Big()) != 0 || p.MaxGasShare != 0.05 {
+		t.Errorf("redeem policy %+v", p)
+	}
+}
+
+// FuzzUpdate: any JSON value for any setting either is refused and changes nothing, or is
+// accepted and reads back as the JSON it stored, which is accepted again to the same values.
+func FuzzUpdate(f *testing.F) {
+	for _, n := range Names() {
+		f.Add(n, `"1"`)
+		f.Add(n, `1`)
+		f.Add(n, `null`)
+	}
+	f.Fuzz(func(t *testing.T, name, raw string) {
+		st := &memStore{}
+		s, _ := Open(Config{Store: st})
+		before := s.Get()
+		next, err := s.Update(map[string]json.RawMessage{name: json.RawMessage(raw)})
+		if err != nil {
+			if s.Get() != before || len(st.m) != 0 {
+				t.Fatalf("refused %s=%s changed something", name, raw)
+			}
+			return
+		}
+		again, err := Open(Config{Store: st})
+		if err != nil || again.Get() != next {
+			t.Fatalf("%s=%s stored as %s reads back as %+v, %v; want %+v", name, raw, st.m[name], again.Get(), err, next)
+		}
+	})
+}
