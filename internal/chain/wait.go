@@ -72,3 +72,13 @@ func (ix *Indexer) Checks(ctx context.Context) []health.Check {
 		{Name: "indexer", Ready: next+ReadyLag > head, Detail: fmt.Sprintf("indexed below block %d; chain head %d", next, head)},
 	}
 }
+
+// TypicalBlockTime is the block time assumed of a chain: a second on a development chain (which
+// seals at least every second), twelve (Ethereum's) elsewhere, the longest a node is likely to
+// meet.
+func TypicalBlockTime(chainID uint64) time.Duration {
+	if DefaultConfirmations(chainID) == 0 {
+		return time.Second
+	}
+	return 12 * time.Second
+}

@@ -2,10 +2,18 @@ package ledger
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"math/big"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/testlog"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 // TestAutoRedeemWeighsGas: past its threshold the strategy redeems, unless the gas would cost
@@ -97,5 +105,57 @@ func TestLedgerRolledBack(t *testing.T) {
 	}
 	if rep, err := e.l.Redeem(t.Context(), r, nil, "test"); err != nil || rep.Redeemed != 2 || len(r.calls) != 5 {
 		t.Fatalf("second run: %+v, %v, calls %v", rep, err, r.calls)
+	}
+}
+
+// TestClosingChannelRedeemedWhateverThePolicy: with auto-redeem off, a closing incoming channel's
+// tickets are still redeemed at once (they are void once it is closed), the operator is warned,
+// and a failed redemption is retried at the next check until none is left.
+func TestClosingChannelRedeemedWhateverThePolicy(t *testing.T) {
+	e := newLedgerEnv(t)
+	e.chans.Open(e.sourceAddr, e.selfAddr, oneToken)
+	e.acknowledge(t, 3)
+	r := &fakeRedeemer{fail: map[uint64]error{1: errors.New("provider down")}}
+	closing := make(chan common.Address, 1)
+	var logs testlog.Buffer
+	a := &AutoRedeem{Ledger: e.l, Redeemer: r, Channels: e.chans, Closing: closing, Interval: 10 * time.Millisecond,
+		Policy:   func() strategy.RedeemPolicy { return strategy.RedeemPolicy{Enabled: false, MaxGasShare: 0.05} },
+		GasPrice: func(context.Context) (*big.Int, error) { return big.NewInt(1), nil },
+		Logger:   slog.New(slog.NewTextHandler(&logs, nil))}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- a.Run(ctx) }()
+	closing <- e.sourceAddr
+	wait.For(t, func() bool { left, _ := e.l.Tickets(); return len(left) == 0 }, 10*time.Second, "the closing channel's tickets redeemed")
+	cancel()
+	<-done
+	if len(r.calls) < 4 || !strings.Contains(logs.String(), "an incoming channel is closing") || !strings.Contains(logs.String(), "retrying at the next check") ||
+		strings.Contains(logs.String(), "closure period is shorter") {
+		t.Fatalf("calls %v (the first failed, so a retry), log:\n%s", r.calls, logs.String())
+	}
+}
+
+// TestShortClosurePeriodWarned: Run warns once at start when the contract's closure period is
+// shorter than a redemption needs, and not otherwise.
+func TestShortClosurePeriodWarned(t *testing.T) {
+	e := newLedgerEnv(t)
+	for _, tc := range []struct {
+		period time.Duration
+		warned bool
+	}{{time.Minute, true}, {time.Hour, false}} {
+		var logs testlog.Buffer
+		a := &AutoRedeem{Ledger: e.l, Redeemer: &fakeRedeemer{}, ClosurePeriod: tc.period, ClosureNeeds: MinClosurePeriod(8, 12*time.Second),
+			Policy: func() strategy.RedeemPolicy { return strategy.RedeemPolicy{} }, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+		ctx, cancel := context.WithCancel(t.Context())
+		cancel() // Run warns, then returns at once
+		if err := a.Run(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(logs.String(), "closure period is shorter"); got != tc.warned {
+			t.Errorf("closure period %v against %v needed: warned %v", tc.period, MinClosurePeriod(8, 12*time.Second), got)
+		}
+	}
+	if MinClosurePeriod(0, time.Second) > time.Minute {
+		t.Error("the dev chain's default closure period (60 s) is below what a dev network needs")
 	}
 }

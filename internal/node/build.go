@@ -184,7 +184,9 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	}); err != nil {
 		return err
 	}
-	c.redeem = &ledger.AutoRedeem{Ledger: c.ledger, Redeemer: redeemer, GasPrice: client.GasPrice,
+	conf := confirmations(n.cfg.Confirmations, client.ChainID())
+	c.redeem = &ledger.AutoRedeem{Ledger: c.ledger, Redeemer: redeemer, GasPrice: client.GasPrice, Channels: graph,
+		ClosurePeriod: client.ClosurePeriod(), ClosureNeeds: ledger.MinClosurePeriod(conf, chain.TypicalBlockTime(client.ChainID())),
 		Policy: func() strategy.RedeemPolicy { return n.settings.Get().RedeemPolicy() },
 		Kick:   n.settings.Subscribe(), Closing: c.ledger.Closing(), Interval: n.opts.AutoRedeemInterval, Logger: n.component("tickets")}
 	return nil
