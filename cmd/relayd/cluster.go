@@ -91,7 +91,7 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 		return nil
 	})
 	fs.DurationVar(&cfg.MixDelayMean, "mixDelayMean", cfg.MixDelayMean, "every node's mean exponential per-hop mixing delay (Poisson mixing); 0 with --mixDelayMax 0: no mixing")
-	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "every node's cap of each per-hop mixing delay (0: 10 × --mixDelayMean; with --mixDelayMean 0: uniform up to this)")
+	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "every node's cap of each per-hop mixing delay (0: 10 × --mixDelayMean, at most 30 s; with --mixDelayMean 0: uniform up to this)")
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's own messages and cover loops (2 or 3)")
 	fs.Float64Var(&cfg.CoverRate, "coverRate", cfg.CoverRate, "loop cover packets per second every node sends over random paths back to itself (0: none)")
 	fs.Func("channelFunding", "tokens each channel of the mesh is funded with, whole or decimal (default 100)", func(v string) error {

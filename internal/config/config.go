@@ -61,7 +61,7 @@ type Config struct {
 	HeartbeatInterval time.Duration // how often every known peer is pinged
 	MixDelayMin       time.Duration // per-hop mixing delay, lower bound
 	MixDelayMean      time.Duration // initial mixDelayMean setting: mean of the exponential per-hop delay (settings.Defaults); 0: uniform up to MixDelayMax
-	MixDelayMax       time.Duration // cap of each per-hop delay; 0: min + 10 × the mean (relay.MixingFor)
+	MixDelayMax       time.Duration // cap of each per-hop delay, at most 30 s (relay.MaxMixDelay); 0: min + 10 × the mean, at most 30 s (relay.MixingFor)
 	CoverRate         float64       // initial coverRate setting: loop cover packets per second (0 to settings.MaxCoverRate; 0: off)
 	Relayers          int           // initial relayers setting: relayers of the node's own paths (settings.MinRelayers to settings.MaxRelayers; 0: the default)
 	ShutdownTimeout   time.Duration
@@ -153,7 +153,7 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop mixing delay, lower bound")
 	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", defaults.MixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax, at first start (afterwards the stored mixDelayMean setting wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
-	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 0, "cap of each per-hop mixing delay; 0: --mixDelayMin + 10 × --mixDelayMean")
+	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 0, "cap of each per-hop mixing delay, at most 30 s (half the acknowledgement timeout); 0: --mixDelayMin + 10 × --mixDelayMean, at most 30 s")
 	c.CoverRate = defaults.CoverRate
 	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v), at first start (afterwards the stored coverRate setting wins)", settings.MaxCoverRate, defaults.CoverRate), func(v string) error {
 		r, err := strconv.ParseFloat(v, 64)

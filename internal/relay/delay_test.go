@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -95,7 +96,7 @@ func TestMixDelayConfig(t *testing.T) {
 // TestSetMixing: a new mixing delay applies to the next draws; an inconsistent one is refused
 // and leaves the current one in place.
 func TestSetMixing(t *testing.T) {
-	r := &Relay{cfg: Config{MixDelayMin: 0, MixDelayMax: 0}, rand: rand.NewChaCha8([32]byte{9})}
+	r := &Relay{cfg: Config{MixDelayMin: 0, MixDelayMax: 0, AckTimeout: DefaultAckTimeout}, rand: rand.NewChaCha8([32]byte{9})}
 	if d := r.mixDelay(); d != 0 {
 		t.Fatalf("no mixing: delay %v, want 0", d)
 	}
@@ -121,5 +122,36 @@ func TestSetMixing(t *testing.T) {
 	}
 	if got := r.Mixing(); got != m {
 		t.Errorf("after refused changes Mixing() = %+v, want %+v", got, m)
+	}
+}
+
+// TestMixingCapTiedToAckTimeout: no packet waits longer than half the acknowledgement timeout:
+// the default cap of a long mean stops at MaxMixDelay, a larger cap is refused by MixingFor,
+// New and SetMixing (else a relayer's own ticket would be neglected before the packet left while
+// it still paid the next hop).
+func TestMixingCapTiedToAckTimeout(t *testing.T) {
+	m, err := MixingFor(0, 10*time.Second, 0)
+	if err != nil || m.Max != MaxMixDelay || 2*MaxMixDelay != DefaultAckTimeout {
+		t.Fatalf("MixingFor(0, 10s, 0) = %+v, %v; want the cap %v", m, err, MaxMixDelay)
+	}
+	if _, err := MixingFor(0, time.Second, MaxMixDelay+time.Second); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("a cap above MaxMixDelay: %v", err)
+	}
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Config{Key: key, Transport: nopTransport{}, Replay: NewMemoryReplay(), Deliver: func(Received) {}}
+	c.AckTimeout, c.MixDelayMax = 10*time.Second, 6*time.Second
+	if _, err := New(c); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("New with a cap above half the ack timeout: %v", err)
+	}
+	c.MixDelayMax = 5 * time.Second
+	r, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.SetMixing(Mixing{Mean: time.Second, Max: 6 * time.Second}); !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("SetMixing with a cap above half the ack timeout: %v", err)
 	}
 }

@@ -13,16 +13,23 @@ type Mixing struct {
 	Min, Mean, Max time.Duration
 }
 
-// MixingFor returns the mixing of an exponential mean on top of min, capped at max, or at
-// min + 10 × mean when max is 0. A mean of 0 and max 0 is no delay beyond min.
-func MixingFor(min, mean, max time.Duration) (Mixing, error) {
-	if max == 0 && mean > 0 {
-		max = min + 10*mean
+// MaxMixDelay is the longest a relayed packet may wait, half the default acknowledgement
+// timeout: a packet that waited longer could reach the next hop after this hop's own ticket was
+// neglected (the previous hop gave up waiting for its acknowledgement), while this hop still pays
+// the next one. Relay.New refuses a cap above half its AckTimeout.
+const MaxMixDelay = DefaultAckTimeout / 2
+
+// MixingFor returns the mixing of an exponential mean on top of min, capped at max, or, when max
+// is 0, at min + 10 × mean but never above MaxMixDelay. A mean of 0 and max 0 is no delay beyond
+// min.
+func MixingFor(lo, mean, hi time.Duration) (Mixing, error) {
+	if hi == 0 && mean > 0 {
+		hi = min(lo+10*mean, MaxMixDelay)
 	}
-	if max == 0 {
-		max = min
+	if hi == 0 {
+		hi = lo
 	}
-	m := Mixing{Min: min, Mean: mean, Max: max}
+	m := Mixing{Min: lo, Mean: mean, Max: hi}
 	return m, m.validate()
 }
 
@@ -34,15 +41,21 @@ func (m Mixing) validate() error {
 		return fmt.Errorf("%w: the mixing delay's cap is below its minimum", ErrInvalidConfig)
 	case m.Mean > 0 && m.Max < m.Min+m.Mean:
 		return fmt.Errorf("%w: the mixing delay's cap is below its minimum plus its mean", ErrInvalidConfig)
+	case m.Max > MaxMixDelay:
+		return fmt.Errorf("%w: the mixing delay's cap %v is above %v, half the acknowledgement timeout", ErrInvalidConfig, m.Max, MaxMixDelay)
 	}
 	return nil
 }
 
 // SetMixing changes the mixing delay of the packets accepted from now on; packets already
-// waiting keep theirs. It refuses an inconsistent m (ErrInvalidConfig) and changes nothing then.
+// waiting keep theirs. It refuses an inconsistent m, or one whose cap is above half the
+// acknowledgement timeout (ErrInvalidConfig), and changes nothing then.
 func (r *Relay) SetMixing(m Mixing) error {
 	if err := m.validate(); err != nil {
 		return err
+	}
+	if 2*m.Max > r.cfg.AckTimeout {
+		return fmt.Errorf("%w: the mixing delay's cap %v is more than half the acknowledgement timeout %v", ErrInvalidConfig, m.Max, r.cfg.AckTimeout)
 	}
 	r.mixing.Store(&m)
 	return nil

@@ -210,7 +210,7 @@ func New(cfg Config) (*Relay, error) {
 	case cfg.NoMixDelay:
 		cfg.MixDelayMin, cfg.MixDelayMax, cfg.MixDelayMean = 0, 0, 0
 	case cfg.MixDelayMean > 0 && cfg.MixDelayMax == 0:
-		cfg.MixDelayMax = cfg.MixDelayMin + 10*cfg.MixDelayMean
+		cfg.MixDelayMax = min(cfg.MixDelayMin+10*cfg.MixDelayMean, MaxMixDelay)
 	case cfg.MixDelayMax == 0:
 		cfg.MixDelayMax = DefaultMixDelayMax
 	}
@@ -218,6 +218,12 @@ func New(cfg Config) (*Relay, error) {
 		cfg.AckTimeout = DefaultAckTimeout
 	}
 	mixing := Mixing{Min: cfg.MixDelayMin, Mean: cfg.MixDelayMean, Max: cfg.MixDelayMax}
+	if err := mixing.validate(); err != nil {
+		return nil, err
+	}
+	if 2*mixing.Max > cfg.AckTimeout {
+		return nil, fmt.Errorf("%w: the mixing delay's cap %v is more than half the acknowledgement timeout %v", ErrInvalidConfig, mixing.Max, cfg.AckTimeout)
+	}
 	if cfg.MaxPending == 0 {
 		cfg.MaxPending = DefaultMaxPending
 	}
