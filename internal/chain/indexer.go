@@ -179,7 +179,8 @@ type Indexer struct {
 	ready   bool          // next is verified to be on the provider's chain
 	changed chan struct{} // closed and replaced when next or ready change
 
-	head atomic.Uint64 // the provider's head as last read
+	head      atomic.Uint64 // the provider's head as last read
+	storeFull atomic.Bool   // the last range could not be committed: the disk is full
 
 	lastPersist time.Time
 	persisted   uint64 // next as last committed to the store
@@ -301,7 +302,7 @@ func (ix *Indexer) reindex() error {
 
 // Run loads the stored state into the Graph (unless Load did), checks it against the provider's
 // chain, and follows the chain until ctx ends; it then returns nil. It returns an error when the
-// store cannot be read or written, and ErrChainReplaced when the provider turns out to serve
+// store cannot be read or written (a full disk excepted: Run retries, and Checks reports it), and ErrChainReplaced when the provider turns out to serve
 // another chain than the one indexed (unless ReindexOnNewChain).
 func (ix *Indexer) Run(ctx context.Context) error {
 	if err := ix.Load(ctx); err != nil {
@@ -324,9 +325,10 @@ func (ix *Indexer) Run(ctx context.Context) error {
 			return nil
 		}
 		var fatal *storeError
-		if errors.As(err, &fatal) {
+		if errors.As(err, &fatal) && !errors.Is(err, store.ErrFull) {
 			return fmt.Errorf("indexer: %w", err)
 		}
+		ix.setStoreFull(errors.Is(err, store.ErrFull))
 		if errors.Is(err, ErrChainReplaced) {
 			return err
 		}
@@ -335,13 +337,17 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		case err != nil:
 			if outageSince.IsZero() {
 				outageSince = time.Now()
-				ix.log.Warn("chain indexer cannot read the chain; retrying", "err", err, "block", ix.Next())
+				what := "cannot read the chain"
+				if fatal != nil {
+					what = "cannot write to the store (the disk is full)"
+				}
+				ix.log.Warn("chain indexer "+what+"; retrying", "err", err, "block", ix.Next())
 			} else {
 				ix.log.Debug("chain indexer retry failed", "err", err)
 			}
 			wait = retry.NextBackOff()
 		case !outageSince.IsZero():
-			ix.log.Info("chain indexer reads the chain again", "after", time.Since(outageSince).Round(time.Millisecond))
+			ix.log.Info("chain indexer indexes the chain again", "after", time.Since(outageSince).Round(time.Millisecond))
 			outageSince = time.Time{}
 			retry.Reset()
 		}
@@ -358,7 +364,8 @@ func (ix *Indexer) Run(ctx context.Context) error {
 	}
 }
 
-// storeError marks a failure of the store, which Run does not retry.
+// storeError marks a failure of the store, which Run does not retry, unless the disk is full
+// (store.ErrFull: the range is indexed again once space is freed).
 type storeError struct{ err error }
 
 func (e *storeError) Error() string { return e.err.Error() }
@@ -622,6 +629,13 @@ func (ix *Indexer) setNext(next uint64, hash common.Hash) {
 }
 
 // setReady marks the cursor as verified against the provider's chain.
+// setStoreFull records whether the last step failed for a full disk, and says when that ends.
+func (ix *Indexer) setStoreFull(full bool) {
+	if ix.storeFull.Swap(full) && !full {
+		ix.log.Info("chain indexer writes to the store again")
+	}
+}
+
 func (ix *Indexer) setReady() {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

@@ -67,10 +67,11 @@ func (ix *Indexer) Checks(ctx context.Context) []health.Check {
 		}
 	}
 	next := ix.Next()
-	return []health.Check{
-		{Name: "chain", Ready: true, Detail: fmt.Sprintf("head %d", head)},
-		{Name: "indexer", Ready: next+ReadyLag > head, Detail: fmt.Sprintf("indexed below block %d; chain head %d", next, head)},
+	indexer := health.Check{Name: "indexer", Ready: next+ReadyLag > head, Detail: fmt.Sprintf("indexed below block %d; chain head %d", next, head)}
+	if ix.storeFull.Load() {
+		indexer.Ready, indexer.Detail = false, indexer.Detail+"; the store refuses writes (the disk is full)"
 	}
+	return []health.Check{{Name: "chain", Ready: true, Detail: fmt.Sprintf("head %d", head)}, indexer}
 }
 
 // TypicalBlockTime is the block time assumed of a chain: a second on a development chain (which

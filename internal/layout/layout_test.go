@@ -51,7 +51,7 @@ var rules = map[string]rule{
 	"internal/chain/contracts": {pure: true},
 	"internal/ledger": {may: []string{"internal/chain", "internal/chain/contracts", "internal/channels", "internal/packet",
 		"internal/por", "internal/store", "internal/strategy", "internal/tickets", "internal/token"}, noTransport: true},
-	"internal/relay": {may: []string{"internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por",
+	"internal/relay": {may: []string{"internal/health", "internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por",
 		"internal/tickets"}},
 	"internal/p2p": {may: []string{"internal/health", "internal/identity", "internal/peers"}},
 	// The rooms of this node's own traffic: router sends and receives its messages through the

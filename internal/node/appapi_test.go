@@ -192,7 +192,7 @@ func TestReadyzWithChain(t *testing.T) {
 	for _, c := range r.Checks {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "chain,indexer,p2p" || !r.Ready {
+	if strings.Join(names, ",") != "chain,indexer,p2p,relay" || !r.Ready {
 		t.Fatalf("ready: %+v", r)
 	}
 	if err := ch.Close(); err != nil {

@@ -37,7 +37,7 @@ type servers struct {
 func (n *Node) buildServers() error {
 	apiCfg := api.Config{Token: n.cfg.APIToken, DisableAuth: n.cfg.DisableAPIAuth, Version: version.Release, Network: n.cfg.Network,
 		Self: n.id, Peers: n.dir, Transport: n.host, Discovery: n.disc, Settings: n.settings, Messenger: n.router,
-		Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host},
+		Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host, n.relay},
 		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), Logger: n.component("api")}
 	adminCfg := admin.Config{Version: version.Release, Network: n.cfg.Network, Self: n.id, Peers: n.dir, Transport: n.host,
 		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Quit: quitOnce(n.quit)}

@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/relayd/relayd/internal/health"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/por"
 )
@@ -68,9 +70,11 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 // runCommitter hands acknowledged tickets to Payments in batches until r.acked is closed and
 // drained: group commit. A batch is written ackCommitWindow after its first ticket arrived, and
 // no sooner than ackCommitWindow after the previous batch (ackQueue.next), up to ackBatchMax in
-// one fsynced store transaction. No ticket is reported before it is on disk.
-func (r *Relay) runCommitter(ctx context.Context) {
+// one fsynced store transaction. No ticket is reported before it is on disk. run ends when the
+// relay stops; the commits outlive it (commit).
+func (r *Relay) runCommitter(run context.Context) {
 	batch := make([]ledger.AckedTicket, 0, ackBatchMax)
+	var giveUp time.Time // when the retries of a refused commit end, once run ended
 	for {
 		var closed bool
 		batch, closed = r.acked.next(batch, ackBatchMax, ackCommitWindow)
@@ -78,28 +82,68 @@ func (r *Relay) runCommitter(ctx context.Context) {
 			return
 		}
 		if len(batch) > 0 {
-			r.commit(ctx, batch)
+			r.commit(run, batch, &giveUp)
 		}
 	}
 }
 
-func (r *Relay) commit(ctx context.Context, batch []ledger.AckedTicket) {
-	backoff := 10 * time.Millisecond
+// Retries of a commit the store refused: exponential, from commitRetryMin to commitRetryMax with
+// jitter, for as long as the relay runs and commitGrace after it stopped (all batches together).
+const (
+	commitRetryMin = 10 * time.Millisecond
+	commitRetryMax = 5 * time.Second
+	commitGrace    = 10 * time.Second
+)
+
+// commit records batch with Payments. When the store refuses (a full or failing disk), the
+// tickets are kept and the commit retried, and meanwhile the relay refuses new paid packets
+// (StoreFailing, Checks): acknowledged tickets are money, and a relayer that cannot record what it
+// earns must not go on paying the next hops. Once the relay stopped, commit tries for commitGrace
+// more in all (*giveUp), then gives up, saying how many tickets were lost.
+func (r *Relay) commit(run context.Context, batch []ledger.AckedTicket, giveUp *time.Time) {
+	ctx := context.WithoutCancel(run)
+	retry := backoff.ExponentialBackOff{InitialInterval: commitRetryMin, RandomizationFactor: 0.5, Multiplier: 2, MaxInterval: commitRetryMax}
+	retry.Reset()
 	for attempt := 1; ; attempt++ {
 		err := r.cfg.Payments.Acknowledge(ctx, batch)
 		if err == nil {
 			r.m.ticketsAcked.Add(float64(len(batch)))
+			if r.storeFailing.CompareAndSwap(true, false) {
+				r.log.Info("relay: the store takes acknowledged tickets again; paid packets are accepted again")
+			}
 			return
 		}
-		r.log.Error("relay: recording acknowledged tickets failed", slog.Int("tickets", len(batch)),
-			slog.Int("attempt", attempt), slog.Any("err", err))
-		if attempt == 10 {
-			return
+		if r.storeFailing.CompareAndSwap(false, true) || attempt%100 == 0 {
+			r.log.Error("relay: recording acknowledged tickets failed; keeping them and refusing paid packets until the store takes them",
+				slog.Int("tickets", len(batch)), slog.Int("attempt", attempt), slog.Any("err", err))
 		}
-		t := r.clock.NewTimer(backoff)
+		now := r.clock.Now()
+		if run.Err() != nil {
+			if giveUp.IsZero() {
+				*giveUp = now.Add(commitGrace)
+			}
+			if !now.Before(*giveUp) {
+				r.log.Error("relay: stopping with acknowledged tickets the store refused: their pay is lost",
+					slog.Int("tickets", len(batch)), slog.Any("err", err))
+				return
+			}
+		}
+		t := r.clock.NewTimer(retry.NextBackOff())
 		<-t.C()
-		backoff = min(2*backoff, 5*time.Second)
 	}
+}
+
+// StoreFailing reports whether the store refuses the acknowledged tickets (the relay then refuses
+// new paid packets until it takes them).
+func (r *Relay) StoreFailing() bool { return r.storeFailing.Load() }
+
+// Checks reports the relay's readiness (health.Checker): not ready while the store refuses
+// acknowledged tickets. The detail names no file: /readyz is served without a token.
+func (r *Relay) Checks(context.Context) []health.Check {
+	if r.storeFailing.Load() {
+		return []health.Check{{Name: "relay", Detail: "the store refuses writes (a full or failing disk): acknowledged tickets wait in memory and paid packets are refused"}}
+	}
+	return []health.Check{{Name: "relay", Ready: true, Detail: "recording acknowledged tickets"}}
 }
 
 // runExpiry neglects pending packets whose acknowledgement did not come in AckTimeout.

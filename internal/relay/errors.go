@@ -41,4 +41,7 @@ var (
 
 	// ErrOverloaded reports that a queue or the pending table is full; the packet is dropped.
 	ErrOverloaded = errors.New("relay: overloaded")
+
+	// errStoreFailing: the store refuses acknowledged tickets, so no paid packet is taken.
+	errStoreFailing = errors.New("relay: the store refuses acknowledged tickets")
 )

@@ -44,6 +44,7 @@ const (
 	reasonUnknownAck    = "unknown"
 	reasonWrongPeer     = "wrong_peer"
 	reasonBadAck        = "bad_ack"
+	reasonStoreFailing  = "store_failing"
 )
 
 var packetReasons = []string{reasonFrameSize, reasonFrameVersion, reasonPacketSize, reasonBadPoint,
@@ -51,7 +52,7 @@ var packetReasons = []string{reasonFrameSize, reasonFrameVersion, reasonPacketSi
 	reasonTicketMissing, reasonTicketBad, reasonTicketChannel, reasonChannelClosed, reasonNoChannel,
 	reasonTicketEpoch, reasonTicketSigner, reasonTicketIndex, reasonTicketAmount, reasonTicketBalance, reasonTicketWinProb,
 	reasonTicketPoR, reasonTicketOther, reasonOverload, reasonDuplicate, reasonNoBalance, reasonIssue,
-	reasonSend, reasonStopped}
+	reasonSend, reasonStopped, reasonStoreFailing}
 
 var ackReasons = []string{reasonFrameSize, reasonFrameVersion, reasonUnknownAck, reasonWrongPeer,
 	reasonBadAck, reasonOverload, reasonStopped, reasonBadPeer}

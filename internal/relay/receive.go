@@ -74,6 +74,10 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 		r.dropPacket(from, reasonOf(err), err)
 		return
 	}
+	if r.paid && r.storeFailing.Load() {
+		r.dropPacket(from, reasonStoreFailing, errStoreFailing)
+		return
+	}
 	p, err := packet.Peel(r.key, pkt, r.clock.Now(), r.cfg.Replay)
 	if err != nil {
 		r.dropPacket(from, reasonOf(err), err)

@@ -157,6 +157,8 @@ type Relay struct {
 	bufs     sync.Pool // *[PaidMsgFrameLen]byte
 	running  atomic.Bool
 	ran      atomic.Bool
+	// storeFailing is set while Payments refuses to record acknowledged tickets (commit).
+	storeFailing atomic.Bool
 	// mixing is the current mixing delay (SetMixing); nil: cfg's bounds.
 	mixing atomic.Pointer[Mixing]
 }
@@ -311,7 +313,7 @@ func (r *Relay) Run(ctx context.Context) error {
 	committed := make(chan struct{})
 	go func() {
 		defer close(committed)
-		r.runCommitter(context.WithoutCancel(ctx))
+		r.runCommitter(ctx)
 	}()
 	var wg sync.WaitGroup
 	for i, q := range r.queues {

@@ -11,7 +11,7 @@ var bucketAliases = bucket("aliases")
 
 // SetAlias names a peer; an existing alias is overwritten.
 func (db *DB) SetAlias(alias, peerID string) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketAliases).Put([]byte(alias), []byte(peerID))
 	})
 }
@@ -32,7 +32,7 @@ func (db *DB) Alias(alias string) (peerID string, ok bool, err error) {
 
 // DeleteAlias removes an alias; ok is false (and nothing changes) when it is not set.
 func (db *DB) DeleteAlias(alias string) (ok bool, err error) {
-	err = db.bolt.Update(func(tx *bolt.Tx) error {
+	err = db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketAliases)
 		if b.Get([]byte(alias)) == nil {
 			return nil

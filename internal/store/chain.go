@@ -133,7 +133,7 @@ func (db *DB) CommitChainState(cur ChainCursor, chans []channels.Channel, anns [
 // reorganisation up to journal blocks deep always finds its common ancestor. journal 0 keeps
 // no journal and drops the stored one.
 func (db *DB) CommitChainRange(cur ChainCursor, chans []channels.Channel, anns []channels.Announcement, journal uint64) error {
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketChainMeta)
 		if old, err := decodeCursor(meta.Get(keyCursor)); err == nil && (old.ChainID != cur.ChainID ||
 			old.Contract != cur.Contract || (old.Genesis != common.Hash{} && cur.Genesis != common.Hash{} && old.Genesis != cur.Genesis)) {
@@ -331,7 +331,7 @@ var ErrNoCheckpoint = errors.New("no such checkpoint in the chain journal")
 // journal.
 func (db *DB) RewindChainState(to ChainCheckpoint) (ChainRewind, error) {
 	var out ChainRewind
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		out = ChainRewind{}
 		ub := tx.Bucket(bucketChainUndo)
 		var e undoEntry
@@ -463,7 +463,7 @@ func clearBucket(tx *bolt.Tx, name []byte) error {
 
 // ResetChainState deletes the chain indexer's cursor, channels, announcements and undo journal.
 func (db *DB) ResetChainState() error {
-	if err := db.bolt.Update(resetChain); err != nil {
+	if err := db.update(resetChain); err != nil {
 		return fmt.Errorf("reset chain state: %w", err)
 	}
 	return nil

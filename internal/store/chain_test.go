@@ -114,7 +114,7 @@ func TestChainCursorGenesis(t *testing.T) {
 	contract := common.Address{1}
 	old := ChainCursor{ChainID: 1337, Contract: contract, Next: 10, Hash: common.Hash{9}}
 	// A cursor in the layout of stores written before the genesis was kept.
-	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+	if err := db.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketChainMeta).Put(keyCursor, encodeCursor(old)[:cursorLenV1])
 	}); err != nil {
 		t.Fatal(err)
@@ -137,7 +137,7 @@ func TestChainCursorGenesis(t *testing.T) {
 	if cur, chans, _, err := db.LoadChainState(); err != nil || cur != other || len(chans) != 0 {
 		t.Fatalf("another genesis kept %d channels of the old one (cursor %+v, %v)", len(chans), cur, err)
 	}
-	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+	if err := db.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketChainMeta).Put(keyCursor, []byte{1, 2, 3})
 	}); err != nil {
 		t.Fatal(err)

@@ -1,10 +1,29 @@
 package store
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"syscall"
+
+	bolt "go.etcd.io/bbolt"
+)
 
 var (
 	// ErrLocked means another process holds the store.
 	ErrLocked = errors.New("store is in use by another process")
 	// ErrNotFound means the key has no value.
 	ErrNotFound = errors.New("not found")
+	// ErrFull means a write failed because the file system is full (or the user's quota used up):
+	// nothing of the transaction was written, and the same write can succeed once space is freed.
+	ErrFull = errors.New("store: the disk is full")
 )
+
+// update runs fn in a read-write transaction, as bolt's Update does; a write the file system
+// refused for want of space is ErrFull.
+func (db *DB) update(fn func(tx *bolt.Tx) error) error {
+	err := db.bolt.Update(fn)
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("%w: %w", ErrFull, err)
+	}
+	return err
+}

@@ -38,7 +38,7 @@ func fuzzDB(f *testing.F) *DB {
 // put replaces the content of bucket with the one entry k → v.
 func put(t testing.TB, db *DB, bucket, k, v []byte) {
 	t.Helper()
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		if err := tx.DeleteBucket(bucket); err != nil {
 			return err
 		}

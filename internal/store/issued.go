@@ -52,7 +52,7 @@ func (db *DB) SaveIssuedTickets(channelID [32]byte, epoch uint32, rec IssuedTick
 		a := r.Amount.Bytes32()
 		v = append(v, a[:]...)
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketTicketIssued).Put(issuedKey(channelID, epoch), v)
 	})
 }

@@ -62,7 +62,7 @@ func (db *DB) ReplayTags(now func() time.Time) (*ReplayTags, error) {
 	}
 	r := &ReplayTags{db: db, now: now, epochs: map[uint32]map[[32]byte]struct{}{}}
 	r.cur = packet.Epoch(now())
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		if err := tx.DeleteBucket(legacyReplay); err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
 			return err
 		}
@@ -164,7 +164,7 @@ func (r *ReplayTags) Flush() error {
 			byEpoch[t.epoch] = append(byEpoch[t.epoch], t.tag[:]...)
 		}
 	}
-	err := r.db.bolt.Update(func(tx *bolt.Tx) error {
+	err := r.db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketReplay)
 		for e, v := range byEpoch {
 			seq, err := b.NextSequence()

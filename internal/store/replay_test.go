@@ -117,7 +117,7 @@ func TestReplayTagsDropLegacyLayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+	if err := db.update(func(tx *bolt.Tx) error {
 		b, err := tx.CreateBucket(legacyReplay)
 		if err != nil {
 			return err

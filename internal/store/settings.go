@@ -27,7 +27,7 @@ func (db *DB) Settings() (map[string][]byte, error) {
 // PutSettings stores the given settings (name → value) in one transaction; settings not named
 // keep their value.
 func (db *DB) PutSettings(values map[string][]byte) error {
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketSettings)
 		for k, v := range values {
 			if err := b.Put([]byte(k), v); err != nil {

@@ -2,7 +2,11 @@ package store
 
 import (
 	"errors"
+	"io/fs"
+	"syscall"
 	"testing"
+
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestAliasesPersist(t *testing.T) {
@@ -71,5 +75,31 @@ func TestSettingsPersist(t *testing.T) {
 	s, err := db.Settings()
 	if err != nil || string(s["strategy"]) != `"promiscuous"` || string(s["maxChannels"]) != "7" || len(s) != 2 {
 		t.Fatalf("after reopening: %q, %v", s, err)
+	}
+}
+
+// TestFullDiskIsErrFull: a write the file system refuses for want of space is ErrFull (the
+// indexer and the relay retry it), and nothing of the transaction is kept; other errors are not.
+func TestFullDiskIsErrFull(t *testing.T) {
+	db, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	full := &fs.PathError{Op: "write", Path: "relayd.db", Err: syscall.ENOSPC}
+	err = db.update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketAliases).Put([]byte("alice"), []byte("x")); err != nil {
+			return err
+		}
+		return full
+	})
+	if !errors.Is(err, ErrFull) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("update on a full disk: %v, want ErrFull wrapping ENOSPC", err)
+	}
+	if aliases, err := db.Aliases(); err != nil || len(aliases) != 0 {
+		t.Fatalf("aliases after the refused write: %v %v", aliases, err)
+	}
+	if err := db.update(func(*bolt.Tx) error { return syscall.EIO }); errors.Is(err, ErrFull) {
+		t.Fatalf("an I/O error is reported as a full disk: %v", err)
 	}
 }

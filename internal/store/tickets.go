@@ -114,7 +114,7 @@ func (db *DB) SaveAcknowledgedTickets(ts []AckedTicket) error {
 	}
 	// One buffer for every key and value of the batch (bbolt keeps them until the commit).
 	buf := make([]byte, 0, len(ts)*(ackedKeyLen+ackedValueLen))
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTicketsAcked)
 		buf := buf[:0]
 		var added uint64
@@ -236,7 +236,7 @@ func (db *DB) SettleTickets(list []Settlement) error {
 		return nil
 	}
 	now := time.Now()
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTicketsAcked)
 		cb := tx.Bucket(bucketTicketCounters)
 		for _, st := range list {
@@ -291,7 +291,7 @@ func (db *DB) SettleTickets(list []Settlement) error {
 // tickets settled within the last PaidKept are still known.
 func (db *DB) UnsettleRedeemed(channelID [32]byte, epoch uint32, above uint64) (int, error) {
 	n := 0
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		paid, acked, cb := tx.Bucket(bucketTicketsPaid), tx.Bucket(bucketTicketsAcked), tx.Bucket(bucketTicketCounters)
 		prefix := ackedKey(channelID, epoch, 0)[:36]
 		var keys [][]byte
@@ -337,7 +337,7 @@ const PaidKept = 24 * time.Hour
 
 // PrunePaid forgets the redeemed tickets settled before `before` (now − PaidKept, say).
 func (db *DB) PrunePaid(before time.Time) error {
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		paid := tx.Bucket(bucketTicketsPaid)
 		var old [][]byte
 		err := paid.ForEach(func(k, v []byte) error {
@@ -383,7 +383,7 @@ func (db *DB) AddTicketCounters(d TicketCounterDelta) error {
 	if d == (TicketCounterDelta{}) {
 		return nil
 	}
-	return db.bolt.Update(func(tx *bolt.Tx) error {
+	return db.update(func(tx *bolt.Tx) error {
 		cb := tx.Bucket(bucketTicketCounters)
 		for _, c := range []struct {
 			name []byte
@@ -537,7 +537,7 @@ func (db *DB) ReserveTicketIndexes(channelID [32]byte, epoch uint32, min, n uint
 		return 0, fmt.Errorf("reserve ticket indexes: n must be at least 1")
 	}
 	var first uint64
-	err := db.bolt.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		b := tx.Bucket(bucketTicketIndexes)
 		k := make([]byte, 36)
 		copy(k, channelID[:])

@@ -223,7 +223,7 @@ func TestUnredeemedCountersAreAddedToAnOlderStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A store written before the counters existed has the tickets but no counters.
-	if err := db.bolt.Update(func(tx *bolt.Tx) error {
+	if err := db.update(func(tx *bolt.Tx) error {
 		cb := tx.Bucket(bucketTicketCounters)
 		if err := cb.Delete(counterUnredeemed); err != nil {
 			return err
