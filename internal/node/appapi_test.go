@@ -129,7 +129,7 @@ func TestSignMessage(t *testing.T) {
 }
 
 // TestHealthEndpoints: /healthz and /readyz answer without a token; a node
-// without a chain is ready once its transport listens.
+// without a chain is ready once its transport listens (and its relay records tickets).
 func TestHealthEndpoints(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	if status, body := restGet(t, n, "GET", "/healthz", "", false); status != 200 || !strings.Contains(body, `"ok"`) {

@@ -358,7 +358,7 @@ func ecrecover(hash *big.Int, v byte, r, s *big.Int) [20]byte {
 		return [20]byte{}
 	}
 	var h [32]byte
-	new(big.Int).Mod(hash, groupN).FillBytes(h[:]) // a word below 2^256 either way; the precompile reduces it too
+	hash.FillBytes(h[:]) // callers pass words (below 2^256); libsecp256k1 reduces them mod n
 	sig := make([]byte, 65)
 	r.FillBytes(sig[:32])
 	s.FillBytes(sig[32:64])
