@@ -137,7 +137,7 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	status, body := restGet(t, n, "GET", "/readyz", "", false)
 	var r api.Readiness
-	if status != 200 || json.Unmarshal([]byte(body), &r) != nil || !r.Ready || len(r.Checks) != 2 {
+	if status != 200 || json.Unmarshal([]byte(body), &r) != nil || !r.Ready || len(r.Checks) != 3 {
 		t.Fatalf("readyz: %d %s", status, body)
 	}
 }
