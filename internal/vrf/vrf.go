@@ -180,7 +180,7 @@ func OutputOf(sk *ecdsa.PrivateKey, alpha []byte) ([32]byte, error) {
 }
 
 func gammaOf(d *[32]byte, h Point) (Point, error) {
-	g, ok := mulSecret(d, &h)
+	g, ok := mul(d, &h)
 	if !ok {
 		return Point{}, ErrBadKey
 	}
@@ -215,45 +215,37 @@ func Prove(sk *ecdsa.PrivateKey, alpha []byte) (Proof, error) {
 
 // prove makes the proof for the given gamma (which tests set to a wrong point to play a
 // cheating holder). It tries nonce counters until c and s are non-zero and SH ≠ ±CGamma, each
-// of which fails with probability about 2^-256 (2^-255 for the last).
+// of which fails with probability about 2^-256 (2^-255 for the last). Its four multiplications
+// are all mul's: the constant-time one is also the fastest here.
 func prove(d *[32]byte, pk, h, gamma Point) (Proof, error) {
 	var ds secp256k1.ModNScalar
 	ds.SetBytes(d)
 	defer ds.Zero()
-	gammaJ := gamma.jacobian()
 	for ctr := range maxCounter {
 		k := nonce(d, h, byte(ctr))
-		u, ok := mulSecret(&k, &generator)
+		u, ok := mul(&k, &generator)
 		if !ok {
 			continue // k = 0
 		}
-		v, _ := mulSecret(&k, &h)
+		v, _ := mul(&k, &h)
 		c := challenge(h, pk, gamma, u.Address(), v)
 		var cs, ss secp256k1.ModNScalar
 		cs.SetBytes(&c)
 		ss.SetBytes(&k)
 		clear(k[:])
 		ss.Add(new(secp256k1.ModNScalar).Mul2(&cs, &ds))
-		if cs.IsZero() || ss.IsZero() {
-			continue
-		}
-		var cg, sh secp256k1.JacobianPoint
-		secp256k1.ScalarMultNonConst(&cs, &gammaJ, &cg)
-		vj := v.jacobian()
-		secp256k1.AddNonConst(&vj, &cg, &sh) // s·H = k·H + c·sk·H = V + c·Gamma
-		if isInfinity(&sh) || isInfinity(&cg) {
-			continue
-		}
-		sH, cGamma := affine(&sh), affine(&cg)
-		if sH.X == cGamma.X {
-			continue // SH = ±CGamma: no inverse
+		s := ss.Bytes()
+		sH, okS := mul(&s, &h)
+		cGamma, okC := mul(&c, &gamma)
+		if !okS || !okC || sH.X == cGamma.X {
+			continue // c or s is 0, or sH = ±cGamma: no inverse
 		}
 		var z, t secp256k1.FieldVal
 		z.SetBytes(&sH.X)
 		t.SetBytes(&cGamma.X)
 		z.Add(t.Negate(1)).Normalize()
 		z.Inverse().Normalize()
-		return Proof{Gamma: gamma, C: c, S: ss.Bytes(), SH: sH, CGamma: cGamma, ZInv: *z.Bytes()}, nil
+		return Proof{Gamma: gamma, C: c, S: s, SH: sH, CGamma: cGamma, ZInv: *z.Bytes()}, nil
 	}
 	return Proof{}, ErrUnprovable
 }
@@ -296,10 +288,10 @@ func Verify(pk *ecdsa.PublicKey, alpha []byte, p Proof) error {
 // *ecdsa.PublicKey; repeating them keeps the mirror exact).
 func verify(pk Point, alpha []byte, p *Proof) error {
 	// 1. Ranges and curve membership (RelayVRF._wellFormed).
-	pkX, pkY := word(&pk.X), word(&pk.Y)
-	if !ecrecoverable(&pk.X) || !belowP(pkY) || !onCurve(pkX, pkY) {
+	if !usableKey(pk) {
 		return ErrBadKey
 	}
+	pkX, pkY := word(&pk.X), word(&pk.Y)
 	gX, gY, c, s := word(&p.Gamma.X), word(&p.Gamma.Y), word(&p.C), word(&p.S)
 	sHX, sHY, cGX, cGY, zInv := word(&p.SH.X), word(&p.SH.Y), word(&p.CGamma.X), word(&p.CGamma.Y), word(&p.ZInv)
 	if !ecrecoverable(&p.Gamma.X) || !belowP(gY) || !scalar(c) || !scalar(s) ||
@@ -371,33 +363,50 @@ func ecrecover(hash *big.Int, v byte, r, s *big.Int) [20]byte {
 }
 
 // secretKey returns sk's scalar as 32 bytes and its public point, checked as Verify checks a key.
+// The key's fields are read through go-ethereum's crypto.FromECDSA and FromECDSAPub (a key
+// with a nil scalar panics there, as it would in crypto.Sign).
 func secretKey(sk *ecdsa.PrivateKey) ([32]byte, Point, error) {
 	var d [32]byte
-	if sk == nil || sk.D == nil || sk.D.Sign() <= 0 || sk.D.Cmp(groupN) >= 0 {
+	if sk == nil || sk.Curve == nil {
 		return d, Point{}, ErrBadKey
 	}
 	pk, err := publicPoint(&sk.PublicKey)
 	if err != nil {
 		return d, Point{}, err
 	}
-	sk.D.FillBytes(d[:])
+	b := crypto.FromECDSA(sk)
+	defer clear(b)
+	if len(b) != 32 {
+		return d, Point{}, ErrBadKey
+	}
+	copy(d[:], b)
+	if !ecrecoverable(&d) {
+		clear(d[:])
+		return d, Point{}, ErrBadKey
+	}
 	return d, pk, nil
 }
 
 // publicPoint returns pk as a Point if the contract can use it: on the curve, coordinates below
 // p, x in [1, n).
 func publicPoint(pk *ecdsa.PublicKey) (Point, error) {
-	if pk == nil || pk.X == nil || pk.Y == nil || pk.X.Sign() < 0 || pk.Y.Sign() < 0 ||
-		pk.X.BitLen() > 256 || pk.Y.BitLen() > 256 {
+	b := crypto.FromECDSAPub(pk) // 0x04 ‖ X ‖ Y, or nil without coordinates
+	if len(b) != 65 {
 		return Point{}, ErrBadKey
 	}
 	var y Point
-	pk.X.FillBytes(y.X[:])
-	pk.Y.FillBytes(y.Y[:])
-	if !ecrecoverable(&y.X) || !belowP(pk.Y) || !onCurve(pk.X, pk.Y) {
+	copy(y.X[:], b[1:33])
+	copy(y.Y[:], b[33:])
+	if !usableKey(y) {
 		return Point{}, ErrBadKey
 	}
 	return y, nil
+}
+
+// usableKey reports whether the contract can use pk: x in [1, n), y below p, on the curve.
+func usableKey(pk Point) bool {
+	x, y := word(&pk.X), word(&pk.Y)
+	return ecrecoverable(&pk.X) && belowP(y) && onCurve(x, y)
 }
 
 func (p *Point) jacobian() secp256k1.JacobianPoint {
@@ -414,10 +423,6 @@ func affine(j *secp256k1.JacobianPoint) Point {
 	j.X.PutBytes(&p.X)
 	j.Y.PutBytes(&p.Y)
 	return p
-}
-
-func isInfinity(j *secp256k1.JacobianPoint) bool {
-	return j.Z.Normalize().IsZero() || (j.X.Normalize().IsZero() && j.Y.Normalize().IsZero())
 }
 
 // Word arithmetic as the EVM does it (mulmod, addmod), for the verifier's mirror of the contract.
