@@ -3,7 +3,7 @@
 // the domain's values. It reaches the node's rooms only through the small
 // interfaces declared in deps.go, speaks their vocabulary (the types and
 // sentinels of ledger, router, settings, peers, channels, tickets, token,
-// identity and health), and is the one place that turns their sentinels into
+// identity and health; origin decides which names and pages it answers), and is the one place that turns their sentinels into
 // status codes (errors.go). It must not import internal/node, internal/admin,
 // internal/ws, internal/p2p, internal/chain or internal/store.
 package api
@@ -21,6 +21,7 @@ import (
 
 	"github.com/relayd/relayd/internal/api/openapi"
 	"github.com/relayd/relayd/internal/health"
+	"github.com/relayd/relayd/internal/origin"
 )
 
 // Prefix is the path prefix of every REST operation.
@@ -66,6 +67,9 @@ type Config struct {
 	// Timeout bounds one operation, chain transactions included; past it the client gets 504
 	// TIMEOUT (default DefaultTimeout).
 	Timeout time.Duration
+	// Origins decides the Host names the API answers to and the other origins whose pages may
+	// call it (CORS); nil: IP literals and localhost, and no other origin.
+	Origins *origin.Policy
 	Logger  *slog.Logger
 }
 
@@ -107,6 +111,11 @@ func New(cfg Config) (*Server, error) {
 	valid, err := newValidator(log)
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
+	}
+	if cfg.Origins == nil {
+		if cfg.Origins, err = origin.New(origin.Config{TokenRequired: !cfg.DisableAuth}); err != nil {
+			return nil, fmt.Errorf("api: %w", err)
+		}
 	}
 	s := &Server{cfg: cfg, log: log, auth: newAuthenticator(cfg.Token, cfg.DisableAuth), valid: valid, timeout: cfg.Timeout}
 	if s.timeout <= 0 {
@@ -190,7 +199,7 @@ func (s *Server) buildMux() http.Handler {
 		allow := strings.Join(allowed, ", ")
 		wrap, stream := s.auth.wrap, s.streaming[pattern]
 		if stream {
-			wrap = s.auth.wrapStream
+			wrap = func(h http.Handler) http.Handler { return s.auth.wrapStream(s.cfg.Origins, h) }
 		}
 		mux.Handle(Prefix+pattern, wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h, ok := methods[r.Method]
@@ -235,8 +244,13 @@ func (s *Server) buildMux() http.Handler {
 	// Such a path names no operation: 404, after the token check when it
 	// is, or cleans to, a path under Prefix.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.cfg.Origins.Host(r.Host) {
+			writeError(w, http.StatusForbidden, CodeInvalidHost, "this node does not answer to the name "+quote(r.Host)+
+				": address it by IP or localhost, or add the name to --allowedHosts if it is the node's")
+			return
+		}
 		p := r.URL.EscapedPath()
-		if underPrefix(p) && cors(w, r) {
+		if underPrefix(p) && s.cors(w, r) {
 			return
 		}
 		clean := cleanPath(p)
@@ -264,24 +278,40 @@ func (s *Server) buildMux() http.Handler {
 	})
 }
 
-// CORS: pages on other origins (the original interface's admin UI, served
-// on its own port, and apps) may call the API. It takes the token only
-// from headers the page sets itself, never from anything a browser sends
-// by itself, so '*' gives a page nothing without the token. The streams
-// decide on origins themselves (authenticator.wrapStream).
+// CORS: pages on other origins may call the API when the node allows their origin
+// (origin.Policy: its own web console on the admin port, and --corsOrigins); a page on any other
+// origin is refused before anything runs, with or without a token, so that no web page the
+// operator visits can drive a node that serves without one. A request without an Origin header
+// (curl, scripts, apps) or from the API's own origin is not a cross-origin one. The streams take
+// the same decision (authenticator.wrapStream).
 const (
 	corsMethods = "GET, POST, PUT, DELETE, OPTIONS"
 	corsHeaders = "Authorization, X-Auth-Token, Content-Type"
 	corsMaxAge  = "600"
 )
 
-// cors allows any origin on r's answer, and answers a preflight request
-// (204, before authentication: browsers send preflights without
-// credentials), reporting true when it did.
-func cors(w http.ResponseWriter, r *http.Request) bool {
+// cors answers r's cross-origin part: it refuses a request from an origin the node does not
+// allow (403 FORBIDDEN_ORIGIN), names an allowed origin on the answer, and answers a preflight
+// request (204, before authentication: browsers send preflights without credentials), including
+// a Private Network Access preflight (Access-Control-Request-Private-Network) from an allowed
+// origin. It reports true when it answered.
+func (s *Server) cors(w http.ResponseWriter, r *http.Request) bool {
 	h := w.Header()
-	h.Set("Access-Control-Allow-Origin", "*")
-	if r.Method != http.MethodOptions || r.Header.Get("Access-Control-Request-Method") == "" {
+	h.Add("Vary", "Origin")
+	preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
+	o := r.Header.Get("Origin")
+	if o != "" && !origin.SameOrigin(r) {
+		if !s.cfg.Origins.Origin(o) {
+			writeError(w, http.StatusForbidden, CodeForbiddenOrigin, "pages of "+quote(o)+
+				" may not call this node's API: add the origin to --corsOrigins if you trust it")
+			return true
+		}
+		h.Set("Access-Control-Allow-Origin", o)
+		if preflight && strings.EqualFold(r.Header.Get("Access-Control-Request-Private-Network"), "true") {
+			h.Set("Access-Control-Allow-Private-Network", "true")
+		}
+	}
+	if !preflight {
 		return false
 	}
 	h.Set("Access-Control-Allow-Methods", corsMethods)

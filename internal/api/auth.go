@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/relayd/relayd/internal/origin"
 )
 
 // Realm is the Basic authentication realm named in the 403 challenge.
@@ -66,22 +68,18 @@ func (a *authenticator) allowed(r *http.Request) bool {
 	return ok
 }
 
-// allowedStream is allowed, or the token in the apiToken query parameter
-// or the X-Auth-Token cookie: a browser's WebSocket cannot set headers, so
-// the original interface's streams took the token there. shown reports
-// that the request shows the token itself (a header or the query), not
-// only an ambient cookie, and not nothing because authentication is off.
-func (a *authenticator) allowedStream(r *http.Request) (ok, shown bool) {
-	if a.disabled {
-		return true, false
-	}
-	if a.allowed(r) {
-		return true, true
+// allowedStream is allowed, or the token in the apiToken query parameter or the X-Auth-Token
+// cookie: a browser's WebSocket cannot set headers, so the original interface's streams took the
+// token there. A cookie is ambient (the browser sends it for any page), which is why a page on
+// an origin the node does not allow is refused first (wrapStream).
+func (a *authenticator) allowedStream(r *http.Request) bool {
+	if a.disabled || a.allowed(r) {
+		return true
 	}
 	if t := r.URL.Query().Get("apiToken"); t != "" && a.Check(t) {
-		return true, true
+		return true
 	}
-	return a.cookie(r), false
+	return a.cookie(r)
 }
 
 // cookie reports whether r carries the token in an X-Auth-Token cookie.
@@ -102,21 +100,23 @@ func (a *authenticator) cookie(r *http.Request) bool {
 	return false
 }
 
-// wrapStream is wrap for the WebSocket streams (allowedStream). A page on
-// another origin (the original's admin UI on its own port) may open a
-// stream when it shows the token itself, in the query or a header: the
-// Origin header is dropped then, so the upgrade does not check it. A
-// cookie is ambient, sent by the browser for any page: with only a cookie
-// (or with authentication off, when any page could connect), the
-// WebSocket library's same-origin check stays.
-func (a *authenticator) wrapStream(next http.Handler) http.Handler {
+// wrapStream is wrap for the WebSocket streams (allowedStream). A page on another origin may
+// open a stream only when the node allows its origin (origins; Server.cors refuses the others
+// first): the Origin header is dropped then, so that the upgrade's same-origin check does not
+// refuse it. A page on an origin the node does not allow is refused with the JSON envelope
+// here too, before the upgrade, whatever token it shows.
+func (a *authenticator) wrapStream(origins *origin.Policy, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ok, shown := a.allowedStream(r)
-		if !ok {
+		if !a.allowedStream(r) {
 			writeJSON(w, http.StatusForbidden, authFailure)
 			return
 		}
-		if shown && r.Header.Get("Origin") != "" {
+		if o := r.Header.Get("Origin"); o != "" && !origin.SameOrigin(r) {
+			if !origins.Origin(o) {
+				writeError(w, http.StatusForbidden, CodeForbiddenOrigin, "pages of "+quote(o)+
+					" may not open this node's streams: add the origin to --corsOrigins if you trust it")
+				return
+			}
 			r = r.Clone(r.Context())
 			r.Header.Del("Origin")
 		}

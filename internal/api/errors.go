@@ -125,6 +125,11 @@ const (
 	// cannot take.
 	CodeInvalidSetting      = "INVALID_SETTING"
 	CodeInvalidSettingValue = "INVALID_SETTING_VALUE"
+	// CodeInvalidHost: the request names the node by a name it does not answer to (a browser
+	// after DNS rebinding); CodeForbiddenOrigin: a page of an origin the node does not allow
+	// (origin.Policy).
+	CodeInvalidHost     = "INVALID_HOST"
+	CodeForbiddenOrigin = "FORBIDDEN_ORIGIN"
 )
 
 // ErrorBody is the JSON envelope of every failed operation except the

@@ -211,6 +211,7 @@ func FuzzValidation(f *testing.F) {
 		for _, op := range ops {
 			path := op.path
 			req := httptest.NewRequest(op.method, Prefix+path, strings.NewReader(body))
+			req.Host = "127.0.0.1:3001" // httptest's example.com is no name of the node
 			req.Header.Set("x-auth-token", testToken)
 			rec := httptest.NewRecorder()
 			s.ServeHTTP(rec, req)

@@ -3,7 +3,8 @@
 // validation. It does no I/O beyond reading the environment and files it is
 // pointed at. Of relayd's packages it imports only internal/settings, whose
 // definitions give the defaults and ranges of the flags that set a setting at
-// a node's first start, and internal/token.
+// a node's first start, internal/origin, which checks --allowedHosts and
+// --corsOrigins, and internal/token.
 package config
 
 import (
@@ -22,6 +23,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/relayd/relayd/internal/origin"
 	"github.com/relayd/relayd/internal/settings"
 )
 
@@ -72,6 +74,8 @@ type Config struct {
 	LogLevel          string        // debug, info, warn or error
 	LogFormat         string        // text (default) or json: one JSON object per line
 	ProfileAddress    string        // loopback host:port serving Go's pprof profiles; empty (default) = off
+	AllowedHosts      []string      // names REST and admin also answer to (Host header) beside IP literals and localhost
+	CORSOrigins       []string      // other origins whose pages may call REST and open the admin WebSocket; "*" only with a token
 	identitySetByUser bool
 }
 
@@ -103,6 +107,38 @@ func (c Config) InitialSettings() (settings.Values, error) {
 		}
 	}
 	return v, nil
+}
+
+// listInto returns a flag function appending a comma-separated list's items to list.
+func listInto(list *[]string) func(string) error {
+	return func(v string) error {
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				*list = append(*list, p)
+			}
+		}
+		return nil
+	}
+}
+
+// Origins is the policy of the REST API's and admin server's Host names and origins
+// (--allowedHosts, --corsOrigins, the listen hosts when they are names); the web console's
+// origins are added once the admin port is known (origin.Policy.AllowConsole).
+func (c Config) Origins() (*origin.Policy, error) {
+	hosts := append([]string(nil), c.AllowedHosts...)
+	for _, h := range []string{c.APIHost, c.AdminHost} {
+		if net.ParseIP(strings.Trim(h, "[]")) == nil && h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	p, err := origin.New(origin.Config{Hosts: hosts, Origins: c.CORSOrigins, TokenRequired: !c.DisableAPIAuth})
+	switch {
+	case errors.Is(err, origin.ErrBadHost):
+		return nil, &FieldError{"allowedHosts", err.Error()}
+	case err != nil:
+		return nil, &FieldError{"corsOrigins", err.Error()}
+	}
+	return p, nil
 }
 
 // FieldError is a configuration error about one flag. Its text names the
@@ -142,14 +178,9 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.BoolVar(&c.ReindexOnNewChain, "reindexOnNewChain", false, "when the provider serves another chain than the one indexed (a dev chain restarted fresh), drop the index and re-index instead of stopping")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
 	fs.StringVar(&c.Network, "network", "local", "relay network name (nodes talk only within one network)")
-	fs.Func("peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>", func(v string) error {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				c.Peers = append(c.Peers, p)
-			}
-		}
-		return nil
-	})
+	fs.Func("peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>", listInto(&c.Peers))
+	fs.Func("allowedHosts", "comma-separated host names the REST API and admin server also answer to (their Host header), beside IP addresses and localhost: the node's DNS name behind a reverse proxy; other names are refused (DNS rebinding)", listInto(&c.AllowedHosts))
+	fs.Func("corsOrigins", "comma-separated origins (http://host:port) of other web pages that may call the REST API and open the admin WebSocket, beside the node's own web console; \"*\" allows every page and needs a token; pages of other origins are refused", listInto(&c.CORSOrigins))
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop mixing delay, lower bound")
 	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", defaults.MixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax, at first start (afterwards the stored mixDelayMean setting wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
@@ -245,6 +276,9 @@ func (c Config) Validate() error {
 				return &FieldError{"apiToken", "is a published default token and cannot be used with a non-loopback --adminHost; choose your own"}
 			}
 		}
+	}
+	if _, err := c.Origins(); err != nil {
+		return err
 	}
 	if err := checkPort("apiPort", c.APIPort); err != nil {
 		return err

@@ -17,6 +17,7 @@ import (
 	"github.com/relayd/relayd/internal/admin"
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/health"
+	"github.com/relayd/relayd/internal/origin"
 	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/version"
 	"github.com/relayd/relayd/internal/ws"
@@ -32,13 +33,28 @@ type servers struct {
 	apiSrv, adminSrv, profileSrv *http.Server
 }
 
-// buildServers builds the REST API and the admin console over the rooms, and binds their
-// listeners.
+// buildServers binds the REST API's and the admin server's listeners and builds the servers over
+// the rooms.
 func (n *Node) buildServers() error {
+	s := &n.servers
+	var err error
+	if s.apiLn, err = listen("apiPort", n.cfg.APIHost, n.cfg.APIPort); err != nil {
+		return err
+	}
+	if s.adminLn, err = listen("adminPort", n.cfg.AdminHost, n.cfg.AdminPort); err != nil {
+		return err
+	}
+	// Both servers answer the same names and origins; the web console (on the admin port, also
+	// when --adminPort 0 picked one) calls the REST API from its own origin.
+	origins, err := n.cfg.Origins()
+	if err != nil {
+		return err
+	}
+	origins.AllowConsole(s.adminLn.Addr().(*net.TCPAddr).Port, origin.ServedHosts(n.cfg.AdminHost)...)
 	apiCfg := api.Config{Token: n.cfg.APIToken, DisableAuth: n.cfg.DisableAPIAuth, Version: version.Release, Network: n.cfg.Network,
 		Self: n.id, Peers: n.dir, Transport: n.host, Discovery: n.disc, Settings: n.settings, Messenger: n.router,
 		Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host, n.relay},
-		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), Logger: n.component("api")}
+		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), Origins: origins, Logger: n.component("api")}
 	adminCfg := admin.Config{Version: version.Release, Network: n.cfg.Network, Self: n.id, Peers: n.dir, Transport: n.host,
 		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Quit: quitOnce(n.quit)}
 	if c := n.chain; c != nil {
@@ -54,21 +70,14 @@ func (n *Node) buildServers() error {
 	if err != nil {
 		return err
 	}
-	s := &n.servers
-	if s.apiLn, err = listen("apiPort", n.cfg.APIHost, n.cfg.APIPort); err != nil {
-		return err
-	}
 	// The admin port serves the web console too, which must know the REST port (also when
 	// --apiPort 0 picked one).
 	adminHandler, err := ws.New(ws.Config{Token: n.cfg.APIToken, DisableAuth: n.cfg.DisableAPIAuth, Hub: n.hub, Commands: cmds,
-		APIPort: s.apiLn.Addr().(*net.TCPAddr).Port, Logger: n.component("admin")})
+		APIPort: s.apiLn.Addr().(*net.TCPAddr).Port, Origins: origins, Logger: n.component("admin")})
 	if err != nil {
 		return err
 	}
 	s.apiLn = api.Listener(s.apiLn) // net/http's own 431 and 400 in the JSON envelope
-	if s.adminLn, err = listen("adminPort", n.cfg.AdminHost, n.cfg.AdminPort); err != nil {
-		return err
-	}
 	s.apiSrv = &http.Server{Handler: apiHandler, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, IdleTimeout: 2 * time.Minute}
 	s.adminSrv = &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second}
 	if a := n.cfg.ProfileAddress; a != "" {

@@ -173,7 +173,7 @@ func (a *AppStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since
 		delete(a.waiting, wake)
 		a.mu.Unlock()
 	}()
-	go discard(conn, cancel)
+	go discard(ctx, conn, cancel)
 	seq, lastID := a.cursor(since)
 	ping := time.NewTicker(a.srv.cfg.PingInterval)
 	defer ping.Stop()
@@ -254,8 +254,8 @@ func (a *AppStreams) ServeAdmin(w http.ResponseWriter, r *http.Request, authEnab
 	c := newClient(appQueue)
 	a.hub.join(c, "ws client connected [ authentication "+state+" ]")
 	defer a.hub.leave(c)
-	go discard(conn, cancel)
-	a.srv.writeLoop(ctx, cancel, conn, cw, c)
+	go discard(ctx, conn, cancel)
+	a.srv.writeLoop(ctx, cancel, conn, cw, c, nil)
 }
 
 // accept upgrades the request; the returned context ends with the
@@ -281,11 +281,14 @@ func (a *AppStreams) accept(w http.ResponseWriter, r *http.Request) (*websocket.
 // discard reads and drops what the client sends (the streams take no
 // input), which also answers its pings, until the connection ends; then it
 // calls done. It reads without a deadline: a cancelled read would close the
-// connection before the write loop says why.
-func discard(conn *websocket.Conn, done context.CancelFunc) {
+// connection before the write loop says why. A client breaking the protocol is closed with 1002.
+func discard(ctx context.Context, conn *websocket.Conn, done context.CancelFunc) {
 	defer done()
 	for {
 		if _, _, err := conn.Read(context.Background()); err != nil {
+			if protocolViolation(ctx, err) {
+				conn.Close(websocket.StatusProtocolError, "protocol error")
+			}
 			return
 		}
 	}

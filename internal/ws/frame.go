@@ -7,8 +7,8 @@
 // terminal text with every control character escaped (Escape).
 //
 // It is the transport of the console, not its language: the commands and the text they print
-// are internal/admin's. Of relayd's packages it imports only internal/webui; it must not import
-// internal/node or internal/admin, and never reaches the libp2p transport.
+// are internal/admin's. Of relayd's packages it imports only internal/webui and internal/origin;
+// it must not import internal/node or internal/admin, and never reaches the libp2p transport.
 package ws
 
 import (

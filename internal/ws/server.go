@@ -4,16 +4,22 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/relayd/relayd/internal/origin"
 	"github.com/relayd/relayd/internal/webui"
 )
 
@@ -51,6 +57,9 @@ type Config struct {
 	// APIPort is the REST API's port, which the web console served on
 	// plain HTTP requests calls; 0: the console's login form asks for it.
 	APIPort int
+	// Origins decides the Host names the server answers to and the other origins whose pages
+	// may open the admin WebSocket; nil: IP literals and localhost, and the server's own origin.
+	Origins *origin.Policy
 }
 
 // Server is the WebSocket admin server; it is an http.Handler serving the
@@ -90,6 +99,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.CommandBurst <= 0 {
 		cfg.CommandBurst = 20
+	}
+	if cfg.Origins == nil {
+		var err error
+		if cfg.Origins, err = origin.New(origin.Config{TokenRequired: !cfg.DisableAuth}); err != nil {
+			return nil, fmt.Errorf("ws: %w", err)
+		}
 	}
 	console, err := webui.New(webui.Config{APIPort: cfg.APIPort})
 	if err != nil {
@@ -146,10 +161,28 @@ func (s *Server) matches(token string) bool {
 // request that does not ask for a WebSocket gets the web console: its
 // static page needs no token (it holds none), and everything it shows comes
 // through this WebSocket and the REST API, which both do.
+//
+// A request that names the node by a name it does not answer to (DNS rebinding), or a WebSocket
+// from a page of an origin the node does not allow, is refused (403, the REST API's JSON error
+// envelope) before anything else.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.cfg.Origins.Host(r.Host) {
+		refuse(w, "INVALID_HOST", "this node does not answer to the name "+strconv.Quote(r.Host)+
+			": address it by IP or localhost, or add the name to --allowedHosts if it is the node's")
+		return
+	}
 	if !isUpgrade(r) {
 		s.console.ServeHTTP(w, r)
 		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !origin.SameOrigin(r) {
+		if !s.cfg.Origins.Origin(o) {
+			refuse(w, "FORBIDDEN_ORIGIN", "pages of "+strconv.Quote(o)+
+				" may not open this node's admin WebSocket: add the origin to --corsOrigins if you trust it")
+			return
+		}
+		r = r.Clone(r.Context())
+		r.Header.Del("Origin") // allowed: the upgrade's same-origin check must not refuse it
 	}
 	conn, cw, err := acceptCoalescing(w, r, writeTimeout)
 	if err != nil {
@@ -182,11 +215,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	ctx, cancel := context.WithCancel(ctx)
 	wrote := make(chan struct{})
+	var violation atomic.Pointer[string] // set by the reader when the client broke the protocol
 	go func() {
 		defer close(wrote)
-		s.writeLoop(ctx, cancel, conn, cw, c)
+		s.writeLoop(ctx, cancel, conn, cw, c, &violation)
 	}()
-	s.readLoop(ctx, conn, c)
+	if err := s.readLoop(ctx, conn, c); protocolViolation(ctx, err) {
+		msg := err.Error()
+		violation.Store(&msg)
+	}
 	cancel()
 	<-wrote // the writer flushes the queued replies and closes
 }
@@ -196,7 +233,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // a new client gets its whole replay before the reply to its first command.
 // When ctx ends, the replies already queued are still sent (the last words
 // of a command that stops the node reach its client) before the close.
-func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, cw *coalescer, c *client) {
+//
+// The close says why: 1002 (protocol error) when the client broke the WebSocket protocol
+// (violation, when not nil: an unmasked frame, say), else 1001 (going away).
+func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn *websocket.Conn, cw *coalescer, c *client, violation *atomic.Pointer[string]) {
 	defer cancel()
 	defer conn.CloseNow() // ends the reader's Read, whatever ended the writer
 	ping := time.NewTicker(s.cfg.PingInterval)
@@ -226,6 +266,11 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				default:
 					flushed = true
 				}
+			}
+			if v := violation; v != nil && v.Load() != nil {
+				s.log.Debug("websocket client broke the protocol", "err", *v.Load())
+				conn.Close(websocket.StatusProtocolError, "protocol error")
+				return
 			}
 			conn.Close(websocket.StatusGoingAway, "server shutting down")
 			return
@@ -285,7 +330,9 @@ func writeQueued(write func([]byte) error, cw *coalescer, b []byte, c *client) e
 // go to this client only, marked as its reply (the last frame ReplyEnd); a
 // command beyond the limit is echoed and answered with one line saying it was
 // not run, a command without output with "Done.".
-func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) {
+//
+// It returns the read's error that ended it (nil when the connection ended otherwise).
+func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) error {
 	limit := newTokenBucket(s.cfg.CommandRate, s.cfg.CommandBurst, s.cfg.Hub.Now())
 	limited := fmt.Sprintf("Rate limited: at most %d commands at once and %g per second; this command was not run.",
 		s.cfg.CommandBurst, s.cfg.CommandRate)
@@ -295,7 +342,7 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 	for {
 		typ, data, err := conn.Read(rctx)
 		if err != nil {
-			return
+			return err
 		}
 		var rep Reply
 		switch {
@@ -303,19 +350,19 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 			rep = Reply{Lines: []string{"Invalid command: binary frames are not commands. Type 'help'."}, Failed: true}
 		case !limit.take(s.cfg.Hub.Now()):
 			if !s.reply(ctx, c, ReplyEcho, "admin > "+string(data), false) {
-				return
+				return nil
 			}
 			rep = Reply{Lines: []string{limited}, Failed: true}
 		default:
 			line := string(data)
 			if !s.reply(ctx, c, ReplyEcho, "admin > "+line, false) {
-				return
+				return nil
 			}
 			cctx, cancel := context.WithTimeout(ctx, s.cfg.CommandTime)
 			rep = s.cfg.Commands.Run(cctx, line)
 			cancel()
 			if ctx.Err() != nil {
-				return // cut short by the shutdown: no reply, the client sees the node going away
+				return nil // cut short by the shutdown: no reply, the client sees the node going away
 			}
 		}
 		out := rep.Lines
@@ -328,7 +375,7 @@ func (s *Server) readLoop(ctx context.Context, conn *websocket.Conn, c *client) 
 				kind = ReplyEnd
 			}
 			if !s.reply(ctx, c, kind, l, rep.Failed && kind == ReplyEnd) {
-				return
+				return nil
 			}
 		}
 		if rep.After != nil && !rep.Failed {
@@ -382,4 +429,28 @@ func (b *tokenBucket) take(now time.Time) bool {
 	}
 	b.tokens--
 	return true
+}
+
+// refuse answers 403 with the REST API's error envelope.
+func refuse(w http.ResponseWriter, status, msg string) {
+	body, _ := json.Marshal(struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+	}{status, msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusForbidden)
+	w.Write(body)
+}
+
+// protocolViolation reports whether err, which ended a client's reads, is the client breaking
+// the WebSocket protocol (an unmasked frame, a bad opcode or continuation): not a close the
+// client sent, the connection failing or ending, or the server stopping.
+func protocolViolation(ctx context.Context, err error) bool {
+	if err == nil || ctx.Err() != nil || websocket.CloseStatus(err) != -1 {
+		return false
+	}
+	var ne net.Error
+	return !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) &&
+		!errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &ne)
 }
