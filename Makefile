@@ -29,8 +29,11 @@ STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 staticcheck:
 	$(GO) run $(STATICCHECK) $$($(GO) list ./... | grep -v '/internal/chain/contracts$$')
 
+# The contracts' artefacts and bindings, and docs/SETTINGS.md (from internal/settings); a test
+# fails when a committed result drifts.
 generate:
 	scripts/gen-contracts.sh
+	$(GO) generate ./internal/settings
 
 # FUZZTIME is per target; every fuzz target of the module runs, one after another
 # (FUZZING.md). FUZZPARALLEL=1 keeps each to one core.

@@ -13,7 +13,7 @@ import (
 	"github.com/relayd/relayd/internal/token"
 )
 
-// The ranges of the settings that have one (the flags of a first start use them too).
+// The ranges of the settings that have one (the flags use them too).
 const (
 	MaxChannelsLimit   = 100
 	MaxAutoRedeemCount = 1_000_000
@@ -44,17 +44,38 @@ func Defaults() Values {
 }
 
 // Def is one setting: its name and documentation, and how its value reads and writes as JSON
-// (the REST API, the store) and as text (the admin console).
+// (the REST API, the store) and as text (the admin console). docs/SETTINGS.md is generated from
+// the defs (Markdown).
 type Def struct {
 	// Name is the setting's name in the API, the store and the console.
 	Name string
-	// Doc says what the setting does and which values it takes, in one sentence.
+	// Doc says what the setting does and which values it takes, in one sentence: What, then
+	// Range in parentheses.
 	Doc string
+	// What says what the setting does.
+	What string
+	// Range says which values the setting takes.
+	Range string
+	// Flag is the relayd flag that gives the setting's value at start while the setting has
+	// never been changed (once it was, the stored value wins); empty when no flag does.
+	Flag string
+	// Applies says when a changed value takes effect: every setting is stored and changes
+	// while the node runs.
+	Applies string
 
 	json    func(Values) any
 	setJSON func(*Values, json.RawMessage) error
 	text    func(Values) string
 	setText func(*Values, string) error
+}
+
+// about is what documents a setting; describe copies it into a Def.
+type about struct{ what, rng, flag, applies string }
+
+func (a about) describe(d Def) Def {
+	d.What, d.Range, d.Flag, d.Applies = a.what, a.rng, a.flag, a.applies
+	d.Doc = a.what + " (" + a.rng + ")"
+	return d
 }
 
 // Text is the setting's value in v as the admin console shows it.
@@ -87,9 +108,20 @@ func byName(name string) (Def, bool) {
 	return Def{}, false
 }
 
+// When a changed setting takes effect (Def.Applies).
+const (
+	appliesStrategy = "at once (the channel strategy runs a tick)"
+	appliesRedeem   = "at once (auto-redeem looks at the tickets waiting)"
+)
+
 var defs = []Def{
-	{
-		Name: "strategy", Doc: "channel strategy: passive opens nothing, promiscuous opens and closes channels by peer quality (passive|promiscuous)",
+	about{
+		what:    "channel strategy: passive opens nothing, promiscuous opens and closes channels by peer quality",
+		rng:     "passive|promiscuous",
+		flag:    "strategy",
+		applies: appliesStrategy,
+	}.describe(Def{
+		Name: "strategy",
 		json: func(v Values) any { return string(v.Strategy) },
 		setJSON: func(v *Values, raw json.RawMessage) error {
 			s, err := jsonString(raw, errBadStrategy)
@@ -100,24 +132,36 @@ var defs = []Def{
 		},
 		text:    func(v Values) string { return string(v.Strategy) },
 		setText: setStrategy,
-	},
-	boolDef("includeRecipient", "prefix this node's PeerId to messages sent with the admin send (true|false)",
+	}),
+	boolDef("includeRecipient", about{what: "prefix this node's PeerId to messages sent with the admin send",
+		applies: "the next admin send"},
 		func(v *Values) *bool { return &v.IncludeRecipient }),
-	intDef("maxChannels", "outgoing channels the promiscuous strategy keeps open", 1, MaxChannelsLimit,
+	intDef("maxChannels", about{what: "outgoing channels the promiscuous strategy keeps open", flag: "maxChannels",
+		applies: appliesStrategy}, 1, MaxChannelsLimit,
 		func(v *Values) *int { return &v.MaxChannels }),
-	amountDef("channelFunding", "what each channel the strategy opens is funded with (REST: smallest unit; console: tokens)",
+	amountDef("channelFunding", about{what: "what each channel the strategy opens is funded with", flag: "channelFunding",
+		applies: "the next channel the strategy opens"},
 		func(v *Values) *token.Amount { return &v.ChannelFunding }),
-	boolDef("autoRedeem", "redeem acknowledged tickets by themselves past autoRedeemCount or autoRedeemValue (true|false); a closing incoming channel's tickets are redeemed whatever this says",
+	boolDef("autoRedeem", about{what: "redeem acknowledged tickets by themselves past autoRedeemCount or autoRedeemValue; a closing incoming channel's tickets are redeemed whatever this says",
+		applies: appliesRedeem},
 		func(v *Values) *bool { return &v.AutoRedeem }),
-	intDef("autoRedeemCount", "unredeemed tickets that make autoRedeem redeem (0: no count limit)", 0, MaxAutoRedeemCount,
+	intDef("autoRedeemCount", about{what: "unredeemed tickets that make autoRedeem redeem", rng: "0: no count limit",
+		applies: appliesRedeem}, 0, MaxAutoRedeemCount,
 		func(v *Values) *int { return &v.AutoRedeemCount }),
-	floatDef("autoRedeemMaxGasShare", "the most an automatic redemption's gas may cost, as a share of the value it redeems, counting one unit of the native currency as one token (0 to 1; 0.05: 5 %; 0: no limit)",
+	floatDef("autoRedeemMaxGasShare", about{what: "the most an automatic redemption's gas may cost, as a share of the value it redeems, counting one unit of the native currency as one token",
+		rng: "0 to 1; 0.05: 5 %; 0: no limit", applies: appliesRedeem},
 		0, 1, errors.New("must be a number from 0 to 1, such as 0.05"),
 		func(v *Values) *float64 { return &v.AutoRedeemMaxGasShare }),
-	amountDef("autoRedeemValue", "worth of unredeemed tickets that makes autoRedeem redeem (REST: smallest unit; console: tokens)",
+	amountDef("autoRedeemValue", about{what: "worth of unredeemed tickets that makes autoRedeem redeem", applies: appliesRedeem},
 		func(v *Values) *token.Amount { return &v.AutoRedeemValue }),
-	{
-		Name: "mixDelayMean", Doc: fmt.Sprintf("mean of the exponential mixing delay of each relayed packet, on top of --mixDelayMin and capped at --mixDelayMax (a duration such as 20ms, 0 to %v; 0: uniform up to --mixDelayMax)", MaxMixDelayMean),
+	about{
+		what: "mean of the exponential mixing delay of each relayed packet, on top of --mixDelayMin and capped at --mixDelayMax",
+		rng: fmt.Sprintf("a duration such as 20ms, 0 to %v and at most the delay's cap less --mixDelayMin; 0: uniform up to --mixDelayMax",
+			MaxMixDelayMean),
+		flag:    "mixDelayMean",
+		applies: "the packets accepted from then on",
+	}.describe(Def{
+		Name: "mixDelayMean",
 		json: func(v Values) any { return v.MixDelayMean.String() },
 		setJSON: func(v *Values, raw json.RawMessage) error {
 			s, err := jsonString(raw, errBadMixDelayMean)
@@ -128,9 +172,13 @@ var defs = []Def{
 		},
 		text:    func(v Values) string { return v.MixDelayMean.String() },
 		setText: setMixDelayMean,
-	},
-	{
-		Name: "winProb", Doc: "win probability of the tickets this node signs, as a probability such as 0.05 (never below the network minimum), or min to follow the network minimum the contract publishes; a ticket's face value is its price divided by it",
+	}),
+	about{
+		what:    "win probability of the tickets this node signs; a ticket's face value is its price divided by it",
+		rng:     "min to follow the network minimum the contract publishes, or a probability such as 0.05, never below that minimum",
+		applies: "the next ticket this node signs",
+	}.describe(Def{
+		Name: "winProb",
 		json: func(v Values) any { return winProbText(v.WinProb) },
 		setJSON: func(v *Values, raw json.RawMessage) error {
 			s, err := jsonString(raw, errBadWinProb)
@@ -141,10 +189,13 @@ var defs = []Def{
 		},
 		text:    func(v Values) string { return winProbText(v.WinProb) },
 		setText: setWinProb,
-	},
-	intDef("relayers", "relayers of this node's own messages and cover loops (where no such path exists the other count is tried)", MinRelayers, MaxRelayers,
+	}),
+	intDef("relayers", about{what: "relayers of this node's own messages and cover loops (where no such path exists the other count is tried)",
+		flag: "relayers", applies: "the next message or cover loop"}, MinRelayers, MaxRelayers,
 		func(v *Values) *int { return &v.Relayers }),
-	floatDef("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself, paid like messages (0 to %d; 0: off)", MaxCoverRate),
+	floatDef("coverRate", about{what: "loop cover packets per second this node sends over random paths back to itself, paid like messages",
+		rng: fmt.Sprintf("0 to %d; 0: off", MaxCoverRate), flag: "coverRate",
+		applies: "at once (the next interval is drawn at the new rate)"},
 		0, MaxCoverRate, fmt.Errorf("must be a number of packets per second from 0 to %d", MaxCoverRate),
 		func(v *Values) *float64 { return &v.CoverRate }),
 }
@@ -217,10 +268,11 @@ func winProbText(w uint64) string {
 }
 
 // boolDef is a true|false setting.
-func boolDef(name, doc string, field func(*Values) *bool) Def {
+func boolDef(name string, a about, field func(*Values) *bool) Def {
 	bad := errors.New("must be true or false")
-	return Def{
-		Name: name, Doc: doc,
+	a.rng = "true|false"
+	return a.describe(Def{
+		Name: name,
 		json: func(v Values) any { return *field(&v) },
 		setJSON: func(v *Values, raw json.RawMessage) error {
 			var b bool
@@ -245,11 +297,11 @@ func boolDef(name, doc string, field func(*Values) *bool) Def {
 			}
 			return nil
 		},
-	}
+	})
 }
 
-// intDef is a whole number from lo to hi.
-func intDef(name, doc string, lo, hi int, field func(*Values) *int) Def {
+// intDef is a whole number from lo to hi; a.rng, when set, follows the range.
+func intDef(name string, a about, lo, hi int, field func(*Values) *int) Def {
 	bad := fmt.Errorf("must be a whole number from %d to %d", lo, hi)
 	set := func(v *Values, n int) error {
 		if n < lo || n > hi {
@@ -258,8 +310,13 @@ func intDef(name, doc string, lo, hi int, field func(*Values) *int) Def {
 		*field(v) = n
 		return nil
 	}
-	return Def{
-		Name: name, Doc: fmt.Sprintf("%s (%d to %d)", doc, lo, hi),
+	rng := fmt.Sprintf("%d to %d", lo, hi)
+	if a.rng != "" {
+		rng += "; " + a.rng
+	}
+	a.rng = rng
+	return a.describe(Def{
+		Name: name,
 		json: func(v Values) any { return *field(&v) },
 		setJSON: func(v *Values, raw json.RawMessage) error {
 			var n int
@@ -279,12 +336,12 @@ func intDef(name, doc string, lo, hi int, field func(*Values) *int) Def {
 			}
 			return set(v, n)
 		},
-	}
+	})
 }
 
-// floatDef is a decimal number from lo to hi: a JSON number, or a decimal string (ASCII digits
-// and at most one point: no sign, exponent or hexadecimal form).
-func floatDef(name, doc string, lo, hi float64, bad error, field func(*Values) *float64) Def {
+// floatDef is a decimal number from lo to hi (a.rng says so): a JSON number, or a decimal string
+// (ASCII digits and at most one point: no sign, exponent or hexadecimal form).
+func floatDef(name string, a about, lo, hi float64, bad error, field func(*Values) *float64) Def {
 	set := func(v *Values, f float64) error {
 		if !(f >= lo && f <= hi) { // also refuses NaN
 			return bad
@@ -299,8 +356,8 @@ func floatDef(name, doc string, lo, hi float64, bad error, field func(*Values) *
 		}
 		return set(v, f)
 	}
-	return Def{
-		Name: name, Doc: doc,
+	return a.describe(Def{
+		Name: name,
 		json: func(v Values) any { return *field(&v) },
 		setJSON: func(v *Values, raw json.RawMessage) error {
 			if string(raw) == "null" {
@@ -318,38 +375,47 @@ func floatDef(name, doc string, lo, hi float64, bad error, field func(*Values) *
 		},
 		text:    func(v Values) string { return strconv.FormatFloat(*field(&v), 'f', -1, 64) },
 		setText: parse,
-	}
+	})
 }
 
 // amountDef is a positive amount of tokens: a decimal string in the smallest unit as JSON, whole
 // or decimal tokens as text.
-func amountDef(name, doc string, field func(*Values) *token.Amount) Def {
+func amountDef(name string, a about, field func(*Values) *token.Amount) Def {
 	bad := errors.New("must be a positive decimal string in the smallest unit")
-	return Def{
-		Name: name, Doc: doc,
+	a.rng = "a positive amount; REST: in the smallest unit, console: in tokens"
+	return a.describe(Def{
+		Name: name,
 		json: func(v Values) any { return field(&v).Units() },
 		setJSON: func(v *Values, raw json.RawMessage) error {
 			s, err := jsonString(raw, bad)
 			if err != nil {
 				return err
 			}
-			a, err := token.ParseUnits(s)
-			if err != nil || a.IsZero() {
+			amt, err := token.ParseUnits(s)
+			if err != nil || amt.IsZero() {
 				return bad
 			}
-			*field(v) = a
+			*field(v) = amt
 			return nil
 		},
-		text: func(v Values) string { return field(&v).String() + " tokens" },
+		text: func(v Values) string { return tokensText(*field(&v)) },
 		setText: func(v *Values, s string) error {
-			a, err := token.ParsePositive(s)
+			amt, err := token.ParsePositive(s)
 			if err != nil {
 				return errors.New("must be a positive amount of tokens such as 1 or 0.5")
 			}
-			*field(v) = a
+			*field(v) = amt
 			return nil
 		},
+	})
+}
+
+// tokensText is an amount as the console writes it: "0.5 tokens", "1 token".
+func tokensText(a token.Amount) string {
+	if a == token.One {
+		return "1 token"
 	}
+	return a.String() + " tokens"
 }
 
 // decimal reports whether s is written as a decimal number: ASCII digits, and a point only

@@ -5,8 +5,9 @@
 // keeps the current values, stores every change through Store before it takes effect, and tells
 // its subscribers.
 //
-// The flags that set a setting's value at a node's first start (--mixDelayMean, --relayers, …)
-// take their defaults and ranges from here; afterwards the stored value wins.
+// The flags that give a setting's value at start (--mixDelayMean, --relayers, …) take their
+// defaults and ranges from here; once the setting was changed, the stored value wins.
+// docs/SETTINGS.md is generated from the definitions (Markdown, go generate).
 //
 // Pure: it does no I/O itself (the store is an interface) and imports only the pure relayd
 // packages strategy, tickets and token.
@@ -57,7 +58,8 @@ type Store interface {
 // Config configures Open. Store is required.
 type Config struct {
 	Store Store
-	// Initial are the values of a node's first start (the flags); what the store holds wins.
+	// Initial are the values the flags give; for every setting the store holds, the stored
+	// value wins.
 	// Zero: Defaults().
 	Initial *Values
 	// Check, when set, refuses values that do not fit the node's other configuration (a
@@ -249,7 +251,7 @@ func (v Values) Policy() strategy.Policy {
 }
 
 // SetText returns v with one setting set from its text form (the admin console's and the
-// flags'), without storing it: for the flags of a first start.
+// flags'), without storing it: for the flags.
 func SetText(v Values, name, text string) (Values, error) {
 	d, ok := byName(name)
 	if !ok {
