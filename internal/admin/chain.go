@@ -64,11 +64,18 @@ func (c *console) balance(ctx context.Context, _ string) ([]string, error) {
 	}, nil
 }
 
+// channels is `channels`: the outgoing channels, then the incoming ones, each as the original's
+// block of lines. A list that is empty says so in its own place ("No outgoing channels.", "No
+// incoming channels."), so that no line reads as if the channels just listed did not exist; with
+// both empty one line says so.
 func (c *console) channels(context.Context, string) ([]string, error) {
 	if c.cfg.Chain == nil {
 		return nil, errNoChain
 	}
 	in, out := c.cfg.Chain.ListChannels(false)
+	if len(in) == 0 && len(out) == 0 {
+		return []string{"No open channels."}, nil
+	}
 	var lines []string
 	block := func(ch channels.Channel, kind, party string, other common.Address) {
 		status := ch.Status.String()
@@ -81,17 +88,17 @@ func (c *console) channels(context.Context, string) ([]string, error) {
 			fmt.Sprintf("%-24s%s", "Status:", status),
 			fmt.Sprintf("%-24s%s", "Balance:", c.tokens(ch.Balance)))
 	}
+	if len(out) == 0 {
+		lines = append(lines, "No outgoing channels.")
+	}
 	for _, ch := range out {
 		block(ch, "Outgoing", "To", ch.Destination)
 	}
-	if len(out) == 0 {
-		lines = append(lines, "No open channels from node.")
+	if len(in) == 0 {
+		lines = append(lines, "No incoming channels.")
 	}
 	for _, ch := range in {
 		block(ch, "Incoming", "From", ch.Source)
-	}
-	if len(in) == 0 {
-		lines = append(lines, "No open channels to node.")
 	}
 	return lines, nil
 }

@@ -79,7 +79,7 @@ func TestChainCommandsOriginalWording(t *testing.T) {
 	if !regexp.MustCompile(`^Successfully opened channel 0x[0-9a-f]{64} to ` + bID + ` with 2 RELAY \(tx 0x[0-9a-f]{64}\)$`).MatchString(out[0]) {
 		t.Fatalf("open: %q", out)
 	}
-	out = admin.run("channels", last("No open channels to node."))
+	out = admin.run("channels", last("No incoming channels."))
 	if len(out) != 5 || !strings.HasPrefix(out[0], "Outgoing Channel:       0x") || out[1] != "To:                     "+bID ||
 		out[2] != "Status:                 Open" || out[3] != "Balance:                2 RELAY" {
 		t.Fatalf("channels: %q", out)
