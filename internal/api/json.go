@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"unicode/utf8"
 )
 
 // decodeBody reads the request body as exactly one JSON object into v,
@@ -31,6 +32,13 @@ func decodeJSON(body io.Reader, v any) error {
 		return fmt.Errorf("read request body: %v", err)
 	case len(bytes.TrimLeft(raw, jsonSpace)) == 0:
 		return errors.New("request body is empty; a JSON object is required")
+	case !utf8.Valid(raw):
+		// encoding/json would replace the bad bytes with U+FFFD: the node would act on (sign,
+		// send) text the client did not send.
+		return fmt.Errorf("request body is not valid UTF-8 (at byte %d); JSON text must be UTF-8", invalidAt(raw))
+	}
+	if at, ok := loneSurrogate(raw); ok {
+		return fmt.Errorf("request body has a lone UTF-16 surrogate escape at byte %d, which is no character (it would read as U+FFFD)", at)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -75,3 +83,72 @@ func jsonType(kind string) string {
 // TimeFormat is how the API writes times: ISO 8601 in UTC with milliseconds, as the admin
 // WebSocket's frames do.
 const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// invalidAt is the offset of the first byte of b that is not valid UTF-8.
+func invalidAt(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+// loneSurrogate finds a \uD800-\uDFFF escape in a JSON string of raw that is not a high
+// surrogate followed by a low one (encoding/json decodes such an escape to U+FFFD). It reads
+// strings only; raw need not be valid JSON (the decoder says why it is not).
+func loneSurrogate(raw []byte) (int, bool) {
+	in := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case !in:
+			in = c == '"'
+		case c == '"':
+			in = false
+		case c == '\\' && i+1 < len(raw):
+			if raw[i+1] != 'u' {
+				i++ // the escaped character
+				continue
+			}
+			u, ok := hex4(raw, i+2)
+			switch {
+			case !ok || u < 0xd800 || u > 0xdfff:
+			case u >= 0xdc00:
+				return i, true // a low surrogate first
+			default:
+				low, ok := hex4(raw, i+8)
+				if !ok || i+7 >= len(raw) || raw[i+6] != '\\' || raw[i+7] != 'u' || low < 0xdc00 || low > 0xdfff {
+					return i, true
+				}
+				i += 6 // the pair's low half
+			}
+			i += 5
+		}
+	}
+	return 0, false
+}
+
+// hex4 reads four hex digits of raw at i.
+func hex4(raw []byte, i int) (uint16, bool) {
+	if i+4 > len(raw) {
+		return 0, false
+	}
+	var v uint16
+	for _, c := range raw[i : i+4] {
+		var d byte
+		switch {
+		case '0' <= c && c <= '9':
+			d = c - '0'
+		case 'a' <= c && c <= 'f':
+			d = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			d = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		v = v<<4 | uint16(d)
+	}
+	return v, true
+}
