@@ -83,7 +83,22 @@ func (s *Server) ticketView(a ledger.AckedTicket) Ticket {
 	}
 }
 
-func (s *Server) listTickets(w http.ResponseWriter, from *common.Address, notFound bool) {
+// listTickets answers with the unredeemed tickets (from one channel's source when from is set),
+// the first ?limit= of them when given, and their number in X-Total-Count.
+func (s *Server) listTickets(w http.ResponseWriter, r *http.Request, from *common.Address, notFound bool) {
+	limit := -1
+	switch values := r.URL.Query()["limit"]; {
+	case len(values) > 1:
+		writeError(w, http.StatusBadRequest, CodeInvalidInput, "limit must be given at most once")
+		return
+	case len(values) == 1:
+		n, err := strconv.Atoi(values[0])
+		if err != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, CodeInvalidInput, "limit must be a whole number of at least 1")
+			return
+		}
+		limit = n
+	}
 	t, ok := s.tickets(w)
 	if !ok {
 		return
@@ -97,6 +112,10 @@ func (s *Server) listTickets(w http.ResponseWriter, from *common.Address, notFou
 		writeError(w, http.StatusNotFound, CodeTicketsNotFound, "no unredeemed tickets in this channel")
 		return
 	}
+	w.Header().Set("X-Total-Count", strconv.Itoa(len(list)))
+	if limit >= 0 && limit < len(list) {
+		list = list[:limit]
+	}
 	out := make([]Ticket, 0, len(list))
 	for _, a := range list {
 		out = append(out, s.ticketView(a))
@@ -104,14 +123,14 @@ func (s *Server) listTickets(w http.ResponseWriter, from *common.Address, notFou
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) { s.listTickets(w, nil, false) }
+func (s *Server) getTickets(w http.ResponseWriter, r *http.Request) { s.listTickets(w, r, nil, false) }
 
 func (s *Server) getChannelTickets(w http.ResponseWriter, r *http.Request) {
 	_, from, ok := s.peerAccount(w, r.PathValue("peerId"))
 	if !ok {
 		return
 	}
-	s.listTickets(w, &from, true)
+	s.listTickets(w, r, &from, true)
 }
 
 func (s *Server) getTicketStatistics(w http.ResponseWriter, r *http.Request) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -129,5 +130,40 @@ func TestTicketViews(t *testing.T) {
 	if status != http.StatusOK || json.Unmarshal([]byte(body), &st) != nil || st.Unredeemed != 2 || st.UnredeemedValue != "20000000000000000" ||
 		st.RedeemedValue != "20000000000000000" || st.WinProportion != 0.5 || st.RejectedValue != "0" {
 		t.Fatalf("statistics %d %s", status, body)
+	}
+}
+
+// TestTicketLimit: ?limit= lists only the first tickets, in the listing's order, and
+// X-Total-Count says how many there are; a limit that is not a whole number of at least 1, or
+// given twice, is 400 and lists nothing.
+func TestTicketLimit(t *testing.T) {
+	n := newFakeNode(t)
+	src := newIdentity(t)
+	var all []ledger.AckedTicket
+	for i := range 5 {
+		all = append(all, fakeTicket(src.Address(), n.Address(), uint64(i+1)))
+	}
+	n.chain.reset(nil, all...)
+	srv, _ := serve(t, n, false)
+	for _, path := range []string{"/tickets", "/channels/tickets", "/channels/" + src.PeerID().String() + "/tickets"} {
+		for limit, want := range map[string]int{"": 5, "?limit=2": 2, "?limit=5": 5, "?limit=100": 5, "?limit=1": 1} {
+			status, h, body := do(t, http.MethodGet, srv.URL+Prefix+path+limit, auth)
+			var got []Ticket
+			if status != http.StatusOK || json.Unmarshal([]byte(body), &got) != nil || len(got) != want || h.Get("X-Total-Count") != "5" {
+				t.Fatalf("%s%s: %d %v %s, want %d tickets", path, limit, status, h.Get("X-Total-Count"), body, want)
+			}
+			for i, tk := range got {
+				if tk.Index != strconv.Itoa(i+1) {
+					t.Fatalf("%s%s: ticket %d has index %s", path, limit, i, tk.Index)
+				}
+			}
+		}
+		for _, bad := range []string{"?limit=0", "?limit=-1", "?limit=x", "?limit=1.5", "?limit=", "?limit=1&limit=2", "?limit=99999999999999999999"} {
+			status, _, body := do(t, http.MethodGet, srv.URL+Prefix+path+bad, auth)
+			var e ErrorBody
+			if status != http.StatusBadRequest || json.Unmarshal([]byte(body), &e) != nil || e.Status != CodeInvalidInput || !strings.Contains(e.Error, "limit") {
+				t.Errorf("%s%s: %d %s", path, bad, status, body)
+			}
+		}
 	}
 }
