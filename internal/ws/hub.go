@@ -5,14 +5,17 @@ import (
 	"time"
 )
 
-// ReplaySize is how many recent frames a new client receives first.
+// ReplaySize is how many recent frames a new client receives first: the last
+// ReplaySize-1 frames the hub kept, then its own connect line.
 const ReplaySize = 100
 
 // Hub fans frames out to every connected client and keeps the last
 // ReplaySize frames for clients that connect later. Publishing never blocks:
 // a client whose queue is full is disconnected instead. Command replies do
 // not go through the hub: each reaches only the client that sent the
-// command.
+// command. A client's connect line goes live to the clients connected then
+// and ends its own replay, but is not kept: a later client's replay shows the
+// node's frames, not which other clients connected before it.
 type Hub struct {
 	now func() time.Time
 
@@ -63,6 +66,11 @@ func (h *Hub) publishLocked(b []byte) {
 	if h.count < ReplaySize {
 		h.count++
 	}
+	h.broadcastLocked(b)
+}
+
+// broadcastLocked sends b to every client without keeping it for replay.
+func (h *Hub) broadcastLocked(b []byte) {
 	for c := range h.clients {
 		if !c.offer(b) {
 			delete(h.clients, c)
@@ -70,19 +78,23 @@ func (h *Hub) publishLocked(b []byte) {
 	}
 }
 
-// join publishes the connect line to everybody, then registers c and queues
-// the replay (which ends with that line) for it alone, each frame marked as
-// replayed.
+// join sends the connect line to the clients already connected, without
+// keeping it, then registers c and queues for it alone the replay: the last
+// ReplaySize-1 kept frames and its own connect line, each marked as replayed.
 func (h *Hub) join(c *client, connectLine string) {
 	b := NewFrame(TypeLog, connectLine, h.now()).encode()
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	h.publishLocked(b)
-	start := (h.next - h.count + ReplaySize) % ReplaySize
-	for i := 0; i < h.count; i++ {
+	h.broadcastLocked(b)
+	n := min(h.count, ReplaySize-1)
+	start := (h.next - n + ReplaySize) % ReplaySize
+	for i := range n {
 		if !c.offer(markReplay(h.ring[(start+i)%ReplaySize])) {
 			return
 		}
+	}
+	if !c.offer(markReplay(b)) {
+		return
 	}
 	h.clients[c] = struct{}{}
 }
