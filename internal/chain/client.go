@@ -161,12 +161,12 @@ func (c *Client) init(ctx context.Context) error {
 	}
 	if c.token == (common.Address{}) {
 		if c.token, err = callView(ctx, c, c.channels, channelsABI.PackToken(), channelsABI.UnpackToken); err != nil {
-			return fmt.Errorf("read token address: %w", c.notChannels(err))
+			return c.notChannels(ctx, "token()", err)
 		}
 	}
 	period, err := callView(ctx, c, c.channels, channelsABI.PackClosurePeriod(), channelsABI.UnpackClosurePeriod)
 	if err != nil {
-		return fmt.Errorf("read closure period: %w", c.notChannels(err))
+		return c.notChannels(ctx, "closurePeriod()", err)
 	}
 	c.closurePeriod = time.Duration(period) * time.Second
 	if c.symbol, err = callView(ctx, c, c.token, tokenABI.PackSymbol(), tokenABI.UnpackSymbol); err != nil {
@@ -175,14 +175,43 @@ func (c *Client) init(ctx context.Context) error {
 	return nil
 }
 
-// notChannels marks a failed view of the channels contract as ErrNoContract unless the provider
-// failed: code that reverts or answers something else is not a RelayChannels contract.
-func (c *Client) notChannels(err error) error {
-	if errors.Is(err, ErrProviderUnavailable) || errors.Is(err, ErrNoContract) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+// notChannels turns a failed view of the channels contract into a *notChannelsError (which
+// matches ErrNoContract) unless the provider failed: the address holds code, but code that
+// reverts, answers nothing or answers something else is not a RelayChannels contract. It asks
+// the contract for an ERC-20 symbol, to say so when it is a token (the token's address given for
+// the channels contract's, the usual mistake).
+func (c *Client) notChannels(ctx context.Context, view string, err error) error {
+	if errors.Is(err, ErrProviderUnavailable) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
-	return fmt.Errorf("%w: %s on chain %s is not a RelayChannels contract (%w)", ErrNoContract, c.channels.Hex(), c.chainID, err)
+	e := &notChannelsError{address: c.channels, chainID: c.chainID.Uint64(), view: view, err: err}
+	if sym, serr := callView(ctx, c, c.channels, tokenABI.PackSymbol(), tokenABI.UnpackSymbol); serr == nil && sym != "" {
+		e.token = sym
+	}
+	return e
 }
+
+// notChannelsError is a channels address that holds a contract which is not RelayChannels: a
+// view every RelayChannels contract has failed on it. It matches ErrNoContract with errors.Is,
+// and unwraps to why the view failed.
+type notChannelsError struct {
+	address common.Address
+	chainID uint64
+	view    string // the view that failed, e.g. "token()"
+	token   string // the contract's ERC-20 symbol, when it answers one
+	err     error
+}
+
+func (e *notChannelsError) Error() string {
+	msg := fmt.Sprintf("%s on chain %d is a contract, but it is not a RelayChannels contract: it has no %s", e.address.Hex(), e.chainID, e.view)
+	if e.token != "" {
+		return msg + fmt.Sprintf("; it is the token %s: did you pass the token's address instead of the RelayChannels contract's?", e.token)
+	}
+	return msg + "; did you pass the token's or another contract's address instead of the RelayChannels contract's?"
+}
+
+func (e *notChannelsError) Is(target error) bool { return target == ErrNoContract }
+func (e *notChannelsError) Unwrap() error        { return e.err }
 
 // Close closes the connection to the provider.
 func (c *Client) Close() { c.eth.Close() }
