@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -36,10 +37,10 @@ type outbound struct {
 	delay time.Duration // how long a first frame waits for others (acknowledgements only)
 	timer *time.Timer   // gather's, reused
 
-	mu       sync.Mutex // guards failures, retryAt and failedAt
-	failures int
-	retryAt  time.Time // zero when not backing off
-	failedAt time.Time // the last failure
+	mu       sync.Mutex                 // guards retry, retryAt and failedAt
+	retry    backoff.ExponentialBackOff // the wait after each failure in a row: BackoffMin, doubling up to BackoffMax
+	retryAt  time.Time                  // zero when not backing off
+	failedAt time.Time                  // the last failure
 }
 
 // Send queues frame for to on proto (ProtocolMsg or ProtocolAck) and returns
@@ -121,6 +122,7 @@ func (h *Host) outbound(k outKey) (*outbound, error) {
 		key:   k,
 		queue: make(chan []byte, h.cfg.QueueSize),
 		bw:    bufio.NewWriterSize(nil, writeBufferSize),
+		retry: h.streamBackoff(),
 	}
 	if k.idx == ackIndex {
 		o.delay = h.cfg.AckDelay
@@ -160,17 +162,20 @@ func (o *outbound) blocked(now time.Time) time.Duration {
 	return wait
 }
 
+// streamBackoff is the wait before re-opening a stream after each failure in a row: BackoffMin,
+// doubling up to BackoffMax. No jitter: it paces one node's stream to one peer, not a crowd
+// retrying in step.
+func (h *Host) streamBackoff() backoff.ExponentialBackOff {
+	return backoff.ExponentialBackOff{InitialInterval: h.cfg.BackoffMin, Multiplier: 2, MaxInterval: h.cfg.BackoffMax}
+}
+
 // fail records a stream failure and schedules the next attempt; the peer counts as down until
 // its next successful heartbeat.
 func (o *outbound) fail(now time.Time) time.Duration {
 	o.h.markDown(o.key.peer)
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	wait := o.h.cfg.BackoffMin << min(o.failures, 30)
-	if wait > o.h.cfg.BackoffMax || wait <= 0 {
-		wait = o.h.cfg.BackoffMax
-	}
-	o.failures++
+	wait := o.retry.NextBackOff()
 	o.retryAt = now.Add(wait)
 	o.failedAt = now
 	return wait
@@ -179,7 +184,7 @@ func (o *outbound) fail(now time.Time) time.Duration {
 // succeed clears the backoff after a successful write.
 func (o *outbound) succeed() {
 	o.mu.Lock()
-	o.failures = 0
+	o.retry.Reset()
 	o.retryAt = time.Time{}
 	o.mu.Unlock()
 }
