@@ -3,7 +3,7 @@
 // validation. It does no I/O beyond reading the environment and files it is
 // pointed at. Of relayd's packages it imports only internal/settings, whose
 // definitions give the defaults and ranges of the flags that set a setting at
-// a node's first start, internal/origin, which checks --allowedHosts and
+// a node's start, internal/origin, which checks --allowedHosts and
 // --corsOrigins, and internal/token.
 package config
 
@@ -79,10 +79,11 @@ type Config struct {
 	identitySetByUser bool
 }
 
-// defaults are the settings' defaults, which the flags of a first start take.
+// defaults are the settings' defaults, which the settings' flags default to.
 var defaults = settings.Defaults()
 
-// InitialSettings are the settings of the node's first start: the defaults, with what the flags
+// InitialSettings are the settings a node starts with where none was changed over the API or
+// console (the stored value of a changed one wins): the defaults, with what the flags
 // say (the store's values win afterwards). It refuses a flag's value the setting cannot take.
 func (c Config) InitialSettings() (settings.Values, error) {
 	v := settings.Defaults()
@@ -183,10 +184,10 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.Func("corsOrigins", "comma-separated origins (http://host:port) of other web pages that may call the REST API and open the admin WebSocket, beside the node's own web console; \"*\" allows every page and needs a token; pages of other origins are refused", listInto(&c.CORSOrigins))
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop mixing delay, lower bound")
-	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", defaults.MixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax, at first start (afterwards the stored mixDelayMean setting wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
+	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", defaults.MixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax (until the mixDelayMean setting is changed over the API or console: then the stored value wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
 	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 0, "cap of each per-hop mixing delay, at most 30 s (half the acknowledgement timeout); 0: --mixDelayMin + 10 × --mixDelayMean, at most 30 s")
 	c.CoverRate = defaults.CoverRate
-	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v), at first start (afterwards the stored coverRate setting wins)", settings.MaxCoverRate, defaults.CoverRate), func(v string) error {
+	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v) (until the coverRate setting is changed over the API or console: then the stored value wins)", settings.MaxCoverRate, defaults.CoverRate), func(v string) error {
 		r, err := strconv.ParseFloat(v, 64)
 		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
 			return errors.New("must be a number of packets per second")
@@ -194,10 +195,10 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 		c.CoverRate = r
 		return nil
 	})
-	fs.IntVar(&c.Relayers, "relayers", defaults.Relayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried), at first start (afterwards the stored relayers setting wins)", settings.MinRelayers, settings.MaxRelayers))
-	fs.StringVar(&c.Strategy, "strategy", string(defaults.Strategy), "channel strategy at first start (passive or promiscuous); afterwards the stored setting wins (PUT /api/v2/settings, admin settings)")
-	fs.IntVar(&c.MaxChannels, "maxChannels", defaults.MaxChannels, fmt.Sprintf("outgoing channels the promiscuous strategy keeps open, at first start (1 to %d)", settings.MaxChannelsLimit))
-	fs.StringVar(&c.ChannelFunding, "channelFunding", defaults.ChannelFunding.String(), "tokens each channel the strategy opens is funded with, at first start")
+	fs.IntVar(&c.Relayers, "relayers", defaults.Relayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried) (until the relayers setting is changed over the API or console: then the stored value wins)", settings.MinRelayers, settings.MaxRelayers))
+	fs.StringVar(&c.Strategy, "strategy", string(defaults.Strategy), "channel strategy, passive or promiscuous (until the strategy setting is changed over the API or console: then the stored value wins)")
+	fs.IntVar(&c.MaxChannels, "maxChannels", defaults.MaxChannels, fmt.Sprintf("outgoing channels the promiscuous strategy keeps open, 1 to %d (until the maxChannels setting is changed over the API or console)", settings.MaxChannelsLimit))
+	fs.StringVar(&c.ChannelFunding, "channelFunding", defaults.ChannelFunding.String(), "tokens each channel the strategy opens is funded with (until the channelFunding setting is changed over the API or console)")
 	fs.DurationVar(&c.StrategyInterval, "strategyInterval", 30*time.Second, "time between channel strategy ticks")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
