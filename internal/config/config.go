@@ -84,7 +84,7 @@ var defaults = settings.Defaults()
 
 // InitialSettings are the settings a node starts with where none was changed over the API or
 // console (the stored value of a changed one wins): the defaults, with what the flags
-// say (the store's values win afterwards). It refuses a flag's value the setting cannot take.
+// say. It refuses a flag's value the setting cannot take.
 func (c Config) InitialSettings() (settings.Values, error) {
 	v := settings.Defaults()
 	v.MixDelayMean, v.CoverRate = c.MixDelayMean, c.CoverRate
