@@ -54,6 +54,10 @@ var (
 	// fields is not the number of relayers (Route.Len() - 1).
 	ErrPoRCount = errors.New("packet: need one proof-of-relay field per relayer")
 
+	// ErrDropText is returned by Seal for a drop (Message.Drop) with text:
+	// a drop carries none.
+	ErrDropText = errors.New("packet: a drop carries no text")
+
 	// ErrTimestamp is returned by Seal for a message timestamp whose epoch
 	// a header cannot carry (past the year 83,000); nothing is built.
 	ErrTimestamp = errors.New("packet: message timestamp out of range")

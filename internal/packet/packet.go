@@ -87,7 +87,13 @@ type Message struct {
 	// Timestamp is the sender's clock when it sent the message, in unix
 	// milliseconds.
 	Timestamp uint64
+	// Drop marks drop cover (docs/TRAFFIC.md): the recipient discards the
+	// packet. Only the recipient can see it; a drop carries no text.
+	Drop bool
 }
+
+// dropFlag is the payload length field's bit that marks drop cover.
+const dropFlag = 0x8000
 
 // The replay window (docs/PROTOCOL.md §3.8). Every hop's routing information
 // carries the packet's creation time as an epoch number; a hop accepts the

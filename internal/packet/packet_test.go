@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/hkdf"
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -644,5 +645,55 @@ func TestSealTimestampRange(t *testing.T) {
 	p, err := Peel(nodes[0].priv, pkt, time.UnixMilli(int64(lastMs)), newMemReplay())
 	if err != nil || p.Epoch != math.MaxUint32 {
 		t.Fatalf("last epoch: %d, %v", p.Epoch, err)
+	}
+}
+
+// TestDrop: a drop reaches its recipient marked as one, without text; relayers see nothing of
+// the mark (their packets are the same size and their peel the same); a drop with text is
+// refused before anything is built; a payload whose length field has the drop bit and a length
+// is malformed.
+func TestDrop(t *testing.T) {
+	for hops := 1; hops <= MaxHops; hops++ {
+		rand := newSeededReader(fmt.Sprintf("drop %d", hops))
+		nodes := newNodes(t, rand, hops)
+		msg := Message{Timestamp: 1_700_000_000_123, Drop: true}
+		pkt, _ := build(t, rand, nodes, msg)
+		for i, n := range nodes {
+			p, err := Peel(n.priv, pkt, sentAt(msg), newMemReplay())
+			if err != nil {
+				t.Fatalf("%d hops, hop %d: %v", hops, i, err)
+			}
+			if i < hops-1 {
+				if p.Final || p.Message.Drop {
+					t.Fatalf("%d hops: relayer %d sees the drop", hops, i)
+				}
+				pkt = p.Next
+				continue
+			}
+			if !p.Final || !p.Message.Drop || len(p.Message.Text) != 0 || p.Message.Timestamp != msg.Timestamp {
+				t.Fatalf("%d hops: recipient got %+v", hops, p.Message)
+			}
+		}
+	}
+	rand := newSeededReader("drop with text")
+	nodes := newNodes(t, rand, 2)
+	r, err := NewRoute(rand, pubs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Seal(Message{Text: []byte("x"), Drop: true}, testPoR(2)); !errors.Is(err, ErrDropText) {
+		t.Fatalf("drop with text: %v", err)
+	}
+	payload := make([]byte, PayloadSize)
+	binary.BigEndian.PutUint16(payload[0:2], dropFlag|1)
+	payload[10] = 'x'
+	ri := make([]byte, RoutingInfoSize)
+	if _, err := finalHop(Peeled{}, ri, payload); !errors.Is(err, ErrPayload) {
+		t.Fatalf("drop bit with a length: %v", err)
+	}
+	binary.BigEndian.PutUint16(payload[0:2], dropFlag)
+	payload[10] = 0
+	if p, err := finalHop(Peeled{}, ri, payload); err != nil || !p.Message.Drop {
+		t.Fatalf("a well-formed drop payload: %+v %v", p.Message, err)
 	}
 }

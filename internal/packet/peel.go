@@ -148,14 +148,16 @@ func finalHop(p Peeled, ri, payload []byte) (Peeled, error) {
 	if !allZero(ri[:riEpoch]) || !allZero(ri[riPoR:]) {
 		return Peeled{}, ErrPayload
 	}
-	n := int(binary.BigEndian.Uint16(payload[0:2]))
-	if n > MaxMessageSize || !allZero(payload[10+n:]) {
+	field := binary.BigEndian.Uint16(payload[0:2])
+	drop, n := field&dropFlag != 0, int(field&^dropFlag)
+	if n > MaxMessageSize || drop && n != 0 || !allZero(payload[10+n:]) {
 		return Peeled{}, ErrPayload
 	}
 	p.Final = true
 	p.Message = Message{
 		Text:      payload[10 : 10+n : 10+n],
 		Timestamp: binary.BigEndian.Uint64(payload[2:10]),
+		Drop:      drop,
 	}
 	return p, nil
 }

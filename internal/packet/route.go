@@ -107,6 +107,8 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 	switch {
 	case len(msg.Text) > MaxMessageSize:
 		return nil, ErrMessageTooLarge
+	case msg.Drop && len(msg.Text) > 0:
+		return nil, ErrDropText
 	case msg.Timestamp/epochMillis > math.MaxUint32:
 		return nil, ErrTimestamp
 	case len(por) != r.n-1:
@@ -153,7 +155,11 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 	// Payload plaintext, then one ChaCha20-Poly1305 layer per hop, last hop
 	// first; the tag over ephemeral key ‖ routing ‖ payload is the hop's MAC.
 	var body [PayloadSize + MACSize]byte
-	binary.BigEndian.PutUint16(body[0:2], uint16(len(msg.Text)))
+	field := uint16(len(msg.Text))
+	if msg.Drop {
+		field |= dropFlag
+	}
+	binary.BigEndian.PutUint16(body[0:2], field)
 	binary.BigEndian.PutUint64(body[2:10], msg.Timestamp)
 	copy(body[10:], msg.Text)
 

@@ -59,6 +59,7 @@ var ackReasons = []string{reasonFrameSize, reasonFrameVersion, reasonUnknownAck,
 
 type metrics struct {
 	received, forwarded, delivered, sent prometheus.Counter
+	drops                                prometheus.Counter
 	acksReceived, acksSent               prometheus.Counter
 	ticketsAcked, ticketsNeglected       prometheus.Counter
 	dropped, acksDropped                 *prometheus.CounterVec
@@ -72,7 +73,8 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 		received:         c("packets_received_total", "Msg frames received."),
 		forwarded:        c("packets_forwarded_total", "Packets forwarded to their next hop."),
 		delivered:        c("packets_delivered_total", "Packets for which this node was the recipient, its own returning loop cover packets included (relayd_cover_packets_returned_total counts those)."),
-		sent:             c("packets_sent_total", "Messages this node sent."),
+		sent:             c("packets_sent_total", "Packets this node sent: messages, loop cover and drop cover."),
+		drops:            c("drops_received_total", "Drop cover packets that ended at this node (discarded after their ticket and acknowledgement)."),
 		acksReceived:     c("acks_received_total", "Valid acknowledgements received."),
 		acksSent:         c("acks_sent_total", "Acknowledgements sent to previous hops."),
 		ticketsAcked:     c("tickets_acknowledged_total", "Incoming tickets recorded as acknowledged."),
@@ -89,7 +91,7 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 		m.acksDropped.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.received, m.forwarded, m.delivered, m.sent, m.acksReceived, m.acksSent,
+		reg.MustRegister(m.received, m.forwarded, m.delivered, m.sent, m.drops, m.acksReceived, m.acksSent,
 			m.ticketsAcked, m.ticketsNeglected, m.dropped, m.acksDropped,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "relayd", Subsystem: "relay",
 				Name: "pending_acks", Help: "Forwarded packets awaiting the next hop's acknowledgement."}, pending))

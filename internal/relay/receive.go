@@ -183,6 +183,10 @@ func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Pe
 		}
 	}
 	r.sendAck(context.Background(), from, id, ack)
+	if p.Message.Drop {
+		r.m.drops.Inc() // drop cover: its ticket kept, acknowledged like a message, never delivered
+		return
+	}
 	r.m.delivered.Inc()
 	r.cfg.Deliver(Received{
 		Text:       string(p.Message.Text),

@@ -25,10 +25,21 @@ import (
 // returns the ack challenge A_1 that the first hop's acknowledgement opens (WaitAck waits for it)
 // and what the first ticket cost.
 func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (Sent, error) {
-	var zero Sent
 	if len(text) > packet.MaxMessageSize {
-		return zero, fmt.Errorf("send: %d bytes: %w", len(text), packet.ErrMessageTooLarge)
+		return Sent{}, fmt.Errorf("send: %d bytes: %w", len(text), packet.ErrMessageTooLarge)
 	}
+	return r.send(ctx, hops, packet.Message{Text: []byte(text)})
+}
+
+// SendDrop sends drop cover to the last of hops over the others, as Send sends a message: the
+// same packet, ticket and acknowledgement, but the recipient discards it (docs/TRAFFIC.md).
+func (r *Relay) SendDrop(ctx context.Context, hops []peer.ID) (Sent, error) {
+	return r.send(ctx, hops, packet.Message{Drop: true})
+}
+
+// send builds msg into a packet over hops and sends it (Send); it stamps msg with the time.
+func (r *Relay) send(ctx context.Context, hops []peer.ID, msg packet.Message) (Sent, error) {
+	var zero Sent
 	if len(hops) == 0 || len(hops) > packet.MaxHops {
 		return zero, fmt.Errorf("send: %d hops: %w", len(hops), ErrBadRoute)
 	}
@@ -103,7 +114,8 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (Sent, er
 		c0 = pts[0].Address()
 	}
 	now := r.clock.Now()
-	pkt, err := route.Seal(packet.Message{Text: []byte(text), Timestamp: uint64(now.UnixMilli())}, fields[:n-1])
+	msg.Timestamp = uint64(now.UnixMilli())
+	pkt, err := route.Seal(msg, fields[:n-1])
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
