@@ -21,7 +21,8 @@ import (
 )
 
 const observeUsage = `usage: relayctl observe capture --env cluster.env --dir DIR [--duration 60s] [--ifaces rlyd-v1,…]
-       relayctl observe analyze --dir DIR [--mixDelayMean 0] [--mixDelayMin 0] [--mixDelayMax 0] [--jitter 2ms] [--json]
+       relayctl observe analyze --dir DIR [--mixDelayMean 0] [--mixDelayMin 0] [--mixDelayMax 0] [--jitter 2ms]
+                                [--sdaWindow 1s] [--sdaLag 1s] [--activityWindow 5s] [--json]
 
 A global passive observer of a relayd network: it sees, for every packet on every link, the
 time, the two hosts and the size, and nothing else (it reads nothing from the nodes).
@@ -33,6 +34,13 @@ DIR/truth.jsonl that ` + "`relayctl bench --observe DIR`" + ` writes (bench --ob
 and analyzes at once), assuming the network's public mixing delay given by the flags, and
 reports per attack the mean entropy of the observer's guess over the senders and how often its
 first guess is right, against a random guess.
+
+Beside that per-message trace it runs a patient observer's attacks on the counts of message
+packets into and out of every host (PRIVACY.md, "Against a patient observer"): a statistical
+disclosure attack that ranks each sender's correspondents and each recipient's senders, scored
+after 25, 50, 100 and 200 messages per target (classic counts, and out − in residuals), and an
+activity detection per window, calibrated on the first half of the traffic and scored on the
+second.
 `
 
 // runObserve is `relayctl observe`; args exclude the subcommand name.
@@ -91,6 +99,8 @@ type observeOptions struct {
 	mean, min, max, jitter time.Duration
 	threeRelayers          float64
 	maxScored              int
+	// The patient observer's windows (observe.LongTermOptions).
+	sdaWindow, sdaLag, activityWindow time.Duration
 }
 
 // flags registers the options, each name prefixed with prefix ("observe" in bench: --observeMixDelayMean).
@@ -107,6 +117,9 @@ func (o *observeOptions) flags(fs *flag.FlagSet, prefix string) {
 	fs.DurationVar(&o.jitter, name("jitter"), observe.DefaultJitter, "mean processing time per hop the observer assumes")
 	fs.Float64Var(&o.threeRelayers, name("threeRelayerShare"), 0.05, "the observer's prior that a path has three relayers")
 	fs.IntVar(&o.maxScored, name("maxScored"), 3000, "score at most this many messages, spread over the run (0: all)")
+	fs.DurationVar(&o.sdaWindow, name("sdaWindow"), observe.DefaultSDAWindow, "the statistical disclosure attack's counting window")
+	fs.DurationVar(&o.sdaLag, name("sdaLag"), observe.DefaultSDALag, "how long after a window the SDA still counts a delivery as following it (negative: none)")
+	fs.DurationVar(&o.activityWindow, name("activityWindow"), observe.DefaultActivityWindow, "the activity-detection attack's window")
 }
 
 func (o observeOptions) options(senders []int) observe.Options {
@@ -116,6 +129,7 @@ func (o observeOptions) options(senders []int) observe.Options {
 		FlightGap:         capture.FlightGap,
 		ThreeRelayerShare: o.threeRelayers,
 		MaxScored:         o.maxScored,
+		LongTerm:          observe.LongTermOptions{Window: o.sdaWindow, Lag: o.sdaLag, ActivityWindow: o.activityWindow},
 	}
 }
 
@@ -272,8 +286,34 @@ func printPrivacy(w io.Writer, rep observe.Report, js bool) error {
 	for _, s := range rep.SizeClasses[:min(len(rep.SizeClasses), 6)] {
 		sizes = append(sizes, fmt.Sprintf("%d B×%d", s.Size, s.Count))
 	}
-	_, err := fmt.Fprintf(w, "  message flight %d bytes; message size classes %v; flights by size: %s\n",
-		rep.MessageSize, rep.MessageClasses, strings.Join(sizes, ", "))
+	if _, err := fmt.Fprintf(w, "  message flight %d bytes; message size classes %v; flights by size: %s\n",
+		rep.MessageSize, rep.MessageClasses, strings.Join(sizes, ", ")); err != nil {
+		return err
+	}
+	return printLongTerm(w, rep.LongTerm)
+}
+
+// printLongTerm prints the patient observer's counting attacks.
+func printLongTerm(w io.Writer, lt observe.LongTermReport) error {
+	fmt.Fprintf(w, "patient observer: message packets into and out of %d hosts, counted per %v (random guess %.1f %%)\n",
+		lt.Nodes, lt.Window, 100*lt.Random)
+	for _, side := range []struct {
+		name string
+		rs   []observe.SDAResult
+	}{{"senders' correspondents", lt.SenderSDA}, {"recipients' senders", lt.RecipientSDA}} {
+		var cells []string
+		for _, r := range side.rs {
+			if r.Scored == 0 {
+				cells = append(cells, fmt.Sprintf("k=%d: none", r.K))
+				continue
+			}
+			cells = append(cells, fmt.Sprintf("k=%d: %.1f %% / %.1f %% of %d (%.1f× random)", r.K, 100*r.Classic, 100*r.Residual, r.Scored, r.Best()/r.Random))
+		}
+		fmt.Fprintf(w, "  SDA, %s ranked first (classic / out−in): %s\n", side.name, strings.Join(cells, ", "))
+	}
+	_, err := fmt.Fprintf(w, "  activity per %v window, balanced accuracy (chance 50 %%; count / residual): senders %.1f %% / %.1f %% (%d windows), recipients %.1f %% / %.1f %% (%d windows)\n",
+		lt.ActivityWindow, 100*lt.SenderActivity.Count.Balanced, 100*lt.SenderActivity.Residual.Balanced, lt.SenderActivity.Windows,
+		100*lt.RecipientActivity.Count.Balanced, 100*lt.RecipientActivity.Residual.Balanced, lt.RecipientActivity.Windows)
 	return err
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -58,3 +59,62 @@ func TestObserveAnalyze(t *testing.T) {
 }
 
 func rc() int { return 10 }
+
+// TestObserveAnalyzePatient: on a capture of patient senders whose counts leak (two senders
+// with fixed correspondents, in bursts, no cover), analyze's counting attacks rank every
+// correspondent first, in the text and in the JSON report.
+func TestObserveAnalyzePatient(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Unix(1_700_000_000, 0)
+	rep := &bench.Report{Start: t0}
+	var tx []observe.Transmission
+	seq := 0
+	// Senders 1 and 2 write to 6 and 5 over relayers 3 and 4, each in its own bursts of 10 s
+	// at 2 messages a second; relayer 4 sends a loop every second throughout.
+	for ms := 0; ms < 200_000; ms += 500 {
+		at := time.Duration(ms) * time.Millisecond
+		if ms%1000 == 0 {
+			tx = append(tx, observe.Transmission{Time: t0.Add(at + 7*time.Millisecond), From: 4, To: 3, Size: 1554},
+				observe.Transmission{Time: t0.Add(at + 40*time.Millisecond), From: 3, To: 4, Size: 1554})
+		}
+		for _, p := range []struct{ s, r, period int }{{1, 6, 20_000}, {2, 5, 34_000}} {
+			if ms%p.period >= 10_000 {
+				continue
+			}
+			hops := [][2]int{{p.s, 3}, {3, 4}, {4, p.r}}
+			for h, hop := range hops {
+				tx = append(tx, observe.Transmission{Time: t0.Add(at + time.Duration(h*60+p.s)*time.Millisecond), From: hop[0], To: hop[1], Size: 1554})
+			}
+			rep.Samples = append(rep.Samples, bench.Sample{Seq: seq, Sender: p.s, Recipient: p.r, SentAt: at, Accepted: true, Delivered: true, Latency: 130 * time.Millisecond})
+			seq++
+		}
+	}
+	if err := writeJSONL(filepath.Join(dir, captureFile), tx); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSONL(filepath.Join(dir, truthFile), truthOf(rep)); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if code := observeMain(context.Background(), []string{"analyze", "--dir", dir, "--maxScored", "50"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	for _, want := range []string{"patient observer: message packets into and out of 6 hosts", "k=25: ", "/ 100.0 % of 2 (5.0× random)", "activity per 5s window"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if code := observeMain(context.Background(), []string{"analyze", "--dir", dir, "--maxScored", "50", "--json"}, &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	var got observe.Report
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	lt := got.LongTerm
+	if lt.Nodes != 6 || len(lt.SenderSDA) != 4 || lt.SenderSDA[1].K != 50 || lt.SenderSDA[1].Residual != 1 || lt.RecipientSDA[1].Residual != 1 ||
+		lt.SenderActivity.Residual.Balanced < 0.9 {
+		t.Errorf("long-term report %+v", lt)
+	}
+}

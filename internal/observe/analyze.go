@@ -32,7 +32,8 @@ type event struct {
 }
 
 // Analyze runs the attacks on what the observer saw (tx, in any order) and scores them against
-// the ground truth msgs.
+// the ground truth msgs: the per-message trace (timing and size) and the patient observer's
+// counting attacks (LongTerm).
 func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 	if len(tx) == 0 || len(msgs) == 0 {
 		return Report{}, ErrNoInput
@@ -57,11 +58,13 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 	if len(events) == 0 {
 		return Report{}, fmt.Errorf("%w: no message packets on the wire", ErrNoInput)
 	}
+	lt := longTerm(events, msgs, opts.LongTerm)
 	ix := newIndex(events)
 	k := newKernel(opts.Delay)
 	p3 := opts.ThreeRelayerShare
 
-	rep := Report{Senders: len(senders), MessageSize: size, MessageClasses: classes, SizeClasses: sizeClasses(flights)}
+	rep := Report{Senders: len(senders), MessageSize: size, MessageClasses: classes, SizeClasses: sizeClasses(flights),
+		LongTerm: lt}
 	targets := ix.targets(msgs)
 	scored := sample(targets, opts.MaxScored)
 	isSender := make(map[int]bool, len(senders))

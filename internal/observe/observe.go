@@ -55,6 +55,8 @@ type Options struct {
 	// MaxScored, when positive, scores only that many delivered messages, spread evenly over
 	// the run (large simulations).
 	MaxScored int
+	// LongTerm tunes the patient observer's attacks (LongTerm), which Analyze runs too.
+	LongTerm LongTermOptions
 }
 
 // Report is what the attacks achieved.
@@ -74,6 +76,8 @@ type Report struct {
 	// MessageClasses are the message sizes the size attack tells apart (one: every message
 	// packet looks alike on the wire, and the size attack is the timing attack).
 	MessageClasses []int
+	// LongTerm is what the patient observer's counting attacks learned (LongTerm).
+	LongTerm LongTermReport
 }
 
 // AttackResult is one attack over every scored message.
