@@ -65,6 +65,7 @@ type Config struct {
 	MixDelayMean      time.Duration // initial mixDelayMean setting: mean of the exponential per-hop delay (settings.Defaults); 0: uniform up to MixDelayMax
 	MixDelayMax       time.Duration // cap of each per-hop delay, at most 30 s (relay.MaxMixDelay); 0: min + 10 × the mean, at most 30 s (relay.MixingFor)
 	CoverRate         float64       // initial coverRate setting: loop cover packets per second (0 to settings.MaxCoverRate; 0: off)
+	SendRate          float64       // initial sendRate setting: the constant-rate stream's packets per second (0 to settings.MaxSendRate; 0: off)
 	Relayers          int           // initial relayers setting: relayers of the node's own paths (settings.MinRelayers to settings.MaxRelayers; 0: the default)
 	ShutdownTimeout   time.Duration
 	Strategy          string        // initial channel strategy setting: passive (default) or promiscuous
@@ -87,7 +88,7 @@ var defaults = settings.Defaults()
 // say. It refuses a flag's value the setting cannot take.
 func (c Config) InitialSettings() (settings.Values, error) {
 	v := settings.Defaults()
-	v.MixDelayMean, v.CoverRate = c.MixDelayMean, c.CoverRate
+	v.MixDelayMean, v.CoverRate, v.SendRate = c.MixDelayMean, c.CoverRate, c.SendRate
 	if c.Relayers != 0 {
 		v.Relayers = c.Relayers
 	}
@@ -108,6 +109,18 @@ func (c Config) InitialSettings() (settings.Values, error) {
 		}
 	}
 	return v, nil
+}
+
+// rateInto returns a flag function reading a rate in packets per second into r.
+func rateInto(r *float64) func(string) error {
+	return func(v string) error {
+		x, err := strconv.ParseFloat(v, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return errors.New("must be a number of packets per second")
+		}
+		*r = x
+		return nil
+	}
 }
 
 // listInto returns a flag function appending a comma-separated list's items to list.
@@ -186,15 +199,9 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop mixing delay, lower bound")
 	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", defaults.MixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax (until the mixDelayMean setting is changed over the API or console: then the stored value wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
 	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 0, "cap of each per-hop mixing delay, at most 30 s (half the acknowledgement timeout); 0: --mixDelayMin + 10 × --mixDelayMean, at most 30 s")
-	c.CoverRate = defaults.CoverRate
-	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v) (until the coverRate setting is changed over the API or console: then the stored value wins)", settings.MaxCoverRate, defaults.CoverRate), func(v string) error {
-		r, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
-			return errors.New("must be a number of packets per second")
-		}
-		c.CoverRate = r
-		return nil
-	})
+	c.CoverRate, c.SendRate = defaults.CoverRate, defaults.SendRate
+	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v) (until the coverRate setting is changed over the API or console: then the stored value wins)", settings.MaxCoverRate, defaults.CoverRate), rateInto(&c.CoverRate))
+	fs.Func("sendRate", fmt.Sprintf("packets per second of the constant-rate stream: messages wait for its Poisson slots, drop cover fills the others, received messages are re-emitted (0 to %d, 0: off; default %v; docs/TRAFFIC.md) (until the sendRate setting is changed over the API or console: then the stored value wins)", settings.MaxSendRate, defaults.SendRate), rateInto(&c.SendRate))
 	fs.IntVar(&c.Relayers, "relayers", defaults.Relayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried) (until the relayers setting is changed over the API or console: then the stored value wins)", settings.MinRelayers, settings.MaxRelayers))
 	fs.StringVar(&c.Strategy, "strategy", string(defaults.Strategy), "channel strategy, passive or promiscuous (until the strategy setting is changed over the API or console: then the stored value wins)")
 	fs.IntVar(&c.MaxChannels, "maxChannels", defaults.MaxChannels, fmt.Sprintf("outgoing channels the promiscuous strategy keeps open, 1 to %d (until the maxChannels setting is changed over the API or console)", settings.MaxChannelsLimit))
@@ -331,6 +338,9 @@ func (c Config) Validate() error {
 	}
 	if c.MixDelayMean > 0 && c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMin+c.MixDelayMean {
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMin plus --mixDelayMean: it caps each exponential draw (0: 10 × the mean)"}
+	}
+	if !(c.SendRate >= 0 && c.SendRate <= settings.MaxSendRate) { // also refuses NaN
+		return &FieldError{"sendRate", fmt.Sprintf("must be between 0 and %d packets per second", settings.MaxSendRate)}
 	}
 	if !(c.CoverRate >= 0 && c.CoverRate <= settings.MaxCoverRate) { // also refuses NaN
 		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", settings.MaxCoverRate)}

@@ -60,6 +60,7 @@ var rules = map[string]rule{
 	"internal/router": {may: []string{"internal/channels", "internal/ledger", "internal/p2p", "internal/packet", "internal/path",
 		"internal/peers", "internal/por", "internal/relay", "internal/tickets"}},
 	"internal/cover":     {may: []string{"internal/relay", "internal/router", "internal/token"}},
+	"internal/stream":    {may: []string{"internal/relay", "internal/router", "internal/token"}},
 	"internal/discovery": {may: []string{"internal/chain", "internal/channels", "internal/peers"}},
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
 	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
@@ -71,6 +72,7 @@ var rules = map[string]rule{
 	"internal/api/openapi":     {noTransport: true},
 	"internal/ws":              {may: []string{"internal/origin", "internal/webui"}, noTransport: true},
 	"internal/origin":          {noTransport: true},
+	"internal/profile":         {noTransport: true},
 	"internal/webui":           {noTransport: true},
 	"internal/console":         {may: []string{"internal/ws"}, noTransport: true},
 	"internal/config":          {may: []string{"internal/origin", "internal/settings"}},
@@ -223,6 +225,7 @@ var never = map[string][]string{
 	"internal/relay":  {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/router"},
 	"internal/ledger": {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/relay", "internal/router"},
 	"internal/cover":  {"internal/api", "internal/ws", "internal/admin", "internal/node"},
+	"internal/stream": {"internal/api", "internal/ws", "internal/admin", "internal/node"},
 	"internal/ws":     {"internal/admin", "internal/api", "internal/node"},
 }
 

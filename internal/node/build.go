@@ -21,6 +21,7 @@ import (
 	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/stream"
 	"github.com/relayd/relayd/internal/version"
 	"github.com/relayd/relayd/internal/ws"
 )
@@ -238,7 +239,13 @@ func (n *Node) buildMessaging() (err error) {
 	cfg := relay.Config{Key: n.id.PrivateKey(), Transport: transport, Replay: n.replay, Deliver: n.inbox.Deliver,
 		MixDelayMin: mix.Min, MixDelayMax: mix.Max, MixDelayMean: mix.Mean, NoMixDelay: mix.Max == 0,
 		Logger: n.component("relay"), Registerer: n.reg}
-	rt := router.Config{Directory: n.dir, Transport: n.host, Relayers: func() int { return n.settings.Get().Relayers }}
+	n.stream, err = stream.New(stream.Config{Rate: func() float64 { return n.settings.Get().SendRate }, Kick: n.settings.Subscribe(),
+		Drop: func(ctx context.Context) (relay.Sent, error) { return n.router.SendDrop(ctx) }, Logger: n.component("stream"),
+		ReemitDelay: func() time.Duration { return n.settings.Get().MixDelayMean }, Registerer: n.reg})
+	if err != nil {
+		return err
+	}
+	rt := router.Config{Directory: n.dir, Transport: n.host, Relayers: func() int { return n.settings.Get().Relayers }, Pace: n.stream.Do}
 	if c := n.chain; c != nil {
 		cfg.Payments, rt.Graph, rt.Capacity = c.ledger, c.graph, c.ledger
 	}
@@ -263,5 +270,10 @@ func (n *Node) buildMessaging() (err error) {
 	}
 	n.inbox.Subscribe(adminReceived(n.hub))
 	n.inbox.Subscribe(func(m router.Message) { n.streams.Deliver(m.Text, m.ReceivedAt) })
+	n.inbox.Subscribe(func(m router.Message) {
+		if m.Relayed { // on the wire this node relays it: docs/TRAFFIC.md
+			n.stream.Reemit()
+		}
+	})
 	return nil
 }

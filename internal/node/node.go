@@ -1,6 +1,6 @@
 // Package node only builds and wires: from a config.Config it opens the store and the identity,
 // builds every room of a relayd node (settings, transport, names, chain and ledger, discovery,
-// the relay pipeline, the router and its inbox, cover traffic, the channel strategy, the REST
+// the relay pipeline, the router and its inbox, cover traffic and the stream, the channel strategy, the REST
 // API, the admin console and its WebSocket server), hands each the small interfaces and funcs it
 // declares, and runs them (Run) until its context ends. No room holds the Node or reaches
 // another through it: what a room needs comes in its Config, checked by its New. Only
@@ -37,6 +37,7 @@ import (
 	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/strategy"
+	"github.com/relayd/relayd/internal/stream"
 	"github.com/relayd/relayd/internal/version"
 	"github.com/relayd/relayd/internal/ws"
 )
@@ -75,6 +76,7 @@ type Node struct {
 	inbox    *router.Inbox
 	router   *router.Router
 	cover    *cover.Cover
+	stream   *stream.Stream
 	streams  *ws.AppStreams
 	chain    *chainRooms // nil without --provider
 	servers  servers
@@ -221,6 +223,7 @@ func (n *Node) Run(ctx context.Context) error {
 	g.Go(func() error { return n.relay.Run(gctx) })
 	g.Go(func() error { return n.replay.Run(gctx, 200*time.Millisecond) })
 	g.Go(func() error { return n.cover.Run(gctx, n.router.SendLoop) })
+	g.Go(func() error { return n.stream.Run(gctx) })
 	g.Go(func() error { return n.disc.Run(gctx) })
 	if c := n.chain; c != nil {
 		g.Go(func() error {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"strconv"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/health"
 	"github.com/relayd/relayd/internal/origin"
+	"github.com/relayd/relayd/internal/profile"
 	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/version"
 	"github.com/relayd/relayd/internal/ws"
@@ -84,20 +84,9 @@ func (n *Node) buildServers() error {
 		if s.profileLn, err = net.Listen("tcp", a); err != nil {
 			return &StartupError{"profileAddress", fmt.Errorf("cannot listen on %s: %w", a, err)}
 		}
-		s.profileSrv = &http.Server{Handler: profileHandler(), ReadHeaderTimeout: 10 * time.Second}
+		s.profileSrv = &http.Server{Handler: profile.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	}
 	return nil
-}
-
-// profileHandler serves Go's runtime profiles (go tool pprof http://<profileAddress>/debug/pprof/profile).
-func profileHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/debug/pprof/", pprof.Index)
-	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	return mux
 }
 
 func listen(flag, host string, port int) (net.Listener, error) {

@@ -192,6 +192,7 @@ func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Pe
 		Text:       string(p.Message.Text),
 		SentAt:     time.UnixMilli(int64(p.Message.Timestamp)),
 		ReceivedAt: r.clock.Now(),
+		Relayed:    tb != nil,
 	})
 }
 

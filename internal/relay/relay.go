@@ -70,6 +70,8 @@ type Received struct {
 	SentAt time.Time
 	// ReceivedAt is this node's clock when the packet was peeled.
 	ReceivedAt time.Time
+	// Relayed: the packet came over relayers (with a ticket); a direct message did not.
+	Relayed bool
 }
 
 // Config configures a Relay. Key, Transport, Replay and Deliver are required; other zero

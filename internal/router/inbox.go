@@ -17,6 +17,8 @@ type Message struct {
 	// SentAt is the sender's clock when it sent the message (millisecond precision); ReceivedAt
 	// this node's when it peeled the packet.
 	SentAt, ReceivedAt time.Time
+	// Relayed: the message came over relayers; a direct message did not.
+	Relayed bool
 }
 
 // Latency is how long the message took, by the two clocks.
@@ -69,7 +71,7 @@ func (in *Inbox) Deliver(r relay.Received) {
 	if in.own != nil && in.own(r) {
 		return
 	}
-	m := Message{Text: r.Text, SentAt: r.SentAt, ReceivedAt: r.ReceivedAt}
+	m := Message{Text: r.Text, SentAt: r.SentAt, ReceivedAt: r.ReceivedAt, Relayed: r.Relayed}
 	in.latency.Observe(m.Latency().Seconds())
 	in.mu.Lock()
 	defer in.mu.Unlock()

@@ -38,6 +38,7 @@ import (
 // Sender is the relay pipeline as the router uses it; *relay.Relay implements it.
 type Sender interface {
 	Send(ctx context.Context, hops []peer.ID, text string) (relay.Sent, error)
+	SendDrop(ctx context.Context, hops []peer.ID) (relay.Sent, error)
 }
 
 // Transport is what the router reads of the peers; *p2p.Host implements it.
@@ -73,6 +74,9 @@ type Config struct {
 	Relayers func() int
 	// Rand draws paths; a cryptographically seeded source when nil.
 	Rand *mrand.Rand
+	// Pace, when set, runs each message's send in its slot of the node's constant-rate stream
+	// (stream.Stream's Do); nil: at once.
+	Pace func(ctx context.Context, send func(context.Context) error) error
 }
 
 // Router sends this node's messages. Its methods are safe for concurrent use.
@@ -163,8 +167,48 @@ func (r *Router) SendLoop(ctx context.Context, text string) (relay.Sent, error) 
 	return sent, classify(err)
 }
 
+// dropTries bounds the destinations SendDrop tries before it gives up (ErrNoPath).
+const dropTries = 16
+
+// SendDrop sends drop cover (docs/TRAFFIC.md) over a path of relayers, as many as a message's,
+// to a node drawn uniformly among the announced nodes a path reaches, which discards it.
+func (r *Router) SendDrop(ctx context.Context) (relay.Sent, error) {
+	if r.cfg.Graph == nil {
+		return relay.Sent{}, ErrNoChain
+	}
+	var candidates []common.Address
+	for _, a := range r.cfg.Graph.Snapshot().Peers() {
+		if a.Account != r.self {
+			candidates = append(candidates, a.Account)
+		}
+	}
+	r.mu.Lock()
+	r.rng.Shuffle(len(candidates), func(i, j int) { candidates[i], candidates[j] = candidates[j], candidates[i] })
+	r.mu.Unlock()
+	err := ErrNoPath
+	for _, to := range candidates[:min(len(candidates), dropTries)] {
+		var hops []peer.ID
+		if hops, err = r.pathTo(to); err != nil {
+			continue
+		}
+		sent, err := r.cfg.Sender.SendDrop(ctx, hops)
+		return sent, classify(err)
+	}
+	return relay.Sent{}, err
+}
+
 func (r *Router) send(ctx context.Context, hops []peer.ID, text string) (Sent, error) {
-	sent, err := r.cfg.Sender.Send(ctx, hops, text)
+	var sent relay.Sent
+	send := func(ctx context.Context) (err error) {
+		sent, err = r.cfg.Sender.Send(ctx, hops, text)
+		return err
+	}
+	var err error
+	if r.cfg.Pace != nil {
+		err = r.cfg.Pace(ctx, send)
+	} else {
+		err = send(ctx)
+	}
 	if err != nil {
 		return Sent{}, classify(err)
 	}

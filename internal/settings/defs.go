@@ -19,6 +19,7 @@ const (
 	MaxAutoRedeemCount = 1_000_000
 	MaxMixDelayMean    = 10 * time.Second
 	MaxCoverRate       = 100
+	MaxSendRate        = 100
 	MinRelayers        = 2
 	MaxRelayers        = 3
 )
@@ -193,6 +194,11 @@ var defs = []Def{
 	intDef("relayers", about{what: "relayers of this node's own messages and cover loops (where no such path exists the other count is tried)",
 		flag: "relayers", applies: "the next message or cover loop"}, MinRelayers, MaxRelayers,
 		func(v *Values) *int { return &v.Relayers }),
+	floatDef("sendRate", about{what: "packets per second of this node's constant-rate stream (docs/TRAFFIC.md): at each tick of a Poisson process it sends the oldest message waiting, or else drop cover to a random node, and it re-emits every message it receives over relayers as a drop, so that what it sends and receives does not show in its traffic",
+		rng: fmt.Sprintf("0 to %d; 0: off (messages go at once; no drop cover, no re-emission)", MaxSendRate), flag: "sendRate",
+		applies: "at once (the next interval is drawn at the new rate)"},
+		0, MaxSendRate, fmt.Errorf("must be a number of packets per second from 0 to %d", MaxSendRate),
+		func(v *Values) *float64 { return &v.SendRate }),
 	floatDef("coverRate", about{what: "loop cover packets per second this node sends over random paths back to itself, paid like messages",
 		rng: fmt.Sprintf("0 to %d; 0: off", MaxCoverRate), flag: "coverRate",
 		applies: "at once (the next interval is drawn at the new rate)"},

@@ -42,6 +42,7 @@ type Values struct {
 	AutoRedeemMaxGasShare float64
 	MixDelayMean          time.Duration
 	CoverRate             float64 // loop cover packets per second
+	SendRate              float64 // packets per second of the constant-rate stream; 0: off
 	Relayers              int     // relayers of the node's own messages and cover loops
 	// WinProb is the win probability (the tickets' 56-bit field) of the tickets this node
 	// signs; 0 follows the network minimum the contract publishes.
