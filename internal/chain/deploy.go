@@ -54,9 +54,10 @@ func WithMinWinProb(p uint64) DeployOption {
 
 // Deploy deploys RelayToken, minting initialSupply to the deployer, and RelayChannels for it
 // with the given closure period (whole seconds) and minimum win probability (WithMinWinProb;
-// tickets.MaxWinProb by default), and waits until both are mined. The deployer is the channels
-// contract's owner. Both creations are sent at once (consecutive nonces), so they can share a
-// block. Someone must be producing blocks: a real chain, or a dev chain's Run.
+// tickets.MaxWinProb by default), and waits until both are mined and the backend's latest
+// block has reached them (deployHead). The deployer is the channels contract's owner. Both
+// creations are sent at once (consecutive nonces), so they can share a block. Someone must be
+// producing blocks: a real chain, or a dev chain's Run.
 func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateKey, closurePeriod time.Duration, initialSupply *big.Int, opts ...DeployOption) (Deployment, error) {
 	if closurePeriod < 0 || initialSupply == nil || initialSupply.Sign() < 0 {
 		return Deployment{}, fmt.Errorf("deploy: %w: negative closure period or supply", ErrBadConfig)
@@ -128,7 +129,32 @@ func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateK
 			d.Channels, d.Block = r.ContractAddress, r.BlockNumber.Uint64()
 		}
 	}
+	// The contracts exist for a caller's next read only once the head has reached their block
+	// (Client.waitHead says why a receipt comes first): Dial reads the code at "latest".
+	deployHead(ctx, backend, d.Block, DefaultReceiptPoll)
 	return d, nil
+}
+
+// deployHead waits until backend's latest block is at least block, for up to DefaultCallTimeout
+// or until ctx ends.
+func deployHead(ctx context.Context, backend DeployBackend, block uint64, poll time.Duration) {
+	deadline := time.Now().Add(DefaultCallTimeout)
+	t := time.NewTicker(poll)
+	defer t.Stop()
+	for {
+		h, err := backend.HeaderByNumber(ctx, nil)
+		if err == nil && h != nil && h.Number.IsUint64() && h.Number.Uint64() >= block {
+			return
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 func backendFees(ctx context.Context, b DeployBackend) (fees, error) {

@@ -13,9 +13,13 @@
 // EIP-1559 (tip from eth_maxPriorityFeePerGas, cap 2×base fee + tip) when the latest block has a
 // base fee, legacy gas price otherwise. Receipts are polled every ReceiptPoll (25 ms by
 // default) instead of bind.WaitMined's second; over a WebSocket provider new heads wake the
-// poll at once. A transaction not mined within StallTimeout (a minute by default) is
-// replaced with the same nonce at fees raised by 12.5 %, and nonces below it that a crashed
-// earlier run left stuck in the pool are filled (tx_stall.go).
+// poll at once. Once the receipt is read, the client waits (up to CallTimeout) for the
+// provider's latest block to reach the receipt's, which go-ethereum moves only after the receipt
+// is readable: an operation that returns has its effects in every read at "latest" that
+// follows, and a transaction that depends on the previous one is estimated against it. A
+// transaction not mined within StallTimeout (a minute by default) is replaced with the same
+// nonce at fees raised by 12.5 %, and nonces below it that a crashed earlier run left stuck in
+// the pool are filled (tx_stall.go).
 //
 // Errors a provider causes (connection refused or reset, timeouts of a single call, HTTP 5xx)
 // wrap ErrProviderUnavailable, so the API can answer 503 rather than 500.

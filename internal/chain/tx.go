@@ -169,10 +169,11 @@ func (f fees) tx(chainID *big.Int, nonce uint64, to common.Address, value *big.I
 }
 
 // wait polls for the receipt of hash every c.poll (and at every new head over a WebSocket) until
-// it is mined or ctx ends. Provider errors are retried for up to c.callTimeout in a row, then
-// returned as ErrProviderUnavailable. A transaction this client sent that is not mined within
-// c.stall is replaced (unstall): the receipt returned is then that of whichever version was
-// mined, whose TxHash may differ from hash.
+// it is mined or ctx ends, then waits for the provider's head to reach the receipt's block
+// (waitHead). Provider errors are retried for up to c.callTimeout in a row, then returned as
+// ErrProviderUnavailable. A transaction this client sent that is not mined within c.stall is
+// replaced (unstall): the receipt returned is then that of whichever version was mined, whose
+// TxHash may differ from hash.
 func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, error) {
 	st := c.tracked(hash)
 	defer c.untrack(hash)
@@ -192,6 +193,7 @@ func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, er
 		r, err := c.receipt(ctx, hash, st)
 		switch {
 		case err == nil:
+			c.waitHead(ctx, r)
 			return r, nil
 		case notYet(err):
 			failingSince = time.Time{}
@@ -214,6 +216,42 @@ func (c *Client) wait(ctx context.Context, hash common.Hash) (*types.Receipt, er
 			return nil, fmt.Errorf("wait for receipt of %s: %w", hash, ctx.Err())
 		case <-ticker.C:
 		case <-heads:
+		}
+	}
+}
+
+// waitHead waits until the provider's latest block is at least r's, so that what the transaction
+// changed is what the caller reads next at "latest" (eth_call, eth_estimateGas, eth_blockNumber):
+// a read of its effects, the indexer's WaitHead, or the next transaction that depends on it (fund
+// after approve). The receipt alone does not promise that: go-ethereum makes a block's receipts
+// readable when it writes the block's canonical hash and transaction lookup entries, and moves
+// the head it answers "latest" from only after that (core.BlockChain.writeHeadBlock), so a
+// client polling for the receipt can read it while "latest" is still the block before; a
+// load-balanced provider can answer the receipt from a node ahead of the one answering the next
+// call. The head is polled every c.poll for up to c.callTimeout; past that, or when ctx ends, the
+// receipt is returned all the same: the transaction is mined, and only reads may lag.
+func (c *Client) waitHead(ctx context.Context, r *types.Receipt) {
+	if r.BlockNumber == nil || !r.BlockNumber.IsUint64() {
+		return
+	}
+	block := r.BlockNumber.Uint64()
+	deadline := time.Now().Add(c.callTimeout)
+	ticker := time.NewTicker(c.poll)
+	defer ticker.Stop()
+	for {
+		head, err := withTimeout(ctx, c, c.eth.BlockNumber)
+		if err == nil && head >= block {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.log.Warn("the provider's head stays below a mined transaction's block; reads may not show it yet",
+				"tx", r.TxHash, "block", block, "head", head, "err", err)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
 		}
 	}
 }
