@@ -18,6 +18,7 @@ import (
 const benchUsage = `usage: relayctl bench [--env cluster.env] [--senders 1] [--recipient N | --recipients 1]
                      [--messages 1000] [--rate 500] [--concurrency 16] [--size 100] [--timeout 30s]
                      [--json] [--plot latency.svg] [--floorRounds 1000] [--relayers 0]
+                     [--correspondents roundrobin|fixed [--burstRate 2] [--burstOn 10s] [--burstOff 10s] [--seed 1]]
 
 Sends paid messages through a running network's REST API and matches their delivery on the
 recipients' admin WebSockets; reports sent, rejected (by reason), delivered and lost messages,
@@ -36,6 +37,16 @@ last node); the senders are the first --senders nodes that do not receive. Messa
 robin over every (sender, recipient) pair, e.g. 100 msg/s from 5 senders to 5 recipients:
 
     relayctl bench --env cluster.env --senders 5 --recipients 5 --rate 100 --messages 6000
+
+--correspondents fixed makes the senders patient, what a statistical disclosure attack feeds
+on: each sender writes to one correspondent, drawn once among the recipients (a shuffle by
+--seed: distinct ones while there are as many recipients as senders), in on/off bursts. On and
+off periods last an exponential time of mean --burstOn and --burstOff; while on, a sender sends
+--burstRate messages a second (at exponential intervals); --rate does not apply. Issue 26's
+workload on a 20-node network, 3,000 messages in about 300 s, with the observer:
+
+    relayctl bench --env cluster.env --senders 10 --recipients 10 --messages 3000 \
+      --correspondents fixed --burstRate 2 --burstOn 10s --burstOff 10s --observe DIR
 `
 
 // runBench is `relayctl bench`; args exclude the subcommand name.
@@ -64,6 +75,8 @@ type benchOptions struct {
 	churnLog    string
 	observe     string
 	obs         observeOptions
+	// patient is the workload of --correspondents fixed (nil: round robin).
+	patient *bench.Patient
 }
 
 func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
@@ -88,8 +101,34 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.StringVar(&o.churnLog, "churnLog", "", "the churn log of a relayd cluster --churn run (<data>/churn.jsonl): split the delivered messages by whether a node was down while they travelled")
 	fs.StringVar(&o.observe, "observe", "", "capture every link of a namespace network during the run (needs root), write DIR/capture.jsonl and DIR/truth.jsonl, and run the observer's attacks (relayctl observe)")
 	o.obs.flags(fs, "observe")
+	correspondents := fs.String("correspondents", "roundrobin", "roundrobin: every sender to every recipient in turn at --rate; fixed: each sender to one correspondent among the recipients, in bursts")
+	var p bench.Patient
+	fs.Float64Var(&p.Rate, "burstRate", 2, "with --correspondents fixed: messages per second of each sender while on")
+	fs.DurationVar(&p.On, "burstOn", 10*time.Second, "with --correspondents fixed: mean on period (exponential)")
+	fs.DurationVar(&p.Off, "burstOff", 10*time.Second, "with --correspondents fixed: mean off period (exponential; 0: always on)")
+	fs.Uint64Var(&p.Seed, "seed", 1, "with --correspondents fixed: seed of the correspondents and the bursts")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch *correspondents {
+	case "roundrobin":
+		for _, name := range []string{"burstRate", "burstOn", "burstOff", "seed"} {
+			if set[name] {
+				return o, fmt.Errorf("--%s applies to --correspondents fixed only", name)
+			}
+		}
+	case "fixed":
+		if set["rate"] {
+			return o, errors.New("--rate does not apply to --correspondents fixed: --burstRate is each sender's rate while on")
+		}
+		if err := p.Validate(); err != nil {
+			return o, err
+		}
+		o.patient = &p
+	default:
+		return o, fmt.Errorf("--correspondents %q: want roundrobin or fixed", *correspondents)
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
@@ -133,7 +172,7 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 	cfg := bench.Config{
 		Env: env, Senders: senders, Recipients: recipients, Messages: o.messages, Rate: o.rate,
 		Concurrency: o.concurrency, Size: o.size, Timeout: o.timeout, MaxDuration: o.maxDuration,
-		FloorRounds: o.floorRounds, Relayers: o.relayers,
+		FloorRounds: o.floorRounds, Relayers: o.relayers, Patient: o.patient,
 	}
 	pr := &progressPrinter{w: stderr, tty: tty}
 	cfg.Progress = pr.print

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -107,6 +108,36 @@ func TestBenchMainSeveralRecipients(t *testing.T) {
 	}
 }
 
+// TestBenchMainFixedCorrespondents: --correspondents fixed sends each sender's messages to one
+// correspondent among the recipients, drawn by --seed, and the JSON report says which.
+func TestBenchMainFixedCorrespondents(t *testing.T) {
+	net := benchtest.Start(t, benchtest.Options{Nodes: 6})
+	env := filepath.Join(t.TempDir(), "cluster.env")
+	if err := os.WriteFile(env, []byte(net.EnvFile()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := benchMain(t.Context(), []string{"--env", env, "--messages", "60", "--senders", "3", "--recipients", "3", "--json",
+		"--correspondents", "fixed", "--burstRate", "500", "--burstOn", "20ms", "--burstOff", "10ms", "--seed", "4"}, &stdout, &stderr, false)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	p := bench.Patient{Rate: 500, On: 20 * time.Millisecond, Off: 10 * time.Millisecond, Seed: 4}
+	want := p.Correspondents([]int{1, 2, 3}, []int{4, 5, 6})
+	if rep.Delivered != 60 || rep.Patient == nil || *rep.Patient != p || !maps.Equal(rep.Correspondents, want) {
+		t.Fatalf("report %+v, want correspondents %v", rep, want)
+	}
+	for route := range net.Routes() {
+		if want[route[0]] != route[1] {
+			t.Errorf("node %d sent to %d; its correspondent is %d", route[0], route[1], want[route[0]])
+		}
+	}
+}
+
 func TestBenchMainBadInput(t *testing.T) {
 	dir := t.TempDir()
 	net := benchtest.Start(t, benchtest.Options{})
@@ -126,6 +157,10 @@ func TestBenchMainBadInput(t *testing.T) {
 		{"no recipients", []string{"--env", env, "--recipients", "0"}, "--recipients must be at least 1"},
 		{"every node receives", []string{"--env", env, "--recipients", "4"}, "cannot pick 4 recipients among 4 nodes"},
 		{"too many senders", []string{"--env", env, "--recipients", "2", "--senders", "3"}, "cannot pick 3 senders among the 2 nodes"},
+		{"unknown correspondents", []string{"--env", env, "--correspondents", "random"}, "want roundrobin or fixed"},
+		{"rate with fixed", []string{"--env", env, "--correspondents", "fixed", "--rate", "5"}, "--rate does not apply"},
+		{"bursts without fixed", []string{"--env", env, "--burstOn", "5s"}, "--burstOn applies to --correspondents fixed only"},
+		{"no on period", []string{"--env", env, "--correspondents", "fixed", "--burstOn", "0s"}, "mean on period must be positive"},
 	} {
 		var stdout, stderr bytes.Buffer
 		if code := benchMain(t.Context(), c.args, &stdout, &stderr, false); code != 2 || !strings.Contains(stderr.String(), c.want) {

@@ -14,6 +14,11 @@
 // message of the run that arrives at a recipient it was not addressed to is
 // counted as misrouted (a bug of the network), not as delivered.
 //
+// Messages go round robin over every (sender, recipient) pair at a fixed rate, or, with
+// Config.Patient, come from patient senders: each writes to one fixed correspondent in on/off
+// bursts, the workload of a statistical disclosure attack (issue 26); GroundTruth is what such
+// an attack is scored against.
+//
 // Everything is bounded: the send rate (Limiter), the requests in flight
 // (Config.Concurrency), the time spent sending (Config.MaxDuration) and the
 // time spent waiting for stragglers (Config.Timeout). The clock is injected

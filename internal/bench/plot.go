@@ -38,7 +38,10 @@ func (r *Report) WriteSVG(w io.Writer) error {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%g" height="%g" viewBox="0 0 %g %g" font-family="sans-serif" font-size="12">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="100%%" height="100%%" fill="white"/>`+"\n")
 	rate := "max rate"
-	if r.Rate > 0 {
+	switch {
+	case r.Patient != nil:
+		rate = fmt.Sprintf("bursts of %g msg/s per sender", r.Patient.Rate)
+	case r.Rate > 0:
 		rate = fmt.Sprintf("%g msg/s", r.Rate)
 	}
 	fmt.Fprintf(&b, `<text x="%g" y="20" font-size="14">relayctl bench %s: %d sent, %d delivered, %d lost, %s; p50 %.1f ms, p99 %.1f ms</text>`+"\n",

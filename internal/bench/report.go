@@ -19,12 +19,26 @@ func (r *Report) WriteJSON(w io.Writer) error {
 	return nil
 }
 
+// correspondents lists each sender's correspondent: "1→5 2→4".
+func correspondents(senders []int, corr map[int]int) string {
+	parts := make([]string, len(senders))
+	for i, s := range senders {
+		parts[i] = fmt.Sprintf("%d→%d", s, corr[s])
+	}
+	return strings.Join(parts, " ")
+}
+
 // WriteTable writes the report for people: the counts, one line per
 // recipient, the rates, the latency percentiles and one row per node.
 func (r *Report) WriteTable(w io.Writer) error {
 	var b strings.Builder
 	rate := "as fast as the API accepts"
-	if r.Rate > 0 {
+	switch {
+	case r.Patient != nil:
+		p := r.Patient
+		rate = fmt.Sprintf("each sender to one correspondent (%s) in bursts of %g msg/s (mean on %v, off %v, seed %d)",
+			correspondents(r.Senders, r.Correspondents), p.Rate, p.On, p.Off, p.Seed)
+	case r.Rate > 0:
 		rate = fmt.Sprintf("%g msg/s", r.Rate)
 	}
 	to := "node " + joinInts(r.Recipients)

@@ -34,6 +34,10 @@ type Config struct {
 	// Rate is the send rate over all senders in messages per second; 0
 	// sends as fast as the API accepts within Concurrency.
 	Rate float64
+	// Patient, when set, replaces the round robin and Rate: each sender writes to one fixed
+	// correspondent among the recipients, in on/off bursts (Patient.Schedule's first Messages
+	// messages, each sent at its time).
+	Patient *Patient
 	// Concurrency bounds the POST requests in flight (default 16).
 	Concurrency int
 	// Size is the message text's length in bytes (default 100, at most
@@ -106,6 +110,11 @@ type Report struct {
 	Rate        float64   `json:"rate"` // asked for; 0 = as fast as possible
 	Concurrency int       `json:"concurrency"`
 	Size        int       `json:"size"`
+
+	// Patient is the workload of patient senders, when the run had it, and Correspondents each
+	// sender's correspondent in it.
+	Patient        *Patient    `json:"patient,omitempty"`
+	Correspondents map[int]int `json:"correspondents,omitempty"`
 
 	Attempted     int            `json:"attempted"`     // requests made
 	NotSent       int            `json:"notSent"`       // never attempted (MaxDuration passed or the run was stopped)
@@ -232,6 +241,11 @@ func (c *Config) validate() error {
 		return errors.New("name the recipient or the recipients, not both")
 	case c.Recipient == 0 && len(c.Recipients) == 0:
 		return errors.New("no recipient")
+	}
+	if c.Patient != nil {
+		if err := c.Patient.Validate(); err != nil {
+			return err
+		}
 	}
 	if c.Recipient != 0 {
 		c.Recipients = []int{c.Recipient}
@@ -606,24 +620,39 @@ func (p *phaseBox) set(v string) {
 	p.mu.Unlock()
 }
 
-// sendAll issues the messages at cfg.Rate with at most cfg.Concurrency
-// requests in flight until all are issued or sendCtx ends, then waits for
-// every request it made (each bounded by cfg.RequestTimeout, and by runCtx).
+// sendAll issues the messages at cfg.Rate (or at the times of cfg.Patient's schedule) with
+// at most cfg.Concurrency requests in flight until all are issued or sendCtx ends, then waits
+// for every request it made (each bounded by cfg.RequestTimeout, and by runCtx).
 func sendAll(sendCtx, runCtx context.Context, cfg Config, tr *tracker) {
 	lim := NewLimiter(cfg.Rate, max(1, int(cfg.Rate/100)), cfg.Clock)
+	var schedule []Send
+	if cfg.Patient != nil {
+		schedule, _ = cfg.Patient.Schedule(cfg.Senders, cfg.Recipients, cfg.Messages) // validated
+	}
+	begin := cfg.Clock.Now()
 	sem := make(chan struct{}, cfg.Concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for seq := 0; seq < cfg.Messages; seq++ {
-		if lim.Wait(sendCtx) != nil {
-			return
+		var sender, recipient Node
+		if schedule != nil {
+			next := schedule[seq]
+			if cfg.Clock.Sleep(sendCtx, begin.Add(next.At).Sub(cfg.Clock.Now())) != nil {
+				return
+			}
+			sender, _ = cfg.Env.Node(next.Sender)
+			recipient, _ = cfg.Env.Node(next.Recipient)
+		} else {
+			if lim.Wait(sendCtx) != nil {
+				return
+			}
+			sender, recipient = pair(cfg, seq)
 		}
 		select {
 		case sem <- struct{}{}:
 		case <-sendCtx.Done():
 			return
 		}
-		sender, recipient := pair(cfg, seq)
 		text := MessageText(cfg.RunID, seq, cfg.Size)
 		tr.issue(seq, sender.Index, recipient.Index, cfg.Clock.Now())
 		wg.Go(func() {
@@ -691,13 +720,17 @@ func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage)
 	defer tr.mu.Unlock()
 	rep := &Report{
 		RunID: cfg.RunID, Start: start, Senders: cfg.Senders, Recipient: cfg.Recipient, Recipients: cfg.Recipients, Messages: cfg.Messages,
-		Rate: cfg.Rate, Concurrency: cfg.Concurrency, Size: len(MessageText(cfg.RunID, 0, cfg.Size)),
+		Rate: cfg.Rate, Patient: cfg.Patient, Concurrency: cfg.Concurrency, Size: len(MessageText(cfg.RunID, 0, cfg.Size)),
 		Attempted: tr.issued, NotSent: cfg.Messages - tr.issued, Sent: tr.accepted,
 		Rejected: tr.rejected + tr.failed, Rejections: map[string]int{}, Duplicates: tr.duplicates, Misrouted: tr.misrouted,
 		TotalSeconds: end.Sub(start).Seconds(),
 	}
 	for k, v := range tr.rejections {
 		rep.Rejections[k] = v
+	}
+	if cfg.Patient != nil {
+		rep.Rate = 0
+		rep.Correspondents = cfg.Patient.Correspondents(cfg.Senders, cfg.Recipients)
 	}
 	per := map[int]*RecipientCounts{}
 	for _, r := range cfg.Recipients {

@@ -36,7 +36,9 @@ func (e Env) HostAddrs() (map[netip.Addr]int, error) {
 
 // GroundTruth is what an observer is scored against: for every message the API accepted, who
 // sent it to whom, when, and when it was delivered (zero if never), in sequence order; seqs
-// holds each message's sequence number.
+// holds each message's sequence number. The patient observer's scoring (observe.LongTerm)
+// reads from it each target's correspondents, when it sent or received its k-th message and
+// in which windows it was active.
 func GroundTruth(rep *Report) (msgs []observe.Message, seqs []int) {
 	for _, s := range rep.Samples {
 		if !s.Accepted {
