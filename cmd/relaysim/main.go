@@ -1,6 +1,9 @@
 // Command relaysim simulates a relayd network of many nodes on a simulated clock (internal/sim)
 // and prints what it measured: path finding, delivery, latency, hops and channels per node, and,
-// with --observe or --privacy, what a global passive observer of the links learns.
+// with --observe or --privacy, what a global passive observer of the links learns. With
+// --privacy --shapes and patient senders (--correspondents fixed) it prints the patient
+// observer's table: its statistical disclosure and activity-detection attacks against today's
+// sending and each traffic shape of docs/TRAFFIC.md.
 package main
 
 import (
@@ -48,6 +51,15 @@ func run(args []string, stdout io.Writer) error {
 	fs.DurationVar(&cfg.MixDelayMean, "mixDelayMean", cfg.MixDelayMean, "mean of the exponential mixing delay added to mixDelayMin (0: uniform in [mixDelayMin, mixDelayMax])")
 	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "greatest mixing delay (0 with a mean: mixDelayMin + 10 × mean)")
 	fs.Float64Var(&cfg.CoverRate, "coverRate", cfg.CoverRate, "loop cover packets per second per node (0: none)")
+	correspondents := fs.String("correspondents", "roundrobin", "roundrobin: every sender to every recipient in turn at --rate; fixed: each sender to one correspondent among the recipients, in bursts (patient senders)")
+	fs.Float64Var(&cfg.BurstRate, "burstRate", 2, "with --correspondents fixed: messages per second of each sender while on")
+	fs.DurationVar(&cfg.BurstOn, "burstOn", 10*time.Second, "with --correspondents fixed: mean on period (exponential)")
+	fs.DurationVar(&cfg.BurstOff, "burstOff", 10*time.Second, "with --correspondents fixed: mean off period (exponential; 0: always on)")
+	fs.Float64Var(&cfg.SendRate, "sendRate", 0, "constant-rate stream: packets per second per node, a message taking the next tick's place (0: a message leaves when sent)")
+	fs.BoolVar(&cfg.StreamLoops, "streamLoops", false, "with --sendRate: a tick without a message sends a loop instead of drop cover")
+	fs.Float64Var(&cfg.DropRate, "dropRate", 0, "drop cover outside a stream, packets per second per node (0: none)")
+	fs.BoolVar(&cfg.Reemit, "reemit", false, "a message's recipient sends a drop packet for it after an exponential delay")
+	fs.DurationVar(&cfg.ReemitDelay, "reemitDelay", 0, "with --reemit: the delay's mean (0: the mixing delay mean)")
 	fs.DurationVar(&cfg.ChainDelay, "chainDelay", cfg.ChainDelay, "time for a transaction to be mined")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "each node's promiscuous strategy's maxChannels")
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's messages and cover loops where such a path exists (2 or 3; 0: 2)")
@@ -60,6 +72,9 @@ func run(args []string, stdout io.Writer) error {
 	means := fs.String("mixDelayMeans", "0,5ms,20ms,50ms,100ms", "with --privacy: the mixing delay means (0: no mixing)")
 	covers := fs.String("coverRates", "0,1,5", "with --privacy: the cover rates, packets per second per node")
 	parallel := fs.Int("parallel", 2, "with --privacy: runs at once")
+	shapes := fs.String("shapes", "", "with --privacy and --correspondents fixed: the patient observer's table, one row per traffic shape ("+shapeNames()+") and send rate, instead of the mixing × cover grid")
+	sendRates := fs.String("sendRates", "5,10", "with --shapes: the send rates of the shapes that stream, packets per second per node")
+	trials := fs.Int("trials", 10, "with --shapes: runs per row (seeds seed, seed+1, …), pooled")
 	asJSON := fs.Bool("json", false, "print the report (with --privacy: the reports) as JSON")
 	jsonFile := fs.String("jsonFile", "", "with --privacy: also write the reports as JSON to this file")
 	verbose := fs.Bool("v", false, "with --privacy: say on stderr when each run ends and how long it took")
@@ -68,6 +83,13 @@ func run(args []string, stdout io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	switch *correspondents {
+	case "roundrobin":
+	case "fixed":
+		cfg.Fixed = true
+	default:
+		return fmt.Errorf("--correspondents %q: want roundrobin or fixed", *correspondents)
 	}
 	cfg.Balance = tokens(*balance)
 	cfg.ChannelFunding = tokens(*funding)
@@ -87,6 +109,12 @@ func run(args []string, stdout io.Writer) error {
 		var progress io.Writer = io.Discard
 		if *verbose {
 			progress = os.Stderr
+		}
+		if *shapes != "" {
+			if !cfg.Fixed {
+				return errors.New("--shapes measures patient senders: give --correspondents fixed")
+			}
+			return runShapes(cfg, shapeTable{shapes: *shapes, rates: *sendRates, trials: *trials, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
 		}
 		return runTable(cfg, table{means: *means, covers: *covers, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
 	}

@@ -46,13 +46,20 @@ func TestRunRefusesBadFlags(t *testing.T) {
 		{"--privacy", "--coverRates", "-1"},
 		{"--privacy", "--mixDelayMeans", "-5ms"},
 		{"--privacy", "--parallel", "0"},
+		{"--correspondents", "some"},
+		{"--correspondents", "fixed", "--burstRate", "0"},
+		{"--sendRate", "-1"},
+		{"--privacy", "--shapes", "today"},
+		{"--privacy", "--correspondents", "fixed", "--shapes", "today,constant"},
+		{"--privacy", "--correspondents", "fixed", "--shapes", "full", "--sendRates", "0"},
+		{"--privacy", "--correspondents", "fixed", "--shapes", "full", "--trials", "0"},
 	} {
 		var out bytes.Buffer
 		err := run(args, &out)
 		if err == nil || out.Len() != 0 {
 			t.Fatalf("%v: err %v, output %q", args, err, out.String())
 		}
-		if bad := args[len(args)-1]; (args[0] == "--nodes" || args[0] == "--channelFunding" || args[0] == "--coverRate" ||
+		if bad := args[len(args)-1]; (args[0] == "--nodes" || args[0] == "--channelFunding" || args[0] == "--coverRate" || args[0] == "--sendRate" ||
 			bad == "-1" || bad == "-5ms") && !errors.Is(err, sim.ErrBadConfig) {
 			t.Fatalf("%v: %v, want ErrBadConfig", args, err)
 		}
@@ -105,5 +112,41 @@ func TestPrivacyTable(t *testing.T) {
 	if err := run([]string{"--nodes", "12", "--senders", "4", "--recipients", "4", "--duration", "5s", "--observe"}, &out); err != nil ||
 		!strings.Contains(out.String(), "observer:") {
 		t.Fatalf("observed run: %v %q", err, out.String())
+	}
+}
+
+// TestShapesTable: --privacy --shapes runs each shape (each streaming one at each send rate)
+// over --trials seeds and prints one row each, or the pooled results as JSON.
+func TestShapesTable(t *testing.T) {
+	args := []string{"--privacy", "--nodes", "10", "--senders", "4", "--recipients", "4", "--duration", "40s",
+		"--latency", "100us-300us", "--mixDelayMean", "50ms", "--coverRate", "1", "--correspondents", "fixed", "--burstRate", "3",
+		"--shapes", "today,full", "--sendRates", "6,12", "--trials", "2", "--maxScored", "20"}
+	var out bytes.Buffer
+	if err := run(append(args, "--json"), &out); err != nil {
+		t.Fatal(err)
+	}
+	var rs []sim.ShapeResult
+	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+		t.Fatalf("%v in %q", err, out.String())
+	}
+	if len(rs) != 3 || rs[0].Shape != sim.ShapeToday || rs[0].SendRate != 0 || rs[1].Shape != sim.ShapeFull || rs[1].SendRate != 6 || rs[2].SendRate != 12 {
+		t.Fatalf("rows %+v: want today, full at 6 and at 12", rs)
+	}
+	for _, r := range rs {
+		if r.Trials != 2 || len(r.SenderSDA) != 4 || r.SenderSDA[0].Scored == 0 || r.LatencyP50 <= 0 || r.PacketsPerNode <= 0 || (r.SendRate > 0) != (r.QueueMean > 0) {
+			t.Fatalf("row %+v", r)
+		}
+	}
+	if rs[2].QueueMean >= rs[1].QueueMean || rs[1].PacketsPerNode <= rs[0].PacketsPerNode {
+		t.Errorf("queue %v at 6/s, %v at 12/s; packets %.1f today, %.1f at 6/s", rs[1].QueueMean, rs[2].QueueMean, rs[0].PacketsPerNode, rs[1].PacketsPerNode)
+	}
+	out.Reset()
+	if err := run(args, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 6+3 || !strings.HasPrefix(lines[6], "today ") || !strings.HasPrefix(lines[8], "full ") || !strings.Contains(lines[0], "bursts of 3 msg/s") ||
+		!strings.HasSuffix(strings.Fields(lines[6])[6], "-") {
+		t.Fatalf("table:\n%s", out.String())
 	}
 }

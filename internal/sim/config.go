@@ -18,6 +18,15 @@ type Config struct {
 	// Rate is the total of messages per second the senders send, round robin over every
 	// (sender, recipient) pair, at exponentially distributed intervals (a Poisson process).
 	Rate float64
+	// Fixed, instead of Rate's round robin, makes the senders patient (issue 26; `relayctl
+	// bench --correspondents fixed`): each writes to one correspondent, drawn once among the
+	// recipients (a shuffle by Seed: distinct ones while there are as many recipients as
+	// senders), in on/off bursts. On and off periods last an exponential time of means BurstOn
+	// and BurstOff (a sender starts in either, in proportion to their means; BurstOff 0 is
+	// always on), and while on a sender sends BurstRate messages per second (Poisson).
+	Fixed             bool
+	BurstRate         float64
+	BurstOn, BurstOff time.Duration
 	// Warmup is the simulated time before the traffic and the churn start: nodes announce
 	// themselves and open their channels meanwhile.
 	Warmup time.Duration
@@ -58,6 +67,22 @@ type Config struct {
 	// path back to itself at this rate (packets per second, a Poisson process) while the
 	// traffic runs, paid with tickets like messages; 0 is none.
 	CoverRate float64
+	// SendRate, when positive, makes every node's sending a constant-rate stream
+	// (docs/TRAFFIC.md): a Poisson process of SendRate packets per second per node while the
+	// traffic runs. A message waits in its sender's queue for the next tick; a tick with no
+	// message sends cover instead: drop cover (a packet over a path to a node drawn uniformly,
+	// which drops it), or with StreamLoops a loop back to the node. 0 is today's sending: a
+	// message leaves when it is sent.
+	SendRate    float64
+	StreamLoops bool
+	// DropRate is drop cover outside any stream: each node sends drop packets at this rate
+	// (Poisson) beside its messages while the traffic runs; 0 is none.
+	DropRate float64
+	// Reemit makes the recipient of a message send one drop packet for it after an exponential
+	// delay of mean ReemitDelay (0: the mixing mean), beside its stream (docs/TRAFFIC.md's
+	// recipient side).
+	Reemit      bool
+	ReemitDelay time.Duration
 	// Observe records what an observer of every link sees (each packet and acknowledgement:
 	// time, ends, size) and the messages' ground truth, and runs internal/observe's attacks
 	// on them at the end of the run (Report.Privacy). It costs memory: a few transmissions per
@@ -121,8 +146,14 @@ func (c Config) Validate() error {
 		return bad("senders/recipients", "must be at least 1")
 	case c.Nodes < max(c.Senders+c.Recipients, minNodes) || c.Nodes > maxNodes:
 		return bad("nodes", fmt.Sprintf("must be between senders+recipients and %d, and at least %d", maxNodes, minNodes))
-	case !(c.Rate > 0) || c.Rate > 1e6:
+	case !c.Fixed && (!(c.Rate > 0) || c.Rate > 1e6):
 		return bad("rate", "must be above 0 and at most 1e6 messages per second")
+	case c.Fixed && (!(c.BurstRate > 0) || c.BurstRate > 1e4 || c.BurstOn <= 0 || c.BurstOff < 0):
+		return bad("burstRate/burstOn/burstOff", "must be a rate above 0 and at most 1e4, a positive mean on period and a mean off period not negative")
+	case !(c.SendRate >= 0) || c.SendRate > 1000 || !(c.DropRate >= 0) || c.DropRate > 1000:
+		return bad("sendRate/dropRate", "must be between 0 and 1000 packets per second per node")
+	case c.ReemitDelay < 0:
+		return bad("reemitDelay", "must not be negative")
 	case c.Warmup < 0 || c.Duration <= 0 || c.Drain < 0 || c.JoinWindow < 0 || c.ChainDelay < 0:
 		return bad("warmup/duration/drain/joinWindow/chainDelay", "must not be negative (duration positive)")
 	case c.StrategyInterval <= 0 || c.HeartbeatInterval <= 0:

@@ -15,11 +15,24 @@
 // messages), heartbeat quality as internal/p2p computes it (0.5 at first, moved a quarter of the way to 1 on a successful ping and to 0 on a failed one, every heartbeat
 // interval, by each node for each peer), the sender's "down" mark on a first hop it could not
 // reach (until its next successful heartbeat), and churn as `relayd cluster --churn` does it.
-// What it leaves out: bandwidth, CPU, queues, the chain's real block times and reorgs.
+// What it leaves out: bandwidth, CPU, queues at relayers, the chain's real block times and reorgs.
+//
+// The traffic is round robin over the (sender, recipient) pairs at Config.Rate, or patient
+// senders (Config.Fixed: each writes to one fixed correspondent in on/off bursts, as `relayctl
+// bench --correspondents fixed` does). Beside today's sending (a message leaves when it is
+// sent), the traffic shapes of docs/TRAFFIC.md are modelled as options: a constant-rate
+// stream per node (Config.SendRate: a message takes the next tick of a Poisson process, whose
+// other ticks send drop cover, or loops with Config.StreamLoops; the queueing delay is
+// measured), drop cover outside a stream (Config.DropRate: packets over a path, paid like a
+// message's, to a node drawn uniformly, which drops them), and the recipients' re-emissions
+// (Config.Reemit: a drop packet per message received, after an exponential delay); loops keep
+// their own rate. RunShape runs one Shape over several seeds and pools what the patient
+// observer learned (`relaysim --privacy --shapes`).
 //
 // With Config.Observe the run records what a global passive observer of the links sees (each
 // packet's and acknowledgement's time, ends and size: FrameSize and AckSize) and the ground
-// truth of the messages, and scores internal/observe's attacks on them (Report.Privacy).
+// truth of the messages, and scores internal/observe's attacks on them (Report.Privacy): the
+// per-message trace and the patient observer's counting attacks (observe.LongTerm).
 //
 // The package owns only the simulation and its Report. It may import internal/strategy,
 // internal/path, internal/tickets, internal/token, internal/channels, internal/observe, the standard library,

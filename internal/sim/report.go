@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/relayd/relayd/internal/observe"
@@ -36,6 +37,12 @@ type Report struct {
 	Rate       float64 `json:"rate"`
 	Churn      float64 `json:"churn"`
 	Seed       uint64  `json:"seed"`
+
+	// Fixed, BurstRate, BurstOn and BurstOff are the patient senders' workload (Config).
+	Fixed     bool          `json:"fixed,omitempty"`
+	BurstRate float64       `json:"burstRate,omitempty"`
+	BurstOn   time.Duration `json:"burstOnNs,omitempty"`
+	BurstOff  time.Duration `json:"burstOffNs,omitempty"`
 	// MixDelayMean and CoverRate are the mixing and cover traffic the run had (Config).
 	MixDelayMean time.Duration `json:"mixDelayMeanNs"`
 	CoverRate    float64       `json:"coverRate"`
@@ -69,7 +76,7 @@ type Report struct {
 	Kills int `json:"kills"`
 	// CoverSent counts the cover loops sent (a path found and its first hop up), CoverReturned
 	// those back at their node, CoverNoPath the draws that found no loop; CoverTokens is what
-	// their nodes paid for them (first tickets), in tokens.
+	// their nodes paid for every cover packet, loops and drop cover (first tickets), in tokens.
 	CoverSent     int     `json:"coverSent"`
 	CoverReturned int     `json:"coverReturned"`
 	CoverNoPath   int     `json:"coverNoPath"`
@@ -79,6 +86,27 @@ type Report struct {
 	// CoverShare is the share of those bytes that is cover.
 	BytesPerNode float64 `json:"bytesPerNode"`
 	CoverShare   float64 `json:"coverShare"`
+	// PacketsPerNode is the packets a node puts on its links per second of traffic, on
+	// average (every hop of every packet: its own, relayed, cover).
+	PacketsPerNode float64 `json:"packetsPerNode"`
+	// SendRate, StreamLoops, DropRate and Reemit are the traffic shape the run had (Config);
+	// DropSent counts the drop packets sent (stream ticks without a message, DropRate and
+	// re-emissions), Reemitted the re-emissions among them, DropReceived those that reached
+	// the node that dropped them.
+	SendRate     float64 `json:"sendRate,omitempty"`
+	StreamLoops  bool    `json:"streamLoops,omitempty"`
+	DropRate     float64 `json:"dropRate,omitempty"`
+	Reemit       bool    `json:"reemit,omitempty"`
+	DropSent     int     `json:"dropSent"`
+	Reemitted    int     `json:"reemitted"`
+	DropReceived int     `json:"dropReceived"`
+	// QueueMean and QueueP99 are the wait of the messages in their sender's stream queue
+	// (nanoseconds in JSON); MaxQueue the longest queue; Unsent the messages still queued when
+	// the traffic ended (with SendRate).
+	QueueMean time.Duration `json:"queueMeanNs"`
+	QueueP99  time.Duration `json:"queueP99Ns"`
+	MaxQueue  int           `json:"maxQueue"`
+	Unsent    int           `json:"unsent"`
 	// Privacy is what the global passive observer achieved (with Config.Observe).
 	Privacy *observe.Report `json:"privacy,omitempty"`
 }
@@ -110,6 +138,22 @@ func (s *Sim) report() Report {
 	bytes := st.messageBytes + st.coverBytes
 	r.BytesPerNode = float64(bytes) / float64(s.cfg.Nodes) / s.cfg.Duration.Seconds()
 	r.CoverShare = float64(st.coverBytes) / float64(max(bytes, 1))
+	r.PacketsPerNode = float64(st.frames) / float64(s.cfg.Nodes) / s.cfg.Duration.Seconds()
+	r.SendRate, r.StreamLoops, r.DropRate, r.Reemit = s.cfg.SendRate, s.cfg.StreamLoops, s.cfg.DropRate, s.cfg.Reemit
+	if s.cfg.Fixed {
+		r.Fixed, r.BurstRate, r.BurstOn, r.BurstOff = true, s.cfg.BurstRate, s.cfg.BurstOn, s.cfg.BurstOff
+	}
+	r.DropSent, r.Reemitted, r.DropReceived = st.dropSent, st.reemitted, st.dropReceived
+	if len(st.queueDelays) > 0 {
+		q := slices.Clone(st.queueDelays)
+		slices.Sort(q)
+		var sum time.Duration
+		for _, d := range q {
+			sum += d
+		}
+		r.QueueMean, r.QueueP99 = sum/time.Duration(len(q)), percentile(q, 0.99)
+	}
+	r.MaxQueue, r.Unsent = st.maxQueue, st.unsent
 	if st.accepted > 0 {
 		r.MeanHops = float64(st.relayers+st.accepted) / float64(st.accepted)
 	}
@@ -134,19 +178,25 @@ func (s *Sim) report() Report {
 // Write prints r as a few lines of text.
 func (r Report) Write(w io.Writer) error {
 	ms := func(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
-	_, err := fmt.Fprintf(w, `nodes %d, %d senders -> %d recipients at %.0f msg/s, churn %.0f%%, seed %d
+	traffic := fmt.Sprintf("at %.0f msg/s", r.Rate)
+	if r.Fixed {
+		traffic = fmt.Sprintf("each to one of them, in bursts of %g msg/s (mean on %v, off %v)", r.BurstRate, r.BurstOn, r.BurstOff)
+	}
+	_, err := fmt.Fprintf(w, `nodes %d, %d senders -> %d recipients %s, churn %.0f%%, seed %d
 messages %d: path found %.2f%% (3 relayers %.2f%%), refused at a down first hop %d
 accepted %d: delivered %d (%.2f%%), lost %d; %d kills
 latency p50 %s, p90 %s, p99 %s; mean hops %.2f
 channels out min/median/max %d/%d/%d, in %d/%d/%d; nodes with no incoming channel %.1f%%
-mixing mean %s, cover %.2g/s per node: %d loops sent, %d returned, %.4g tokens; %.0f B/s per node, %.1f%% cover
-`, r.Nodes, r.Senders, r.Recipients, r.Rate, 100*r.Churn, r.Seed,
+mixing mean %s, loops %.2g/s per node: %d sent, %d returned; cover paid %.4g tokens; %.0f B/s per node, %.1f%% cover
+stream %.2g/s per node, drop cover %.2g/s, re-emission %v: %d drop packets (%d re-emitted); queue mean %s, p99 %s, longest %d, %d unsent; %.1f packets/s per node
+`, r.Nodes, r.Senders, r.Recipients, traffic, 100*r.Churn, r.Seed,
 		r.Messages, 100*r.PathFound, 100*r.ThreeRelayers, r.RefusedFirstHop,
 		r.Accepted, r.Delivered, 100*r.Delivery, r.Lost, r.Kills,
 		ms(r.LatencyP50), ms(r.LatencyP90), ms(r.LatencyP99), r.MeanHops,
 		r.ChannelsOut.Min, r.ChannelsOut.Median, r.ChannelsOut.Max, r.ChannelsIn.Min, r.ChannelsIn.Median, r.ChannelsIn.Max,
 		100*r.ZeroIncoming,
-		r.MixDelayMean, r.CoverRate, r.CoverSent, r.CoverReturned, r.CoverTokens, r.BytesPerNode, 100*r.CoverShare)
+		r.MixDelayMean, r.CoverRate, r.CoverSent, r.CoverReturned, r.CoverTokens, r.BytesPerNode, 100*r.CoverShare,
+		r.SendRate, r.DropRate, r.Reemit, r.DropSent, r.Reemitted, ms(r.QueueMean), ms(r.QueueP99), r.MaxQueue, r.Unsent, r.PacketsPerNode)
 	if err != nil || r.Privacy == nil {
 		return err
 	}
@@ -157,5 +207,24 @@ mixing mean %s, cover %.2g/s per node: %d loops sent, %d returned, %.4g tokens; 
 `, p.Messages, p.Senders, p.MaxEntropy, p.RandomGuess,
 		p.Timing.MeanEntropy, 100*p.Timing.EntropyShare, p.Timing.Top1, p.Timing.Top1OverRandom,
 		p.Size.MeanEntropy, 100*p.Size.EntropyShare, p.Size.Top1, p.Size.Top1OverRandom)
+	if err != nil {
+		return err
+	}
+	lt := p.LongTerm
+	for _, side := range []struct {
+		name string
+		rs   []observe.SDAResult
+	}{{"senders", lt.SenderSDA}, {"recipients", lt.RecipientSDA}} {
+		var cells []string
+		for _, x := range side.rs {
+			cells = append(cells, fmt.Sprintf("k=%d %.2f/%.2f (%d)", x.K, x.Classic, x.Residual, x.Scored))
+		}
+		if _, err := fmt.Fprintf(w, "  SDA on %s, top-1 classic/out−in (targets; random %.3f): %s\n", side.name, lt.Random, strings.Join(cells, ", ")); err != nil {
+			return err
+		}
+	}
+	_, err = fmt.Fprintf(w, "  activity per %v, balanced accuracy count/residual: senders %.2f/%.2f, recipients %.2f/%.2f\n",
+		lt.ActivityWindow, lt.SenderActivity.Count.Balanced, lt.SenderActivity.Residual.Balanced,
+		lt.RecipientActivity.Count.Balanced, lt.RecipientActivity.Residual.Balanced)
 	return err
 }

@@ -106,6 +106,8 @@ type Sim struct {
 	pathRng   *rand.Rand
 	procRng   *rand.Rand // processing times
 	coverRng  *rand.Rand // cover traffic's times and nodes
+	shapeRng  *rand.Rand // the stream's, drop cover's and re-emissions' times and destinations
+	workRng   *rand.Rand // the patient senders' correspondents and bursts
 	logger    *slog.Logger
 	mixLo     time.Duration
 	mixMean   time.Duration
@@ -121,6 +123,8 @@ type Sim struct {
 	st        stats
 	sent      int // messages offered so far
 	trafficTo time.Duration
+	// queues holds each node's messages waiting for a tick of its stream (Config.SendRate).
+	queues [][]pending
 
 	// With Config.Observe: what the observer saw, and the ground truth of the accepted
 	// messages in the order they were sent.
@@ -138,6 +142,15 @@ type stats struct {
 	coverSent, coverReturned, coverLost, coverNoPath, coverPaid int
 	// Bytes on the links: message packets and their acks; cover packets and theirs.
 	messageBytes, coverBytes int64
+	// frames counts the packets put on links (every hop of every packet).
+	frames int64
+	// Drop cover sent (stream ticks without a message, DropRate, re-emissions), re-emissions
+	// among them, drop packets that reached their node, and draws without a path.
+	dropSent, reemitted, dropReceived, dropNoPath int
+	// queueDelays is the wait of every message in its sender's stream queue; unsent counts
+	// those still queued when the traffic ended; maxQueue is the longest queue seen.
+	queueDelays      []time.Duration
+	unsent, maxQueue int
 }
 
 // New builds the network of cfg; nothing happens before Run.
@@ -155,6 +168,9 @@ func New(cfg Config) (*Sim, error) {
 		pathRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9a7)),
 		procRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9c0)),
 		coverRng: rand.New(rand.NewPCG(cfg.Seed, 0xc0fe)),
+		shapeRng: rand.New(rand.NewPCG(cfg.Seed, 0x5a9e)),
+		workRng:  rand.New(rand.NewPCG(cfg.Seed, 0x26)),
+		queues:   make([][]pending, cfg.Nodes),
 		logger:   slog.New(slog.DiscardHandler),
 	}
 	s.mixLo, s.mixMean, s.mixHi = cfg.mixing()
@@ -246,6 +262,10 @@ func (s *Sim) ObserverOptions() observe.Options {
 		senders[i] = i
 	}
 	least := c.LatencyMin + c.ProcessingMin
+	nodes := make([]int, c.Nodes)
+	for i := range nodes {
+		nodes[i] = i
+	}
 	return observe.Options{
 		Delay: observe.Delay{Min: least + s.mixLo, Mean: s.mixMean, Max: least + s.mixHi,
 			Jitter: c.ProcessingMax - c.ProcessingMin + c.LatencyMax - c.LatencyMin},
@@ -253,6 +273,7 @@ func (s *Sim) ObserverOptions() observe.Options {
 		MessageSize:       FrameSize,
 		ThreeRelayerShare: share(s.st.three, s.st.found),
 		MaxScored:         c.MaxScored,
+		LongTerm:          observe.LongTermOptions{Nodes: nodes},
 	}
 }
 
@@ -277,10 +298,15 @@ func (s *Sim) start() {
 	if cfg.Churn > 0 {
 		s.every(cfg.Warmup+cfg.ChurnInterval, cfg.ChurnInterval, s.trafficTo, s.churn)
 	}
-	s.at(cfg.Warmup+s.interval(), s.message)
+	if cfg.Fixed {
+		s.patient()
+	} else {
+		s.at(cfg.Warmup+s.interval(), s.message)
+	}
 	if cfg.CoverRate > 0 {
 		s.at(cfg.Warmup+s.coverInterval(), s.cover)
 	}
+	s.startShape()
 }
 
 // runUntil runs the events up to time end.
@@ -344,7 +370,7 @@ func (s *Sim) message() {
 	pairs := s.cfg.Senders * s.cfg.Recipients
 	p := s.sent % pairs
 	s.sent++
-	s.send(p/s.cfg.Recipients, s.cfg.Senders+p%s.cfg.Recipients)
+	s.offer(p/s.cfg.Recipients, s.cfg.Senders+p%s.cfg.Recipients)
 	s.after(s.interval(), s.message)
 }
 
@@ -386,13 +412,18 @@ func (s *Sim) sendCover(i int) {
 		return
 	}
 	s.st.coverPaid += relayers
-	s.forward(hops, 0, i, s.now, flight{cover: true, truth: -1})
+	s.forward(hops, 0, i, s.now, flight{kind: loopPacket, truth: -1})
 }
 
 // amount is the ticket a channel carries with n relayers ahead of its receiver.
 func amount(n int) uint256.Int { return tickets.AmountFor(n) }
 
-func (s *Sim) send(from, to int) {
+// send sends a message from from to to now, as it was asked to.
+func (s *Sim) send(from, to int) { s.sendAsked(from, to, s.now) }
+
+// sendAsked sends a message from from to to now that was asked for at asked: its latency
+// counts from then, and the ground truth has it sent then (as the API was called).
+func (s *Sim) sendAsked(from, to int, asked time.Duration) {
 	s.st.messages++
 	hops, err := s.pickPath(from, to)
 	if err != nil {
@@ -417,19 +448,28 @@ func (s *Sim) send(from, to int) {
 	f := flight{truth: -1}
 	if s.cfg.Observe {
 		f.truth = len(s.truth)
-		s.truth = append(s.truth, observe.Message{Sender: from, Recipient: to, Sent: simTime(s.now)})
+		s.truth = append(s.truth, observe.Message{Sender: from, Recipient: to, Sent: simTime(asked)})
 	}
 	if !s.pay(from, first, relayers) {
 		s.st.lost++
 		return
 	}
-	s.forward(hops, 0, from, s.now, f)
+	s.forward(hops, 0, from, asked, f)
 }
 
-// flight says what a packet is: a cover loop, or a message with its index in the ground truth
-// (-1: not recorded).
+// packetKind is what a packet is to its sender and its last hop; on the wire all look alike.
+type packetKind uint8
+
+const (
+	messagePacket packetKind = iota
+	loopPacket               // loop cover, back to its sender
+	dropPacket               // drop cover (or a re-emission), dropped by its last hop
+)
+
+// flight says what a packet is, and for a message its index in the ground truth (-1: not
+// recorded).
 type flight struct {
-	cover bool
+	kind  packetKind
 	truth int
 }
 
@@ -438,7 +478,10 @@ func simTime(d time.Duration) time.Time { return time.Unix(0, int64(d)) }
 
 // transmit puts size bytes on the link from → to at time at.
 func (s *Sim) transmit(at time.Duration, from, to, size int, f flight) {
-	if f.cover {
+	if size == FrameSize {
+		s.st.frames++
+	}
+	if f.kind != messagePacket {
 		s.st.coverBytes += int64(size)
 	} else {
 		s.st.messageBytes += int64(size)
@@ -449,9 +492,10 @@ func (s *Sim) transmit(at time.Duration, from, to, size int, f flight) {
 }
 
 func (s *Sim) lose(f flight) {
-	if f.cover {
+	switch f.kind {
+	case loopPacket:
 		s.st.coverLost++
-	} else {
+	case messagePacket:
 		s.st.lost++
 	}
 }
@@ -516,14 +560,19 @@ func (s *Sim) forward(hops []int, k, prev int, start time.Duration, f flight) {
 		p := s.processing()
 		s.transmit(s.now+p, cur, prev, AckSize, f)
 		if k == len(hops)-1 {
-			switch {
-			case f.cover:
+			switch f.kind {
+			case loopPacket:
 				s.st.coverReturned++
+			case dropPacket:
+				s.st.dropReceived++
 			default:
 				s.st.delivered++
 				s.st.latencies = append(s.st.latencies, s.now+p-start)
 				if f.truth >= 0 {
 					s.truth[f.truth].Delivered = simTime(s.now + p)
+				}
+				if s.cfg.Reemit {
+					s.reemit(cur, p)
 				}
 			}
 			return
