@@ -69,7 +69,12 @@ func TestReorgRollsBack(t *testing.T) {
 	ix, g := newIndexer(t, e, alice, db, log.add)
 	runIndexer(t, ix)
 
-	// An announcement and an opening in blocks a reorganisation drops.
+	// An announcement and an opening in blocks a reorganisation drops. The undo journal can roll
+	// back only to a block it has a checkpoint at or below, and the indexer's first range ends
+	// wherever the head is when it first runs: indexed first, so that the ancestor is not inside
+	// that range (an indexer that started late would rightly find the reorg deeper than its
+	// journal).
+	syncTo(t, ix, alice)
 	ancestor := headHash(t, alice)
 	must[common.Hash](t)(alice.Announce(t.Context(), []string{"/ip4/127.0.0.1/tcp/9091"}))
 	must[common.Hash](t)(alice.FundChannel(t.Context(), b, tokens(10)))
