@@ -13,6 +13,7 @@ import (
 
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/vrf"
 )
 
 func winProb(t *testing.T, p string) uint64 {
@@ -115,7 +116,12 @@ func TestLedgerDropsLosersKeepsWinners(t *testing.T) {
 			t.Fatalf("ticket %d: %v", i, err)
 		}
 		resp := responseFor(i)
-		if tk.Wins(resp, testChainID, testContract) {
+		h := tk.Hash(testChainID, testContract)
+		beta, err := vrf.OutputOf(e.self, h[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Wins(resp, beta, testChainID, testContract) {
 			won++
 		}
 		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: resp}}); err != nil {
