@@ -21,8 +21,8 @@
 //
 // Tickets below tickets.MaxWinProb win by a draw over this node's VRF output for the ticket hash
 // (internal/vrf, PROTOCOL.md §4.5), which the ticket's issuer cannot compute: Acknowledge computes
-// it (vrf.OutputOf with Config.Key, about 50 µs a ticket) to tell winners from losers, and the
-// chain client proves it when it redeems.
+// it (vrf.OutputOf with Config.Key, about 50 µs a ticket, a large batch over the CPUs) to tell
+// winners from losers, and the chain client proves it when it redeems.
 //
 // Imports: internal/chain (the client and its typed errors), internal/channels, internal/store,
 // internal/tickets, internal/token, internal/por, internal/vrf (the holder's draw), internal/packet
