@@ -6,10 +6,15 @@ import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol
 import {ECDSA} from "@openzeppelin/contracts/utils/cryptography/ECDSA.sol";
 import {MessageHashUtils} from "@openzeppelin/contracts/utils/cryptography/MessageHashUtils.sol";
 
+import {RelayVRF} from "./RelayVRF.sol";
+
 /// @title RelayChannels
 /// @notice The one global settlement contract of relayd: node announcements and unidirectional
 /// payment channels funded by their source, paid out by probabilistic tickets carrying a
 /// proof-of-relay challenge. docs/PROTOCOL.md section 4 is the specification of this contract.
+/// A ticket below MAX_WIN_PROB wins by a draw its issuer cannot foresee: the holder (the channel's
+/// destination, who redeems it) proves its VRF output over the ticket hash (RelayVRF), and the
+/// draw hashes that output with the proof-of-relay response.
 /// @dev Authorisation is structural: every state-changing function derives the channel it acts on
 /// from msg.sender (as source for fund/initiate/finalize, as destination for redeem and
 /// closeIncomingChannel), so nobody can name, let alone change, a channel that is not theirs.
@@ -52,7 +57,9 @@ contract RelayChannels {
     /// @notice One ticket in a redeemTickets group: the fields that differ between the tickets of
     /// a channel. channelId and epoch come from the group. The signature is EIP-2098's compact
     /// form: r, and vs = s with (v - 27) in its top bit, 64 bytes instead of a dynamic 65-byte
-    /// array (which would cost an offset and a length word more and a third word for v).
+    /// array (which would cost an offset and a length word more and a third word for v). proof is
+    /// the holder's VRF proof over the ticket hash (nine static words); a ticket with winProb ==
+    /// MAX_WIN_PROB needs none, and its proof is not read (zeros will do).
     struct BatchTicket {
         uint256 amount;
         uint64 index;
@@ -61,6 +68,15 @@ contract RelayChannels {
         bytes32 r;
         bytes32 vs;
         bytes32 response;
+        RelayVRF.Proof proof;
+    }
+
+    /// @notice A secp256k1 public key as its affine coordinates, the 64 bytes x ‖ y of an
+    /// uncompressed key without its 0x04 prefix. The holder key of a redemption is the
+    /// redeemer's own: address(keccak256(x ‖ y)) must be msg.sender.
+    struct PublicKey {
+        uint256 x;
+        uint256 y;
     }
 
     /// @notice The tickets of one channel and epoch in a redeemTickets call, in increasing index
@@ -172,6 +188,11 @@ contract RelayChannels {
     error ChallengeMismatch(address expected, address actual);
     /// @notice redeemTicket: the ticket did not win (its luck is above winProb).
     error TicketNotWinning();
+    /// @notice redeemTicket: the ticket's winProb is below MAX_WIN_PROB, so its draw needs the
+    /// redeemer's VRF output, and the holder key given is not msg.sender's (derived is its address).
+    error HolderKeyNotSender(address derived);
+    /// @notice redeemTicket: the VRF proof does not verify for the holder key and the ticket hash.
+    error InvalidVRFProof();
     /// @notice setMinWinProb: msg.sender is not the owner.
     error NotOwner();
 
@@ -224,11 +245,13 @@ contract RelayChannels {
         return ecrecover(bytes32(0), SECP256K1_G_V, bytes32(SECP256K1_GX), bytes32(mulmod(r, SECP256K1_GX, SECP256K1_N)));
     }
 
-    /// @notice Whether a ticket with this hash and proof-of-relay response wins at winProb: it does
-    /// iff the top 56 bits of keccak256(abi.encodePacked(hash, response)) are <= winProb.
-    function isWinning(bytes32 hash, bytes32 response, uint64 winProb) public pure returns (bool) {
-        uint256 luck = uint256(keccak256(abi.encodePacked(hash, response))) >> 200;
-        return luck <= winProb;
+    /// @notice Whether a ticket with this hash, proof-of-relay response and holder's VRF output beta
+    /// (RelayVRF, over the ticket hash, under the holder's key) wins at winProb: it does iff the top
+    /// 56 bits of keccak256(abi.encodePacked(hash, response, beta)) are <= winProb, so always at
+    /// MAX_WIN_PROB (whatever beta; redemption then takes no proof). The issuer knows the response
+    /// but not beta, so it cannot tell a winner from a loser when it signs.
+    function isWinning(bytes32 hash, bytes32 response, bytes32 beta, uint64 winProb) public pure returns (bool) {
+        return _isWinning(hash, response, beta, winProb);
     }
 
     /// @notice Binds a public key and a multiaddr to msg.sender.
@@ -266,7 +289,16 @@ contract RelayChannels {
     /// @param source the channel's source, who signed the ticket.
     /// @param ticket the ticket; ticket.channelId must be channelIdOf(source, msg.sender).
     /// @param response the proof-of-relay response r with address(r·G) == ticket.challenge.
-    function redeemTicket(address source, Ticket calldata ticket, bytes32 response) external {
+    /// @param holderKey msg.sender's public key; read only for a ticket below MAX_WIN_PROB.
+    /// @param proof msg.sender's VRF proof over the ticket hash (RelayVRF); read only for a ticket
+    /// below MAX_WIN_PROB (zeros will do otherwise).
+    function redeemTicket(
+        address source,
+        Ticket calldata ticket,
+        bytes32 response,
+        PublicKey calldata holderKey,
+        RelayVRF.Proof calldata proof
+    ) external {
         if (ticket.channelId != channelIdOf(source, msg.sender)) revert NotChannelDestination();
         Channel storage ch = channels[ticket.channelId];
         if (ch.status == ChannelStatus.Closed) revert ChannelNotOpen();
@@ -274,6 +306,10 @@ contract RelayChannels {
         if (ticket.index <= ch.ticketIndex) revert IndexNotIncreasing(ticket.index, ch.ticketIndex);
         if (ticket.amount > ch.balance) revert InsufficientChannelBalance(ticket.amount, ch.balance);
         if (ticket.winProb > MAX_WIN_PROB) revert InvalidWinProb(ticket.winProb);
+        if (ticket.winProb != MAX_WIN_PROB) {
+            address derived = _keyAddress(holderKey.x, holderKey.y);
+            if (derived != msg.sender) revert HolderKeyNotSender(derived);
+        }
 
         bytes32 hash = ticketHash(
             ticket.channelId, ticket.amount, ticket.index, ticket.epoch, ticket.winProb, ticket.challenge
@@ -285,7 +321,15 @@ contract RelayChannels {
 
         address opened = challengeOf(response);
         if (opened != ticket.challenge) revert ChallengeMismatch(ticket.challenge, opened);
-        if (!isWinning(hash, response, ticket.winProb)) revert TicketNotWinning();
+        if (ticket.winProb != MAX_WIN_PROB) {
+            // The proof is copied to memory only for a ticket that needs it.
+            bytes memory reason = _draw(hash, response, ticket.winProb, holderKey.x, holderKey.y, proof);
+            if (reason.length != 0) {
+                assembly ("memory-safe") {
+                    revert(add(reason, 0x20), mload(reason))
+                }
+            }
+        }
 
         ch.balance -= ticket.amount;
         ch.ticketIndex = ticket.index;
@@ -307,16 +351,37 @@ contract RelayChannels {
     /// each group starts from the state the previous one left.
     /// @param groups the tickets, per channel in increasing index order (a ticket whose index is
     /// not above the last one paid is rejected with IndexNotIncreasing).
-    function redeemTickets(ChannelTickets[] calldata groups) external {
+    /// @param holderKey msg.sender's public key, checked once for the whole call: if it is not
+    /// msg.sender's, every ticket below MAX_WIN_PROB is rejected with HolderKeyNotSender (at the
+    /// step redeemTicket would revert with it) and the others are still paid.
+    function redeemTickets(ChannelTickets[] calldata groups, PublicKey calldata holderKey) external {
+        BatchContext memory ctx;
+        ctx.pkX = holderKey.x;
+        ctx.pkY = holderKey.y;
+        address derived = _keyAddress(holderKey.x, holderKey.y);
+        if (derived != msg.sender) ctx.keyReason = abi.encodeWithSelector(HolderKeyNotSender.selector, derived);
         uint256 total;
         for (uint256 g = 0; g < groups.length; ++g) {
-            total += _redeemGroup(groups[g]);
+            total += _redeemGroup(groups[g], ctx);
         }
         if (total > 0) token.safeTransfer(msg.sender, total);
     }
 
+    /// @dev What the checks of a redeemTickets ticket need besides the ticket and its channel's
+    /// running state: the group's channel, source and epoch, and the call's holder key with the
+    /// error its tickets below MAX_WIN_PROB get when the key is not msg.sender's (empty when it
+    /// is), encoded once. One per call, in memory (the stack has no room for them).
+    struct BatchContext {
+        bytes32 id;
+        address source;
+        uint32 epoch;
+        uint256 pkX;
+        uint256 pkY;
+        bytes keyReason;
+    }
+
     /// @dev Checks and pays one group of redeemTickets; returns what it paid.
-    function _redeemGroup(ChannelTickets calldata grp) private returns (uint256 paid) {
+    function _redeemGroup(ChannelTickets calldata grp, BatchContext memory ctx) private returns (uint256 paid) {
         bytes32 id = grp.channelId;
         BatchTicket[] calldata tks = grp.tickets;
         // Checks 1-3 of redeemTicket depend on the channel only, so they decide the whole group.
@@ -334,13 +399,12 @@ contract RelayChannels {
             return 0;
         }
         uint256 balance = ch.balance;
-        address source = grp.source;
-        uint32 epoch = grp.epoch;
+        (ctx.id, ctx.source, ctx.epoch) = (id, grp.source, grp.epoch);
         uint64 lastBefore = ch.ticketIndex;
         uint64 last = lastBefore;
         for (uint256 i = 0; i < tks.length; ++i) {
             BatchTicket memory t = tks[i];
-            bytes memory reason = _checkBatchTicket(id, source, epoch, t, last, balance);
+            bytes memory reason = _checkBatchTicket(ctx, t, last, balance);
             if (reason.length != 0) {
                 emit TicketRejected(id, t.index, reason);
                 continue;
@@ -358,32 +422,55 @@ contract RelayChannels {
         }
     }
 
-    /// @dev Checks 4-9 of redeemTicket for one ticket of a group; returns the ABI-encoded error, or
+    /// @dev Checks 4-11 of redeemTicket for one ticket of a group; returns the ABI-encoded error, or
     /// empty bytes if the ticket is to be paid. Allocates memory only for a rejection.
-    function _checkBatchTicket(
-        bytes32 id,
-        address source,
-        uint32 epoch,
-        BatchTicket memory t,
-        uint64 last,
-        uint256 balance
-    ) private view returns (bytes memory reason) {
+    function _checkBatchTicket(BatchContext memory ctx, BatchTicket memory t, uint64 last, uint256 balance)
+        private
+        view
+        returns (bytes memory reason)
+    {
         if (t.index <= last) return abi.encodeWithSelector(IndexNotIncreasing.selector, t.index, last);
         if (t.amount > balance) return abi.encodeWithSelector(InsufficientChannelBalance.selector, t.amount, balance);
         if (t.winProb > MAX_WIN_PROB) return abi.encodeWithSelector(InvalidWinProb.selector, t.winProb);
-        bytes32 hash = _ticketHashScratch(id, t.amount, t.index, epoch, t.winProb, t.challenge);
+        if (t.winProb != MAX_WIN_PROB && ctx.keyReason.length != 0) return ctx.keyReason;
+        bytes32 hash = _ticketHashScratch(ctx.id, t.amount, t.index, ctx.epoch, t.winProb, t.challenge);
         (address signer, ECDSA.RecoverError err,) =
             ECDSA.tryRecover(MessageHashUtils.toEthSignedMessageHash(hash), t.r, t.vs);
         if (err != ECDSA.RecoverError.NoError) return abi.encodeWithSelector(InvalidSignature.selector);
-        if (signer != source) return abi.encodeWithSelector(SignerNotSource.selector, signer);
+        if (signer != ctx.source) return abi.encodeWithSelector(SignerNotSource.selector, signer);
         uint256 r = uint256(t.response);
         if (r == 0 || r >= SECP256K1_N) return abi.encodeWithSelector(InvalidResponse.selector);
         address opened = ecrecover(
             bytes32(0), SECP256K1_G_V, bytes32(SECP256K1_GX), bytes32(mulmod(r, SECP256K1_GX, SECP256K1_N))
         );
         if (opened != t.challenge) return abi.encodeWithSelector(ChallengeMismatch.selector, t.challenge, opened);
-        if (!_isWinningScratch(hash, t.response, t.winProb)) return abi.encodeWithSelector(TicketNotWinning.selector);
-        // reason stays the empty bytes at the zero slot: nothing allocated for a paid ticket.
+        // For a winner reason is the empty bytes at the zero slot: nothing allocated for a paid ticket.
+        return _draw(hash, t.response, t.winProb, ctx.pkX, ctx.pkY, t.proof);
+    }
+
+    /// @dev Checks 10 and 11 of redeemTicket, the draw: a ticket below MAX_WIN_PROB needs a VRF
+    /// proof of the holder key (pkX, pkY) over the ticket hash, else InvalidVRFProof, and wins with
+    /// its output beta iff isWinning, else TicketNotWinning. A ticket at MAX_WIN_PROB always wins
+    /// and its proof is not read. Returns the ABI-encoded error, or empty bytes for a winner
+    /// (nothing allocated then).
+    function _draw(bytes32 hash, bytes32 response, uint64 winProb, uint256 pkX, uint256 pkY, RelayVRF.Proof memory proof)
+        private
+        view
+        returns (bytes memory reason)
+    {
+        if (winProb == MAX_WIN_PROB) return reason;
+        (bool ok, bytes32 beta) = RelayVRF.verify(pkX, pkY, hash, proof);
+        if (!ok) return abi.encodeWithSelector(InvalidVRFProof.selector);
+        if (!_isWinning(hash, response, beta, winProb)) return abi.encodeWithSelector(TicketNotWinning.selector);
+    }
+
+    /// @dev address(keccak256(x ‖ y)), the account of the public key (x, y), in the scratch space.
+    function _keyAddress(uint256 x, uint256 y) private pure returns (address a) {
+        assembly ("memory-safe") {
+            mstore(0x00, x)
+            mstore(0x20, y)
+            a := and(keccak256(0x00, 0x40), 0xffffffffffffffffffffffffffffffffffffffff)
+        }
     }
 
     /// @dev Emits TicketRejected with reason for every ticket of a group.
@@ -417,12 +504,19 @@ contract RelayChannels {
         }
     }
 
-    /// @dev isWinning computed in the scratch space (0x00-0x3f) instead of newly allocated memory.
-    function _isWinningScratch(bytes32 hash, bytes32 response, uint64 winProb) private pure returns (bool won) {
+    /// @dev isWinning hashed past the free memory pointer, which it leaves unchanged (96 bytes do
+    /// not fit the 64-byte scratch space; abi.encodePacked would allocate them).
+    function _isWinning(bytes32 hash, bytes32 response, bytes32 beta, uint64 winProb)
+        private
+        pure
+        returns (bool won)
+    {
         assembly ("memory-safe") {
-            mstore(0x00, hash)
-            mstore(0x20, response)
-            won := iszero(gt(shr(200, keccak256(0x00, 0x40)), and(winProb, 0xffffffffffffffff)))
+            let p := mload(0x40)
+            mstore(p, hash)
+            mstore(add(p, 0x20), response)
+            mstore(add(p, 0x40), beta)
+            won := iszero(gt(shr(200, keccak256(p, 0x60)), and(winProb, 0xffffffffffffffff)))
         }
     }
 

@@ -18,7 +18,18 @@ const here = __dirname;
 const outDir = path.resolve(process.argv[2] || path.join(here, '..', 'internal', 'chain', 'contracts'));
 
 function findImport(importPath) {
-  // Only resolve packages installed by `npm ci`; never reach outside node_modules.
+  // A sibling source of this folder, imported as "./Name.sol" (solc asks for "contracts/Name.sol"):
+  // read it from here, whether or not SOURCES lists it (a library such as RelayVRF is compiled
+  // into the contracts importing it and has no artefact of its own).
+  const local = /^contracts\/([A-Za-z0-9_]+\.sol)$/.exec(importPath);
+  if (local) {
+    try {
+      return { contents: fs.readFileSync(path.join(here, local[1]), 'utf8') };
+    } catch (err) {
+      return { error: `cannot read ${importPath}: ${err.message}` };
+    }
+  }
+  // Anything else only from the packages installed by `npm ci`; never reach outside node_modules.
   const resolved = path.resolve(here, 'node_modules', importPath);
   if (!resolved.startsWith(path.join(here, 'node_modules') + path.sep)) {
     return { error: `import outside node_modules: ${importPath}` };

@@ -33,5 +33,7 @@
 //
 // The package must not import go-ethereum's simulated backend or node packages (they pull in a
 // whole Ethereum node): internal/devchain and tests do that. It imports the pure relayd packages
-// channels, tickets and token, and internal/store only through the StateStore interface's types.
+// channels, tickets, token and vrf (the VRF proofs a redemption of a ticket below
+// tickets.MaxWinProb carries, made with the client's key), and internal/store only through the
+// StateStore interface's types.
 package chain

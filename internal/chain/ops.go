@@ -117,11 +117,16 @@ func (c *Client) CloseIncoming(ctx context.Context, src common.Address) (common.
 }
 
 // RedeemTicket redeems tk, a ticket of a channel to the client, with the proof-of-relay response
-// that opens its challenge. The channel's source is recovered from the ticket's signature; the
-// contract checks everything else (PROTOCOL.md section 4.6) and a failed check is a *RevertError
-// with the contract's error, e.g. IndexNotIncreasing.
+// that opens its challenge. The channel's source is recovered from the ticket's signature; for a
+// ticket below tickets.MaxWinProb the client adds its public key and its VRF proof over the
+// ticket hash (the draw of PROTOCOL.md section 4.5). The contract checks everything else (section
+// 4.6) and a failed check is a *RevertError with the contract's error, e.g. IndexNotIncreasing.
 func (c *Client) RedeemTicket(ctx context.Context, tk tickets.Ticket, response [32]byte) (common.Hash, error) {
 	src, err := tk.Signer(c.ChainID(), c.channels)
+	if err != nil {
+		return common.Hash{}, fmt.Errorf("redeem ticket %d: %w", tk.Index, err)
+	}
+	proof, err := c.drawProof(&tk)
 	if err != nil {
 		return common.Hash{}, fmt.Errorf("redeem ticket %d: %w", tk.Index, err)
 	}
@@ -134,7 +139,7 @@ func (c *Client) RedeemTicket(ctx context.Context, tk tickets.Ticket, response [
 		Challenge: common.Address(tk.Challenge),
 		Signature: tk.Signature[:],
 	}
-	h, err := c.transact(ctx, c.channels, nil, channelsABI.PackRedeemTicket(src, ct, response))
+	h, err := c.transact(ctx, c.channels, nil, channelsABI.PackRedeemTicket(src, ct, response, c.holderKey(), proof))
 	if err != nil {
 		return h, fmt.Errorf("redeem ticket %d: %w", tk.Index, err)
 	}

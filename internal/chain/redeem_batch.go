@@ -19,11 +19,16 @@ import (
 // under the dev chain's default rules, which cost more than Osaka's. Overestimating only makes
 // batches smaller; the transaction's gas limit itself comes from the provider's estimate.
 const (
-	// RedeemGasPerTicket bounds one ticket's share of a batch: calldata (224 bytes), two
-	// signature recoveries (3,000 gas each), hashing, and its TicketRedeemed or TicketRejected
-	// event. TestBatchGas measures about 13,900 a ticket all included (batch and channel
-	// overheads shared out) under the dev chain's rules, TestSettlementGas as much under Osaka's.
-	RedeemGasPerTicket = 17_000
+	// RedeemGasPerTicket bounds one ticket's share of a batch: call data (512 bytes), two
+	// signature recoveries (3,000 gas each), hashing, its TicketRedeemed or TicketRejected event,
+	// and for a ticket below tickets.MaxWinProb the VRF proof's verification (three ecrecovers
+	// and a modexp per hash-to-curve counter: about 22,000 gas on average, see internal/vrf).
+	// TestBatchGas measures about 41,900 a ticket at p = 0.01 all included (batch and channel
+	// overheads shared out) under the dev chain's rules, TestSettlementGas 41,100 under Osaka's;
+	// a ticket that always wins costs about 16,000 (no proof to verify), so for those the bound
+	// is about three times too high, which only makes EstimateRedeemGas cautious: the call data
+	// limit, not the gas, sets a batch's size.
+	RedeemGasPerTicket = 48_000
 	// RedeemGasPerChannel bounds a group's own cost: its header in calldata, reading the channel
 	// (two cold slots), writing it once and its ChannelUpdated event.
 	RedeemGasPerChannel = 30_000
@@ -37,15 +42,16 @@ const (
 	DefaultRedeemBatchGas = 10_000_000
 
 	// maxRedeemBatchBytes bounds a batch's call data: go-ethereum's transaction pool refuses
-	// transactions over 128 KiB, and other nodes have similar limits. At 224 bytes a ticket it
-	// allows about 440 tickets a batch.
+	// transactions over 128 KiB, and other nodes have similar limits. At 512 bytes a ticket it
+	// allows about 190 tickets a batch.
 	maxRedeemBatchBytes = 100_000
-	// Call data sizes of redeemTickets' ABI encoding: selector, offset and length of the group
-	// array; per group its offset, four head words and the ticket array's length; per ticket
-	// seven words.
-	redeemBytesPerBatch   = 4 + 2*32
+	// Call data sizes of redeemTickets' ABI encoding: selector, the group array's offset, the
+	// holder key (two words) and the array's length; per group its offset, four head words and
+	// the ticket array's length; per ticket sixteen words (seven, and the VRF proof's nine, which
+	// are zeros for a ticket that always wins).
+	redeemBytesPerBatch   = 4 + 4*32
 	redeemBytesPerChannel = 6 * 32
-	redeemBytesPerTicket  = 7 * 32
+	redeemBytesPerTicket  = 16 * 32
 )
 
 // ErrBadRedemption means RedeemTickets was given nothing to redeem (an empty or nil list) or a
@@ -119,10 +125,16 @@ func EstimateRedeemGas(n, channels int) uint64 {
 // tickets only in increasing index order. The contract runs redeemTicket's checks on every ticket
 // (PROTOCOL.md section 4.6); a ticket that fails one is rejected without failing the others.
 //
-// Verdicts come only from mined receipts, with one exception: a ticket whose Source is zero and
-// whose signature is malformed (v not 27 or 28, or r or s out of range) has no recoverable
-// source; it is rejected with *contracts.RelayChannelsInvalidSignature and a zero TxHash, the
-// verdict the contract gives such a signature.
+// A ticket below tickets.MaxWinProb goes with the client's VRF proof over its hash, and the call
+// with the client's public key (the draw of PROTOCOL.md section 4.5); one that always wins goes
+// with a zero proof.
+//
+// Verdicts come only from mined receipts, with two exceptions, each with a zero TxHash and the
+// verdict the contract would give: a ticket whose Source is zero and whose signature is
+// malformed (v not 27 or 28, or r or s out of range) has no recoverable source and is rejected
+// with *contracts.RelayChannelsInvalidSignature; a ticket for which the client's key has no VRF
+// proof the contract can check (probability about 2^-127, see internal/vrf) is rejected with
+// *contracts.RelayChannelsInvalidVRFProof.
 //
 // The error is non-nil in two cases. Before any batch: rs is empty or an option is bad
 // (ErrBadRedemption), or the latest header cannot be read; outcomes are nil and nothing was sent.
@@ -196,6 +208,7 @@ func (c *Client) planRedemption(rs []Redemption, out []RedeemOutcome, budget uin
 	}
 	var order []key
 	members := map[key][]int{}
+	proofs := make([]contracts.RelayVRFProof, len(rs))
 	for i := range rs {
 		tk := &rs[i].Ticket
 		src := rs[i].Source
@@ -207,6 +220,12 @@ func (c *Client) planRedemption(rs []Redemption, out []RedeemOutcome, budget uin
 			}
 			src = s
 		}
+		proof, err := c.drawProof(tk)
+		if err != nil {
+			out[i] = RedeemOutcome{Reason: new(contracts.RelayChannelsInvalidVRFProof)}
+			continue
+		}
+		proofs[i] = proof
 		k := key{tk.ChannelID, src, tk.Epoch}
 		if _, seen := members[k]; !seen {
 			order = append(order, k)
@@ -240,7 +259,7 @@ func (c *Client) planRedemption(rs []Redemption, out []RedeemOutcome, budget uin
 				}})
 				open = &cur.groups[len(cur.groups)-1]
 			}
-			open.group.Tickets = append(open.group.Tickets, batchTicket(&rs[i]))
+			open.group.Tickets = append(open.group.Tickets, batchTicket(&rs[i], proofs[i]))
 			open.at = append(open.at, i)
 			gas, size = gas+need, size+bytes
 		}
@@ -251,16 +270,16 @@ func (c *Client) planRedemption(rs []Redemption, out []RedeemOutcome, budget uin
 	return batches
 }
 
-// batchTicket converts a redemption to the contract's per-ticket struct, with the signature in
-// EIP-2098's compact form (r, vs = s | (v-27) << 255). A signature that form cannot carry (v not
-// 27 or 28, or s with its top bit set, which is above n/2 anyway) is sent as r = s = 0, which the
-// contract rejects with InvalidSignature at the step where it checks signatures, as it rejects
-// the original.
-func batchTicket(r *Redemption) contracts.RelayChannelsBatchTicket {
+// batchTicket converts a redemption and its VRF proof (drawProof) to the contract's per-ticket
+// struct, with the signature in EIP-2098's compact form (r, vs = s | (v-27) << 255). A signature
+// that form cannot carry (v not 27 or 28, or s with its top bit set, which is above n/2 anyway)
+// is sent as r = s = 0, which the contract rejects with InvalidSignature at the step where it
+// checks signatures, as it rejects the original.
+func batchTicket(r *Redemption, proof contracts.RelayVRFProof) contracts.RelayChannelsBatchTicket {
 	tk := &r.Ticket
 	bt := contracts.RelayChannelsBatchTicket{
 		Amount: tk.Amount.ToBig(), Index: tk.Index, WinProb: tk.WinProb,
-		Challenge: common.Address(tk.Challenge), Response: r.Response,
+		Challenge: common.Address(tk.Challenge), Response: r.Response, Proof: proof,
 	}
 	v := tk.Signature[64]
 	if (v == 27 || v == 28) && tk.Signature[32]&0x80 == 0 {
@@ -290,7 +309,7 @@ func (c *Client) sendRedeemBatch(ctx context.Context, b redeemBatch, out []Redee
 		}
 		return err
 	}
-	data := channelsABI.PackRedeemTickets(gs)
+	data := channelsABI.PackRedeemTickets(gs, c.holderKey())
 	tx, err := c.send(ctx, c.channels, nil, data)
 	if err != nil {
 		return fail(common.Hash{}, fmt.Errorf("redeem %d tickets: %w", n, err))

@@ -17,6 +17,7 @@ import (
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
 	"github.com/relayd/relayd/internal/token"
+	"github.com/relayd/relayd/internal/vrf"
 )
 
 const (
@@ -32,14 +33,15 @@ const (
 type gasSetup struct {
 	e       *env
 	bob     *chain.Client
+	bobKey  *ecdsa.PrivateKey
 	sources []*ecdsa.PrivateKey
 }
 
 func newGasSetup(t *testing.T) gasSetup {
 	t.Helper()
 	e := newEnv(t)
-	bob, _ := e.account("gas bob", tokens(1))
-	s := gasSetup{e: e, bob: bob}
+	bob, bobKey := e.account("gas bob", tokens(1))
+	s := gasSetup{e: e, bob: bob, bobKey: bobKey}
 	var wg sync.WaitGroup
 	errs := make(chan error, gasSources)
 	for i := range gasSources {
@@ -62,7 +64,8 @@ func newGasSetup(t *testing.T) gasSetup {
 
 // winningTickets makes gasTicketsPerSource winning tickets at probability 0.01 per source, each
 // with its own proof-of-relay challenge: for every ticket it tries increasing indexes (as a
-// relayer's stream of tickets, of which it redeems only the winners) until one wins.
+// relayer's stream of tickets, of which it redeems only the winners) until one wins with bob's
+// VRF output, so each redemption carries bob's proof.
 func winningTickets(t *testing.T, s gasSetup) []chain.Redemption {
 	t.Helper()
 	contract := s.e.chain.ChannelsAddress()
@@ -88,8 +91,11 @@ func winningTickets(t *testing.T, s gasSetup) []chain.Redemption {
 				index++
 				tk.Index = index
 				h := tk.Hash(devchain.ChainID, contract)
-				luck := new(big.Int).Rsh(new(big.Int).SetBytes(crypto.Keccak256(h[:], r[:])), 200)
-				if luck.Uint64() <= gasWinProb {
+				beta, err := vrf.OutputOf(s.bobKey, h[:])
+				if err != nil {
+					t.Fatal(err)
+				}
+				if tickets.IsWinning(h, [32]byte(r), beta, gasWinProb) {
 					break
 				}
 			}
@@ -122,10 +128,14 @@ func receiptGas(t *testing.T, e *env, hashes []common.Hash) uint64 {
 }
 
 // TestBatchGas redeems 1,000 winning tickets at probability 0.01 (10 sources × 100 tickets, face
-// value 1 token) once with RedeemTickets and once with 1,000 RedeemTicket calls, each on a fresh
-// dev chain with the real contract, and compares the gas the receipts report. It fails unless
-// the batches cost at most 25 % of the single redemptions, or if a batch used more gas than
-// EstimateRedeemGas promised. The figures are BENCHMARKS.md's "Batched redemption":
+// value 1 token, each with bob's VRF proof) once with RedeemTickets and once with 1,000
+// RedeemTicket calls, each on a fresh dev chain with the real contract, and compares the gas the
+// receipts report. It fails unless the batches cost at most half the single redemptions, or if a
+// batch used more gas than EstimateRedeemGas promised. Half, not issue 15's quarter: each ticket
+// carries a VRF proof whose verification (about 22,000 gas) and call data (288 bytes) cost the
+// same in a batch and alone; what a batch can share still costs at most a quarter
+// (TestSettlementGas checks it on tickets that always win). The figures are BENCHMARKS.md's
+// "Batched redemption":
 //
 //	go test ./internal/chain -run TestBatchGas -v
 func TestBatchGas(t *testing.T) {
@@ -203,10 +213,10 @@ func TestBatchGas(t *testing.T) {
 	for _, h := range txs {
 		sizes = append(sizes, fmt.Sprintf("%d tickets, %s gas", len(perTx[h]), thousands(receiptGas(t, batched.e, []common.Hash{h}))))
 	}
-	fmt.Fprintf(&b, "\nbatches: %s\nbatched / one by one: %.1f %% (target ≤ 25 %%)\n", strings.Join(sizes, "; "), 100*ratio)
+	fmt.Fprintf(&b, "\nbatches: %s\nbatched / one by one: %.1f %% (target ≤ 50 %%)\n", strings.Join(sizes, "; "), 100*ratio)
 	t.Log(b.String())
-	if ratio > 0.25 {
-		t.Fatalf("batched redemption costs %.1f %% of single redemptions, target ≤ 25 %%", 100*ratio)
+	if ratio > 0.5 {
+		t.Fatalf("batched redemption costs %.1f %% of single redemptions, target ≤ 50 %%", 100*ratio)
 	}
 }
 

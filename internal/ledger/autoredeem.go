@@ -50,7 +50,7 @@ type AutoRedeem struct {
 // MinClosurePeriod is the shortest closure period in which a destination that follows the chain
 // confirmations blocks deep sees an incoming channel start closing and gets its redemptions
 // mined: the confirmations, plus five blocks for the redemption transactions (each carries some
-// 440 tickets), at blockTime each, plus 30 s for polling and a provider's delays. A source that
+// 190 tickets, about 8 M gas), at blockTime each, plus 30 s for polling and a provider's delays. A source that
 // finalizes sooner voids what its destination could not redeem in time.
 func MinClosurePeriod(confirmations uint64, blockTime time.Duration) time.Duration {
 	return time.Duration(confirmations+5)*blockTime + 30*time.Second

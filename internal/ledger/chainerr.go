@@ -30,7 +30,11 @@ func FromChain(err error) error {
 }
 
 // revertSentinel is the sentinel for one of the contract's (or the token's) custom errors, as
-// decoded by the bindings; ErrContractRefused for the rest.
+// decoded by the bindings; ErrContractRefused for the rest. HolderKeyNotSender and
+// InvalidVRFProof are among the rest on purpose: the chain client sends its own key and proofs
+// of the draw this node computed when it kept the ticket, so either means a fault on this side
+// (a bug, or a key that changed), not a ticket the contract will never pay; such a ticket stays
+// unredeemed, for a later run, instead of being settled as void.
 func revertSentinel(decoded any) error {
 	switch decoded.(type) {
 	case *contracts.RelayChannelsIndexNotIncreasing:

@@ -19,8 +19,13 @@
 // from the bindings' typed error values (chain.RevertError.Decoded), never from their text; the
 // REST layer maps the sentinels to status codes in its one table.
 //
+// Tickets below tickets.MaxWinProb win by a draw over this node's VRF output for the ticket hash
+// (internal/vrf, PROTOCOL.md §4.5), which the ticket's issuer cannot compute: Acknowledge computes
+// it (vrf.OutputOf with Config.Key, about 50 µs a ticket, a large batch over the CPUs) to tell
+// winners from losers, and the chain client proves it when it redeems.
+//
 // Imports: internal/chain (the client and its typed errors), internal/channels, internal/store,
-// internal/tickets, internal/token, internal/por, internal/packet (for packet.MaxHops) and internal/strategy
-// (the auto-redeem policy), go-ethereum and uint256. It must not import internal/relay, internal/node, internal/api, internal/ws or the
+// internal/tickets, internal/token, internal/por, internal/vrf (the holder's draw), internal/packet
+// (for packet.MaxHops) and internal/strategy (the auto-redeem policy), go-ethereum and uint256. It must not import internal/relay, internal/node, internal/api, internal/ws or the
 // libp2p transport. It never logs keys, tickets' challenges or responses.
 package ledger

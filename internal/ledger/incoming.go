@@ -3,6 +3,10 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/holiman/uint256"
@@ -10,6 +14,7 @@ import (
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/vrf"
 )
 
 // inChannel is what an incoming channel owes this node in one epoch: the face amounts of the
@@ -175,6 +180,62 @@ func (st *inChannel) check(ch *channels.Channel, t *tickets.Ticket) error {
 	return nil
 }
 
+// wins reports whether t, acknowledged with response, wins for this node, its holder (the
+// channel's destination): the contract's draw (tickets.IsWinning) over this node's VRF output
+// beta for the ticket hash, which the node's chain client proves at redemption. A ticket that
+// always wins needs no beta and costs nothing; any other costs one vrf.OutputOf (about 50 µs).
+// It fails only when the node's key has no proof the contract can check for this ticket
+// (vrf.ErrUnprovable or vrf.ErrBadKey, probability about 2^-127): the ticket can never be paid.
+func (l *Ledger) wins(t *tickets.Ticket, response [32]byte) (bool, error) {
+	if t.AlwaysWins() {
+		return true, nil
+	}
+	h := t.Hash(l.cfg.ChainID, l.cfg.Contract)
+	beta, err := vrf.OutputOf(l.cfg.Key, h[:])
+	if err != nil {
+		return false, fmt.Errorf("vrf output of ticket %d: %w", t.Index, err)
+	}
+	return tickets.IsWinning(h, response, beta, t.WinProb), nil
+}
+
+// drawsPerWorker is the fewest tickets below certainty worth a goroutine of their own in draws
+// (about 1.6 ms of VRF work).
+const drawsPerWorker = 32
+
+// draws is wins for every ticket of acks. The tickets below certainty are drawn by up to
+// GOMAXPROCS goroutines, drawsPerWorker or more each, so that the relay's one committer, which
+// calls Acknowledge, keeps up with acknowledgements on a machine with CPUs to spare.
+func (l *Ledger) draws(acks []AckedTicket) (won []bool, errs []error) {
+	won, errs = make([]bool, len(acks)), make([]error, len(acks))
+	var lottery []int
+	for i := range acks {
+		if acks[i].Ticket.AlwaysWins() {
+			won[i] = true
+		} else {
+			lottery = append(lottery, i)
+		}
+	}
+	draw := func(i int) { won[i], errs[i] = l.wins(&acks[i].Ticket, acks[i].Response) }
+	workers := min(runtime.GOMAXPROCS(0), len(lottery)/drawsPerWorker)
+	if workers <= 1 {
+		for _, i := range lottery {
+			draw(i)
+		}
+		return won, errs
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for k := next.Add(1) - 1; k < int64(len(lottery)); k = next.Add(1) - 1 {
+				draw(lottery[k])
+			}
+		})
+	}
+	wg.Wait()
+	return won, errs
+}
+
 // settlePending takes a ticket off its channel's pending tickets and, when it won (and is above
 // the index the stored sum was computed at), counts it as stored. l.mu is held.
 func (l *Ledger) settlePending(t *tickets.Ticket, won bool) {
@@ -193,17 +254,26 @@ func (l *Ledger) settlePending(t *tickets.Ticket, won bool) {
 
 // Acknowledge records pending tickets as acknowledged, with their responses: the winners are
 // stored durably (when it returns nil they survive a crash), the losers are dropped and counted.
+// Whether a ticket below tickets.MaxWinProb won depends on this node's VRF output over its hash
+// (wins), about 50 µs of work per such ticket, spread over the CPUs for a large batch (draws).
 // One store transaction per call; the relay batches acknowledgements.
 func (l *Ledger) Acknowledge(ctx context.Context, acks []AckedTicket) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	rows := make([]store.AckedTicket, 0, len(acks))
-	won := make([]bool, len(acks))
+	won, errs := l.draws(acks)
 	void := make([]bool, len(acks))
 	for i := range acks {
 		a := &acks[i]
-		if won[i] = a.Ticket.Wins(a.Response, l.cfg.ChainID, l.cfg.Contract); !won[i] {
+		if errs[i] != nil {
+			// No VRF proof the contract accepts exists for this key and ticket (about 2^-127):
+			// the ticket can never be paid. Not kept; counted as rejected.
+			l.log.Warn("ledger: no VRF output for an acknowledged ticket; dropped", slog.Uint64("index", a.Ticket.Index), slog.Any("err", errs[i]))
+			void[i] = true
+			continue
+		}
+		if !won[i] {
 			continue
 		}
 		if a.Unverified && !opens(a.Response, a.Ticket.Challenge) {

@@ -124,10 +124,17 @@ func (l *Ledger) redeem(ctx context.Context, r Redeemer, rows []store.AckedTicke
 			// (PROTOCOL.md §2). Void, without a transaction.
 			log.Warn("ledger: acknowledged ticket's response does not open its challenge", slog.Uint64("index", t.Index))
 			settle = append(settle, settlement(t, store.OutcomeNeglected))
-		case !t.Wins(a.Response, l.cfg.ChainID, l.cfg.Contract):
-			settle = append(settle, settlement(t, store.OutcomeLosing)) // stored before losers were dropped
 		default:
-			todo = append(todo, AckedTicket{Source: a.Source, Ticket: *t, Response: a.Response})
+			switch won, err := l.wins(t, a.Response); {
+			case err != nil:
+				// No VRF proof the contract accepts: it would refuse the ticket (InvalidVRFProof).
+				log.Warn("ledger: no VRF output for a stored ticket; settled as neglected", slog.Uint64("index", t.Index), slog.Any("err", err))
+				settle = append(settle, settlement(t, store.OutcomeNeglected))
+			case !won:
+				settle = append(settle, settlement(t, store.OutcomeLosing)) // stored before losers were dropped
+			default:
+				todo = append(todo, AckedTicket{Source: a.Source, Ticket: *t, Response: a.Response})
+			}
 		}
 	}
 	if err := l.settle(settle, rows, &rep); err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
 	"github.com/relayd/relayd/internal/token"
+	"github.com/relayd/relayd/internal/vrf"
 )
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -148,8 +149,9 @@ const singleRedeemGas = 68_300
 // The bound: the number of winners W of N tickets is Binomial(N, p) with p = (w+1)/2^56, the
 // probability the tickets' field w encodes; its 99 % two-sided interval is N·p ± 2.576·√(N·p·(1−p))
 // (normal approximation, exact enough at N·p ≈ 1,000). The payout is W × face. The proof-of-relay
-// responses come from a seeded generator, so the test is deterministic: a broken lottery (every
-// ticket winning, none winning, a biased draw) fails it every time.
+// responses come from a seeded generator and both keys from fixed seeds (the relayer's VRF output
+// over each ticket hash decides the draw with the response), so the test is deterministic: a
+// broken lottery (every ticket winning, none winning, a biased draw) fails it every time.
 //
 // RELAYD_SETTLEMENT_PACKETS sets N (default 100,000; 20,000 with -short or the race detector,
 // which `make test` runs, before it runs this test alone without the race detector at 100,000).
@@ -227,7 +229,12 @@ func TestSettlementAtOnePercent(t *testing.T) {
 			t.Fatalf("packet %d: accept: %v", i, err)
 		}
 		face = tk.Amount
-		if tk.Wins(response, relayer.client.ChainID(), relayer.client.ChannelsAddress()) {
+		h := tk.Hash(relayer.client.ChainID(), relayer.client.ChannelsAddress())
+		beta, err := vrf.OutputOf(relayer.key, h[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Wins(response, beta, relayer.client.ChainID(), relayer.client.ChannelsAddress()) {
 			winners++
 		}
 		acks = append(acks, AckedTicket{Source: sender.addr, Ticket: tk, Response: response})

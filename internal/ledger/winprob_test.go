@@ -13,6 +13,7 @@ import (
 
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/vrf"
 )
 
 func winProb(t *testing.T, p string) uint64 {
@@ -115,7 +116,12 @@ func TestLedgerDropsLosersKeepsWinners(t *testing.T) {
 			t.Fatalf("ticket %d: %v", i, err)
 		}
 		resp := responseFor(i)
-		if tk.Wins(resp, testChainID, testContract) {
+		h := tk.Hash(testChainID, testContract)
+		beta, err := vrf.OutputOf(e.self, h[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Wins(resp, beta, testChainID, testContract) {
 			won++
 		}
 		if err := e.l.Acknowledge(t.Context(), []AckedTicket{{Source: e.sourceAddr, Ticket: tk, Response: resp}}); err != nil {
@@ -204,5 +210,61 @@ func TestLedgerChecksAnUnverifiedWinner(t *testing.T) {
 	st, _ := e.l.Statistics()
 	if len(stored) != 1 || stored[0].Ticket.Index != 1 || st.Rejected != 1 || st.Unredeemed != 1 || st.Pending != 0 {
 		t.Fatalf("stored %d tickets, statistics %+v", len(stored), st)
+	}
+}
+
+// TestAcknowledgeBatchDrawsAsSingly: a batch of acknowledgements large enough to be drawn by
+// several goroutines (draws) keeps exactly the winners the tickets' draws give one by one, and
+// the tickets that always win among them.
+func TestAcknowledgeBatchDrawsAsSingly(t *testing.T) {
+	e := fixedLedgerEnv(t, "batch relayer", "batch sender")
+	w := winProb(t, "0.25")
+	face := tickets.AmountFor(4) // worth 0.01 at 0.25
+	e.chans.Open(e.sourceAddr, e.selfAddr, tickets.AmountFor(4*1000))
+	const n = 8 * drawsPerWorker
+	acks := make([]AckedTicket, 0, n)
+	want := map[uint64]bool{}
+	for i := uint64(1); i <= n; i++ {
+		tk := e.incoming(t, i, face)
+		if i%5 != 0 { // every fifth always wins
+			tk.WinProb = w
+			if err := tk.Sign(e.source, testChainID, testContract); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := e.l.AcceptTicket(e.sourceAddr, &tk, false); err != nil {
+			t.Fatalf("ticket %d: %v", i, err)
+		}
+		h := tk.Hash(testChainID, testContract)
+		beta, err := vrf.OutputOf(e.self, h[:])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tk.Wins(responseFor(i), beta, testChainID, testContract) {
+			want[i] = true
+		}
+		acks = append(acks, AckedTicket{Source: e.sourceAddr, Ticket: tk, Response: responseFor(i)})
+	}
+	if err := e.l.Acknowledge(t.Context(), acks); err != nil {
+		t.Fatal(err)
+	}
+	stored, err := e.l.Tickets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[uint64]bool{}
+	for _, a := range stored {
+		got[a.Ticket.Index] = true
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d winners stored, %d drawn one by one", len(got), len(want))
+	}
+	for i := range want {
+		if !got[i] {
+			t.Fatalf("ticket %d won one by one but was not stored", i)
+		}
+	}
+	if st, _ := e.l.Statistics(); st.LosingTickets != uint64(n-len(want)) || st.Pending != 0 {
+		t.Fatalf("statistics %+v for %d winners of %d", st, len(want), n)
 	}
 }

@@ -107,19 +107,33 @@ func FaceAmount(value *uint256.Int, w uint64) (uint256.Int, error) {
 	return face, nil
 }
 
-// Wins reports whether a ticket wins given the proof-of-relay response that opens its challenge,
-// as the contract's isWinning decides it (PROTOCOL.md §4.5): the top 56 bits of
-// keccak256(hash ‖ response) are at most WinProb, where hash is the ticket's Hash for the
-// contract at contract on chain chainID. A ticket with MaxWinProb always wins.
-func (t *Ticket) Wins(response [32]byte, chainID uint64, contract common.Address) bool {
-	if t.WinProb >= MaxWinProb {
+// AlwaysWins reports whether t wins whatever its draw: its WinProb is MaxWinProb. Only such a
+// ticket is redeemed without its holder's VRF proof, so only for such a ticket the holder need
+// not compute its VRF output (PROTOCOL.md §4.5).
+func (t *Ticket) AlwaysWins() bool { return t.WinProb >= MaxWinProb }
+
+// Wins reports whether a ticket wins, as the contract's isWinning decides it (PROTOCOL.md §4.5),
+// given the proof-of-relay response that opens its challenge and beta, its holder's VRF output
+// over its hash (internal/vrf's OutputOf with the key of the channel's destination, the input
+// being Hash(chainID, contract)): see IsWinning. A ticket that AlwaysWins wins whatever response
+// and beta are, so a holder may pass a zero beta for it. The caller computes beta: this package
+// does not know the VRF, and the ticket's issuer, who knows the response, cannot compute it.
+func (t *Ticket) Wins(response, beta [32]byte, chainID uint64, contract common.Address) bool {
+	if t.AlwaysWins() {
 		return true
 	}
-	h := t.Hash(chainID, contract)
-	luck := crypto.Keccak256(h[:], response[:])
+	return IsWinning(t.Hash(chainID, contract), response, beta, t.WinProb)
+}
+
+// IsWinning is the contract's isWinning(hash, response, beta, winProb): whether the top 56 bits
+// of keccak256(hash ‖ response ‖ beta), the ticket hash, the proof-of-relay response and the
+// holder's VRF output over the hash (96 bytes hashed), are at most winProb. Always true at
+// MaxWinProb.
+func IsWinning(hash common.Hash, response, beta [32]byte, winProb uint64) bool {
+	luck := crypto.Keccak256(hash[:], response[:], beta[:])
 	var top uint64
 	for _, b := range luck[:7] {
 		top = top<<8 | uint64(b)
 	}
-	return top <= t.WinProb
+	return top <= winProb
 }

@@ -57,17 +57,19 @@ func TestFaceAmountCoversValue(t *testing.T) {
 	}
 }
 
-// Wins agrees with the probability: of many tickets with random responses at p=0.25, about a
-// quarter win (a 5-sigma band), and every ticket wins at MaxWinProb.
+// Wins agrees with the probability: of many tickets with random responses and VRF outputs at
+// p=0.25, about a quarter win (a 5-sigma band), and every ticket wins at MaxWinProb whatever its
+// response and beta.
 func TestWinsFrequency(t *testing.T) {
 	w, _ := ParseWinProb("0.25")
 	tk := Ticket{Index: 1, Epoch: 1, WinProb: w, Challenge: [20]byte{1}}
 	const n = 4000
 	won := 0
-	var r [32]byte
+	var r, beta [32]byte
 	for i := 0; i < n; i++ {
 		rand.Read(r[:])
-		if tk.Wins(r, 1337, [20]byte{2}) {
+		rand.Read(beta[:])
+		if tk.Wins(r, beta, 1337, [20]byte{2}) {
 			won++
 		}
 	}
@@ -76,7 +78,39 @@ func TestWinsFrequency(t *testing.T) {
 		t.Errorf("%d of %d tickets won at p=0.25", won, n)
 	}
 	tk.WinProb = MaxWinProb
-	if !tk.Wins(r, 1337, [20]byte{2}) {
+	if !tk.AlwaysWins() || !tk.Wins(r, beta, 1337, [20]byte{2}) || !tk.Wins(r, [32]byte{}, 1337, [20]byte{2}) {
 		t.Error("a ticket with MaxWinProb lost")
+	}
+}
+
+// TestWinsDependsOnBeta: the draw hashes beta with the response, so one who knows the response
+// but not beta (the ticket's issuer) cannot tell the outcome. With the response fixed, each bit
+// of beta changes the luck; over many betas about the probability win; and Wins is IsWinning
+// over the ticket's hash.
+func TestWinsDependsOnBeta(t *testing.T) {
+	w, _ := ParseWinProb("0.5")
+	tk := Ticket{Index: 1, Epoch: 1, WinProb: w, Challenge: [20]byte{1}}
+	h := tk.Hash(1337, [20]byte{2})
+	var r [32]byte
+	r[31] = 7
+	const n = 2000
+	won := 0
+	for i := 0; i < n; i++ {
+		var beta [32]byte
+		beta[0], beta[1] = byte(i), byte(i>>8)
+		got := tk.Wins(r, beta, 1337, [20]byte{2})
+		if got != IsWinning(h, r, beta, w) {
+			t.Fatalf("Wins and IsWinning disagree for beta %x", beta[:2])
+		}
+		if got {
+			won++
+		}
+	}
+	// mean 1000, sd ≈ 22.4
+	if won < 888 || won > 1112 {
+		t.Errorf("with one response, %d of %d betas won at p=0.5", won, n)
+	}
+	if !IsWinning(h, r, [32]byte{}, MaxWinProb) {
+		t.Error("IsWinning at MaxWinProb is false")
 	}
 }

@@ -9,12 +9,12 @@
 //
 // # Why
 //
-// A ticket wins iff the top 56 bits of keccak256(ticketHash ‖ response) are ≤ winProb
-// (docs/PROTOCOL.md §4.5), and a message's sender derives every hop's proof-of-relay secrets, so
-// it knows whether its first ticket wins before sending it and can re-seal until it loses. With
-// the VRF the win also depends on beta = VRF_sk(ticketHash) of the ticket's holder (the
-// channel's destination, who redeems it): win iff top56(keccak256(ticketHash ‖ response ‖ beta))
-// ≤ winProb. The issuer cannot compute beta, and the holder cannot choose it.
+// A ticket used to win iff the top 56 bits of keccak256(ticketHash ‖ response) were ≤ winProb,
+// and a message's sender derives every hop's proof-of-relay secrets, so it knew whether its first
+// ticket would win before sending it and could re-seal until it lost. With the VRF the win also
+// depends on beta = VRF_sk(ticketHash) of the ticket's holder (the channel's destination, who
+// redeems it): win iff top56(keccak256(ticketHash ‖ response ‖ beta)) ≤ winProb
+// (docs/PROTOCOL.md §4.5). The issuer cannot compute beta, and the holder cannot choose it.
 //
 // # Construction
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/relayd/relayd/internal/chain/contracts"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/vrf"
 )
 
 func TestDeployment(t *testing.T) {
@@ -123,24 +124,40 @@ func TestChallengeOf(t *testing.T) {
 	}
 }
 
+// TestIsWinning checks the contract's draw against tickets.IsWinning: the top 56 bits of
+// keccak256(hash ‖ response ‖ beta), at the edges of winProb; beta changes the luck; and
+// MAX_WIN_PROB wins whatever beta is.
 func TestIsWinning(t *testing.T) {
 	e := newEnv(t)
 	p := newPoR(t, 3)
 	tk := e.ticket(e.alice, e.bob, e.alice, tokens(1), 1, 1, p)
 	h := tk.Hash(chainID, e.chanAddr)
-	luck := new(big.Int).Rsh(new(big.Int).SetBytes(crypto.Keccak256(h[:], p.response[:])), 200).Uint64()
+	beta, err := vrf.OutputOf(e.bob.key, h[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	luckOf := func(beta [32]byte) uint64 {
+		return new(big.Int).Rsh(new(big.Int).SetBytes(crypto.Keccak256(h[:], p.response[:], beta[:])), 200).Uint64()
+	}
+	luck := luckOf(beta)
+	if other := luckOf([32]byte{}); other == luck {
+		t.Fatalf("the luck %#x does not depend on beta", luck)
+	}
 	for _, tc := range []struct {
 		winProb uint64
+		beta    [32]byte
 		want    bool
 	}{
-		{tickets.MaxWinProb, true},
-		{luck, true},
-		{luck - 1, false},
-		{0, luck == 0},
+		{tickets.MaxWinProb, beta, true},
+		{tickets.MaxWinProb, [32]byte{}, true},
+		{luck, beta, true},
+		{luck - 1, beta, false},
+		{0, beta, luck == 0},
+		{luck, [32]byte{}, luckOf([32]byte{}) <= luck},
 	} {
-		got := call(e, e.channels, channelsABI.PackIsWinning(h, p.response, tc.winProb), channelsABI.UnpackIsWinning)
-		if got != tc.want {
-			t.Errorf("isWinning(winProb %#x, luck %#x) = %v, want %v", tc.winProb, luck, got, tc.want)
+		got := call(e, e.channels, channelsABI.PackIsWinning(h, p.response, tc.beta, tc.winProb), channelsABI.UnpackIsWinning)
+		if got != tc.want || got != tickets.IsWinning(h, p.response, tc.beta, tc.winProb) {
+			t.Errorf("isWinning(winProb %#x, beta %x…) = %v, want %v (luck %#x)", tc.winProb, tc.beta[:4], got, tc.want, luck)
 		}
 	}
 }
@@ -221,6 +238,9 @@ func TestFundChannel(t *testing.T) {
 		})
 	}
 }
+
+// secp256k1P is the secp256k1 field prime.
+var secp256k1P, _ = new(big.Int).SetString("fffffffffffffffffffffffffffffffffffffffffffffffffffffffefffffc2f", 16)
 
 func TestRedeemTicket(t *testing.T) {
 	amount := tokens(1).Div(tokens(1), big.NewInt(50)) // 0.02: two relayers ahead
@@ -391,6 +411,61 @@ func TestRedeemTicket(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := s.e.redeem(s.e.bob, s.e.alice, toContract(tk), s.p.response)
+			return err
+		}},
+		{name: "lottery winner with the holder's proof", run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			_, err := s.e.redeem(s.e.bob, s.e.alice, it.tk, it.resp)
+			return err
+		}},
+		{name: "lottery loser with the holder's proof", want: new(contracts.RelayChannelsTicketNotWinning), run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			it.tk.WinProb = 0 // luck 0 only: loses
+			it.tk = resign(t, s.e, s.e.alice, it.tk)
+			_, err := s.e.redeem(s.e.bob, s.e.alice, it.tk, it.resp)
+			return err
+		}},
+		{name: "lottery winner with another key's proof", want: new(contracts.RelayChannelsInvalidVRFProof), run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			_, err := s.e.redeemWith(s.e.bob, s.e.alice, it.tk, it.resp, holderKey(s.e.bob), s.e.vrfProof(s.e.carol, it.tk))
+			return err
+		}},
+		{name: "lottery winner with a tampered proof", want: new(contracts.RelayChannelsInvalidVRFProof), run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			p := s.e.vrfProof(s.e.bob, it.tk)
+			p.GammaY = new(big.Int).Sub(secp256k1P, p.GammaY) // −Gamma: on the curve, not the key's point
+			_, err := s.e.redeemWith(s.e.bob, s.e.alice, it.tk, it.resp, holderKey(s.e.bob), p)
+			return err
+		}},
+		{name: "lottery winner with the proof of another ticket", want: new(contracts.RelayChannelsInvalidVRFProof), run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			other := it.tk
+			other.Index = 2
+			_, err := s.e.redeemWith(s.e.bob, s.e.alice, it.tk, it.resp, holderKey(s.e.bob), s.e.vrfProof(s.e.bob, other))
+			return err
+		}},
+		{name: "lottery winner without a proof", want: new(contracts.RelayChannelsInvalidVRFProof), run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			_, err := s.e.redeemWith(s.e.bob, s.e.alice, it.tk, it.resp, holderKey(s.e.bob), zeroProof())
+			return err
+		}},
+		{name: "lottery winner with carol's key and proof", run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			_, err := s.e.redeemWith(s.e.bob, s.e.alice, it.tk, it.resp, holderKey(s.e.carol), s.e.vrfProof(s.e.carol, it.tk))
+			wantRevert(t, err, &contracts.RelayChannelsHolderKeyNotSender{Derived: s.e.carol.addr})
+			return nil
+		}},
+		{name: "holder key checked before the signature", run: func(t *testing.T, s setup) error {
+			it := lotteryWinner(t, s.e, s.e.alice, s.e.bob, 1, 0.5, 40)
+			it.tk.Signature[64] = 0
+			_, err := s.e.redeemWith(s.e.bob, s.e.alice, it.tk, it.resp, contracts.RelayChannelsPublicKey{X: big.NewInt(0), Y: big.NewInt(0)}, zeroProof())
+			wantRevert(t, err, &contracts.RelayChannelsHolderKeyNotSender{Derived: common.BytesToAddress(crypto.Keccak256(make([]byte, 64))[12:])})
+			return nil
+		}},
+		{name: "a ticket that always wins needs no key nor proof", run: func(t *testing.T, s setup) error {
+			tk := s.e.ticket(s.e.alice, s.e.bob, s.e.alice, amount, 1, 1, s.p)
+			_, err := s.e.redeemWith(s.e.bob, s.e.alice, toContract(tk), s.p.response,
+				contracts.RelayChannelsPublicKey{X: big.NewInt(0), Y: big.NewInt(0)}, zeroProof())
 			return err
 		}},
 		{name: "wrong contract in the signed domain", typeOnly: true, want: new(contracts.RelayChannelsSignerNotSource), run: func(t *testing.T, s setup) error {

@@ -22,6 +22,7 @@ import (
 	"github.com/relayd/relayd/internal/chain/contracts"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/vrf"
 )
 
 const (
@@ -325,12 +326,78 @@ func toContract(tk tickets.Ticket) contracts.RelayChannelsTicket {
 	}
 }
 
+// redeem redeems tk with redeemTicket as by, with by's public key and, for a ticket below
+// MAX_WIN_PROB, by's VRF proof over its hash (a zero proof otherwise), as a node does.
 func (e *env) redeem(by, src *actor, tk contracts.RelayChannelsTicket, response [32]byte) (*types.Receipt, error) {
+	e.t.Helper()
+	return e.redeemWith(by, src, tk, response, holderKey(by), e.drawProof(by, tk))
+}
+
+// redeemWith is redeem with the holder key and proof given.
+func (e *env) redeemWith(by, src *actor, tk contracts.RelayChannelsTicket, response [32]byte,
+	key contracts.RelayChannelsPublicKey, proof contracts.RelayVRFProof) (*types.Receipt, error) {
 	e.t.Helper()
 	e.preRedeem.id, e.preRedeem.by = tk.ChannelId, by.addr
 	e.preRedeem.channel = call(e, e.channels, channelsABI.PackChannels(tk.ChannelId), channelsABI.UnpackChannels)
 	e.preRedeem.balance = e.balanceOf(by.addr)
-	return e.send(by, "redeemTicket", e.channels, channelsABI.PackRedeemTicket(src.addr, tk, response))
+	return e.send(by, "redeemTicket", e.channels, channelsABI.PackRedeemTicket(src.addr, tk, response, key, proof))
+}
+
+// holderKey is a's public key as the contract's PublicKey (x, y of the uncompressed key).
+func holderKey(a *actor) contracts.RelayChannelsPublicKey {
+	pub := crypto.FromECDSAPub(&a.key.PublicKey)
+	return contracts.RelayChannelsPublicKey{X: new(big.Int).SetBytes(pub[1:33]), Y: new(big.Int).SetBytes(pub[33:])}
+}
+
+// zeroProof is the proof that goes with a ticket that always wins (not read by the contract).
+func zeroProof() contracts.RelayVRFProof {
+	z := new(big.Int)
+	return contracts.RelayVRFProof{GammaX: z, GammaY: z, C: z, S: z, SHX: z, SHY: z, CGammaX: z, CGammaY: z, ZInv: z}
+}
+
+// hashOf is the ticket hash of a ticket in the binding's form, for the contract at e.chanAddr.
+func (e *env) hashOf(tk contracts.RelayChannelsTicket) common.Hash {
+	t := tickets.Ticket{ChannelID: tk.ChannelId, Index: tk.Index, Epoch: tk.Epoch, WinProb: tk.WinProb, Challenge: tk.Challenge}
+	t.Amount.SetFromBig(tk.Amount)
+	return t.Hash(chainID, e.chanAddr)
+}
+
+// vrfProof is a's VRF proof over the ticket hash of tk, in the binding's form.
+func (e *env) vrfProof(a *actor, tk contracts.RelayChannelsTicket) contracts.RelayVRFProof {
+	e.t.Helper()
+	h := e.hashOf(tk)
+	p, err := vrf.Prove(a.key, h[:])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	w := func(b [32]byte) *big.Int { return new(big.Int).SetBytes(b[:]) }
+	return contracts.RelayVRFProof{GammaX: w(p.Gamma.X), GammaY: w(p.Gamma.Y), C: w(p.C), S: w(p.S),
+		SHX: w(p.SH.X), SHY: w(p.SH.Y), CGammaX: w(p.CGamma.X), CGammaY: w(p.CGamma.Y), ZInv: w(p.ZInv)}
+}
+
+// drawProof is what a node sends with tk: its VRF proof for a ticket below MAX_WIN_PROB, a zero
+// proof otherwise.
+func (e *env) drawProof(a *actor, tk contracts.RelayChannelsTicket) contracts.RelayVRFProof {
+	e.t.Helper()
+	if tk.WinProb >= tickets.MaxWinProb {
+		return zeroProof()
+	}
+	return e.vrfProof(a, tk)
+}
+
+// wins reports whether tk, redeemed by holder with response, wins: the contract's draw over
+// holder's VRF output.
+func (e *env) wins(holder *actor, tk contracts.RelayChannelsTicket, response [32]byte) bool {
+	e.t.Helper()
+	if tk.WinProb >= tickets.MaxWinProb {
+		return true
+	}
+	h := e.hashOf(tk)
+	beta, err := vrf.OutputOf(holder.key, h[:])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tickets.IsWinning(h, response, beta, tk.WinProb)
 }
 
 // advance moves the chain's clock forward by d in a new empty block. The empty Commit before it
