@@ -192,7 +192,9 @@ func TestCancelledPacketLeavesTheQueue(t *testing.T) {
 	tm := h.nextTimer(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	res := make(chan error, 1)
-	go func() { res <- h.s.Do(ctx, func(context.Context) error { t.Error("a cancelled packet was sent"); return nil }) }()
+	go func() {
+		res <- h.s.Do(ctx, func(context.Context) error { t.Error("a cancelled packet was sent"); return nil })
+	}()
 	wait.For(t, func() bool { return h.s.queued() == 1 }, 5*time.Second, "queued")
 	cancel()
 	if err := <-res; !errors.Is(err, context.Canceled) {
