@@ -175,10 +175,14 @@ func longTerm(events []event, msgs []Message, o LongTermOptions) LongTermReport 
 	w := int64(o.Window)
 	c := newCounts(events, nodes, t0, w, int((t1-t0)/w)+1)
 	lag := int((int64(o.Lag) + w - 1) / w)
+	var sig [2]series
+	for f, residual := range []bool{false, true} {
+		sig[f] = c.signals(residual)
+	}
 	bySender, byRecipient := groupTruth(msgs)
 	for _, k := range o.Ks {
-		rep.SenderSDA = append(rep.SenderSDA, c.sda(bySender, k, lag, int64(o.Lag), true))
-		rep.RecipientSDA = append(rep.RecipientSDA, c.sda(byRecipient, k, lag, int64(o.Lag), false))
+		rep.SenderSDA = append(rep.SenderSDA, c.sda(sig, bySender, k, lag, int64(o.Lag), true))
+		rep.RecipientSDA = append(rep.RecipientSDA, c.sda(sig, byRecipient, k, lag, int64(o.Lag), false))
 	}
 	rep.SenderActivity = activityAttack(events, nodes, msgs, int64(o.ActivityWindow), true)
 	rep.RecipientActivity = activityAttack(events, nodes, msgs, int64(o.ActivityWindow), false)
@@ -270,32 +274,33 @@ func newCounts(events []event, nodes []int, t0, width int64, windows int) *count
 	return c
 }
 
-// signals returns every host's sender-side and recipient-side series in one formulation:
-// packets out and in, or out − in and in − out.
-func (c *counts) signals(residual bool) (send, recv [][]float64) {
+// series are every host's sender-side and recipient-side counts per window ([row][window]) in
+// one formulation.
+type series struct{ send, recv [][]float64 }
+
+// signals returns the series of a formulation: packets out and in (classic), or out − in and
+// in − out (residual).
+func (c *counts) signals(residual bool) series {
 	if !residual {
-		return c.out, c.in
+		return series{c.out, c.in}
 	}
-	send, recv = make([][]float64, len(c.nodes)), make([][]float64, len(c.nodes))
+	sr := series{make([][]float64, len(c.nodes)), make([][]float64, len(c.nodes))}
 	for i := range c.nodes {
-		send[i], recv[i] = make([]float64, len(c.out[i])), make([]float64, len(c.out[i]))
-		for w := range send[i] {
-			send[i][w] = c.out[i][w] - c.in[i][w]
-			recv[i][w] = -send[i][w]
+		sr.send[i], sr.recv[i] = make([]float64, len(c.out[i])), make([]float64, len(c.out[i]))
+		for w := range sr.send[i] {
+			sr.send[i][w] = c.out[i][w] - c.in[i][w]
+			sr.recv[i][w] = -sr.send[i][w]
 		}
 	}
-	return send, recv
+	return sr
 }
 
 // sda scores the SDA after k messages per target: senders (rank each sender's recipients)
-// or, with senderSide false, recipients (rank each recipient's senders).
-func (c *counts) sda(targets []target, k, lag int, lagNs int64, senderSide bool) SDAResult {
+// or, with senderSide false, recipients (rank each recipient's senders), in both
+// formulations (sig: classic, residual).
+func (c *counts) sda(sig [2]series, targets []target, k, lag int, lagNs int64, senderSide bool) SDAResult {
 	res := SDAResult{K: k}
 	cands := len(c.nodes) - 1
-	var sig [2][2][][]float64
-	for f, residual := range []bool{false, true} {
-		sig[f][0], sig[f][1] = c.signals(residual)
-	}
 	for _, tg := range targets {
 		row, ok := c.row[tg.host]
 		if !ok || len(tg.times) < k {
@@ -306,7 +311,7 @@ func (c *counts) sda(targets []target, k, lag int, lagNs int64, senderSide bool)
 		res.Scored++
 		res.Random += float64(len(tg.truth)) / float64(cands)
 		for f, residual := range []bool{false, true} {
-			send, recv := sig[f][0], sig[f][1]
+			send, recv := sig[f].send, sig[f].recv
 			scores := make([]float64, len(c.nodes))
 			for j := range c.nodes {
 				switch {
