@@ -327,6 +327,7 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--mixDelayMean", c.cfg.MixDelayMean.String(),
 		"--mixDelayMax", c.cfg.MixDelayMax.String(),
 		"--coverRate", strconv.FormatFloat(c.cfg.CoverRate, 'f', -1, 64),
+		"--sendRate", strconv.FormatFloat(c.cfg.SendRate, 'f', -1, 64),
 		"--relayers", strconv.Itoa(cmp.Or(c.cfg.Relayers, settings.Defaults().Relayers)),
 	}
 	if c.cfg.ProfilePortBase != 0 {

@@ -103,6 +103,8 @@ type Config struct {
 	MixDelayMax time.Duration
 	// CoverRate is every node's --coverRate: loop cover packets per second (0: none).
 	CoverRate float64
+	// SendRate is every node's --sendRate: its constant-rate stream's packets per second (0: off).
+	SendRate float64
 	// Relayers is every node's --relayers: relayers of its own messages and cover loops
 	// (0: settings.Defaults().Relayers).
 	Relayers int
@@ -158,6 +160,7 @@ func DefaultConfig() Config {
 		ClosurePeriod:  DefaultClosurePeriod,
 		MixDelayMean:   settings.Defaults().MixDelayMean,
 		CoverRate:      settings.Defaults().CoverRate,
+		SendRate:       settings.Defaults().SendRate,
 		Relayers:       settings.Defaults().Relayers,
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,
@@ -244,6 +247,8 @@ func (c Config) Validate() error {
 		return &FieldError{"mixDelayMean", fmt.Sprintf("must be between 0 and %v", settings.MaxMixDelayMean)}
 	case c.MixDelayMean > 0 && c.MixDelayMax != 0 && c.MixDelayMax < c.MixDelayMean:
 		return &FieldError{"mixDelayMax", "must be at least --mixDelayMean (it caps each exponential draw; 0: 10 × the mean)"}
+	case !(c.SendRate >= 0 && c.SendRate <= settings.MaxSendRate):
+		return &FieldError{"sendRate", fmt.Sprintf("must be between 0 and %d packets per second", settings.MaxSendRate)}
 	case !(c.CoverRate >= 0 && c.CoverRate <= settings.MaxCoverRate):
 		return &FieldError{"coverRate", fmt.Sprintf("must be between 0 and %d packets per second", settings.MaxCoverRate)}
 	case c.Relayers != 0 && (c.Relayers < settings.MinRelayers || c.Relayers > settings.MaxRelayers):
