@@ -67,7 +67,7 @@ func (e *env) dial(key *ecdsa.PrivateKey, url string) *chain.Client {
 	e.t.Helper()
 	c, err := chain.Dial(e.t.Context(), chain.Config{
 		ProviderURL: url, Key: key, Channels: e.chain.ChannelsAddress(), Logger: quiet,
-		ReceiptPoll: 5 * time.Millisecond, CallTimeout: 2 * time.Second,
+		ReceiptPoll: 5 * time.Millisecond, CallTimeout: 10 * time.Second, // a 190-ticket batch's gas estimate takes seconds on a loaded 2-core machine
 	})
 	if err != nil {
 		e.t.Fatal(err)
