@@ -32,6 +32,7 @@ var rules = map[string]rule{
 	"internal/kdf":      {pure: true},
 	"internal/por":      {may: []string{"internal/kdf"}, pure: true},
 	"internal/packet":   {may: []string{"internal/kdf", "internal/por"}, pure: true},
+	"internal/fragment": {pure: true, noTransport: true},
 	"internal/observe":  {pure: true},
 	"internal/path":     {pure: true},
 	"internal/strategy": {pure: true},
