@@ -16,6 +16,17 @@ var (
 	// ErrFull means a write failed because the file system is full (or the user's quota used up):
 	// nothing of the transaction was written, and the same write can succeed once space is freed.
 	ErrFull = errors.New("store: the disk is full")
+	// ErrCorrupt means a stored record does not decode: the disk, a crash or a hand edit
+	// damaged it.
+	ErrCorrupt = errors.New("store: corrupt record")
+	// ErrInvalid means a value the store was asked to write breaks the record's rules (an
+	// unknown outbox state, a negative count, reply keys too long).
+	ErrInvalid = errors.New("store: invalid value")
+	// ErrInboxFull means storing the message would exceed the inbox quota (messages or
+	// bytes): nothing was stored; the message fits once the app has read some.
+	ErrInboxFull = errors.New("store: the inbox is full")
+	// ErrNoReplyBlock means the inbox message has no reply block left (TakeReplyBlock).
+	ErrNoReplyBlock = errors.New("store: no reply block left")
 )
 
 // update runs fn in a read-write transaction, as bolt's Update does; a write the file system
