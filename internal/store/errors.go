@@ -22,11 +22,16 @@ var (
 	// ErrInvalid means a value the store was asked to write breaks the record's rules (an
 	// unknown outbox state, a negative count, reply keys too long).
 	ErrInvalid = errors.New("store: invalid value")
+	// ErrExists means a record with that id is already stored (PutOutbox).
+	ErrExists = errors.New("store: already stored")
 	// ErrInboxFull means storing the message would exceed the inbox quota (messages or
 	// bytes): nothing was stored; the message fits once the app has read some.
 	ErrInboxFull = errors.New("store: the inbox is full")
 	// ErrNoReplyBlock means the inbox message has no reply block left (TakeReplyBlock).
 	ErrNoReplyBlock = errors.New("store: no reply block left")
+	// ErrOutboxFull means the message would exceed the outbox quota of pending messages
+	// (queued or sent, by count or bytes): nothing was stored.
+	ErrOutboxFull = errors.New("store: the outbox is full")
 )
 
 // update runs fn in a read-write transaction, as bolt's Update does; a write the file system

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"math"
 	"math/big"
 	"slices"
 	"testing"
@@ -319,6 +320,35 @@ func FuzzDecodeInbox(f *testing.F) {
 	})
 }
 
+// FuzzDecodeOutbox: an outbox record decodes or is ErrCorrupt, and what decodes re-encodes to
+// the same bytes.
+func FuzzDecodeOutbox(f *testing.F) {
+	m := testOutbox(1, OutboxSent)
+	m.Reason, m.Acked, m.Attempts, m.Fragments, m.Replies = "why", []byte{3}, 2, 3, 4
+	valid, err := encodeOutbox(&m)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid)
+	f.Add(valid[:len(valid)-1])
+	f.Add(append(bytes.Clone(valid), 0))
+	f.Add([]byte{outboxVersion, 9})
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		m, err := decodeOutbox([16]byte{1}, v)
+		if err != nil {
+			if !errors.Is(err, ErrCorrupt) {
+				t.Fatalf("error %v is not ErrCorrupt", err)
+			}
+			return
+		}
+		re, err := encodeOutbox(&m)
+		if err != nil || !bytes.Equal(re, v) {
+			t.Fatalf("re-encoded %x (%v), stored %x", re, err, v)
+		}
+	})
+}
+
 // FuzzInboxRecord stores an arbitrary record as inbox message 1 and works on it as the node
 // does: never a panic; it reads (and gives a reply block) only when it decodes; DeleteInbox
 // removes it whatever it holds and leaves the counters right.
@@ -366,6 +396,49 @@ func FuzzInboxRecord(f *testing.F) {
 		}
 		if seen, _ := db.SeenInbox(id); !seen {
 			t.Fatal("the deleted record's id is not remembered")
+		}
+	})
+}
+
+// FuzzOutboxRecord stores an arbitrary record as an outbox message and works on it as the
+// node does: never a panic; it reads and updates only when it decodes (and an update that
+// changes nothing writes the same bytes); PruneOutbox removes it when corrupt or finished,
+// and leaves the pending count right.
+func FuzzOutboxRecord(f *testing.F) {
+	db := fuzzDB(f)
+	id := [16]byte{1}
+	for _, state := range outboxStates {
+		m := testOutbox(1, state)
+		v, _ := encodeOutbox(&m)
+		f.Add(v)
+	}
+	f.Add([]byte{outboxVersion, 1})
+	f.Fuzz(func(t *testing.T, v []byte) {
+		clearBuckets(t, db, bucketOutbox, bucketOutboxMeta)
+		put(t, db, bucketOutbox, id[:], v)
+		want, decodeErr := decodeOutbox(id, v)
+		if !want.Finished() && decodeErr == nil {
+			put(t, db, bucketOutboxMeta, counterOutboxPending, seqKey(1))
+		}
+		if _, ok, err := db.GetOutbox(id); (err == nil) != (decodeErr == nil) || err == nil && !ok {
+			t.Fatalf("get: %v, %v; decode: %v", ok, err, decodeErr)
+		}
+		if _, err := db.ListOutbox(); (err == nil) != (decodeErr == nil) {
+			t.Fatalf("list: %v; decode: %v", err, decodeErr)
+		}
+		err := db.UpdateOutbox(id, func(*OutboxMessage) error { return nil })
+		if (err == nil) != (decodeErr == nil) {
+			t.Fatalf("update: %v; decode: %v", err, decodeErr)
+		}
+		if err == nil && !bytes.Equal(get(t, db, bucketOutbox, id[:]), v) {
+			t.Fatal("an update that changed nothing rewrote the record")
+		}
+		n, err := db.PruneOutbox(time.UnixMilli(math.MaxInt64), 0)
+		if err != nil || (n == 1) != (decodeErr != nil || want.Finished()) {
+			t.Fatalf("prune: %d, %v; decode: %v", n, err, decodeErr)
+		}
+		if p, _, _ := db.OutboxUsage(); p != 1-n {
+			t.Fatalf("%d pending after pruning %d", p, n)
 		}
 	})
 }

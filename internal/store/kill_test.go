@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,6 +51,9 @@ func TestMain(m *testing.M) {
 	}
 	if dir := os.Getenv("RELAYD_STORE_KILL_INBOX"); dir != "" {
 		inboxKillChild(dir)
+	}
+	if dir := os.Getenv("RELAYD_STORE_KILL_OUTBOX"); dir != "" {
+		outboxKillChild(dir)
 	}
 	os.Exit(m.Run())
 }
@@ -304,5 +308,149 @@ func TestInboxSurvivesKill(t *testing.T) {
 	}
 	if n, _, _ := db.InboxUsage(); n != len(all) {
 		t.Fatalf("usage says %d messages, %d stored", n, len(all))
+	}
+}
+
+// outboxKillChild is the child side of TestOutboxUpdatesSurviveKill. It resumes the pending
+// outbox messages, then stores new ones; after each it updates the five last pending ones:
+// one attempt more, the attempt's bit set in Acked, delivered at the fifth. It reports each
+// operation only after it returned: "put i" and "upd i attempts".
+func outboxKillChild(dir string) {
+	db, err := Open(dir)
+	if err != nil {
+		childFail(err)
+	}
+	all, err := db.ListOutbox()
+	if err != nil {
+		childFail(err)
+	}
+	pending, err := db.ListOutbox(OutboxQueued, OutboxSent)
+	if err != nil {
+		childFail(err)
+	}
+	var ids [][16]byte
+	for _, m := range pending {
+		ids = append(ids, m.ID)
+	}
+	for i := len(all) + 1; ; i++ {
+		if err := db.PutOutbox(testOutbox(i, OutboxQueued)); err != nil {
+			childFail(err)
+		}
+		fmt.Println("put", i)
+		ids = append(ids, msgID(i))
+		for _, id := range ids[max(0, len(ids)-5):] {
+			var attempts int
+			err := db.UpdateOutbox(id, func(m *OutboxMessage) error {
+				m.Attempts++
+				attempts = m.Attempts
+				m.State = OutboxSent
+				if m.Attempts == 5 {
+					m.State = OutboxDelivered
+				}
+				for len(m.Acked) <= m.Attempts/8 {
+					m.Acked = append(m.Acked, 0)
+				}
+				m.Acked[m.Attempts/8] |= 1 << (m.Attempts % 8)
+				return nil
+			})
+			if err != nil {
+				childFail(err)
+			}
+			fmt.Println("upd", strings.TrimSpace(string(id[8:])), attempts)
+		}
+		ids = slices.DeleteFunc(ids, func(id [16]byte) bool {
+			m, _, err := db.GetOutbox(id)
+			if err != nil {
+				childFail(err)
+			}
+			return m.Finished()
+		})
+	}
+}
+
+// TestOutboxUpdatesSurviveKill: a process storing and updating outbox messages is killed with
+// SIGKILL at a random moment, three times over; every message it reported stored is there,
+// and each has every update reported (and at most one more that committed unreported), all
+// of an update's fields together.
+func TestOutboxUpdatesSurviveKill(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs a child process")
+	}
+	dir := t.TempDir()
+	attempts := map[int]int{} // message → the last attempt reported
+	for round := range 3 {
+		n := 20 + rand.IntN(200)
+		lines := killedChild(t, "RELAYD_STORE_KILL_OUTBOX="+dir, n)
+		t.Logf("round %d: killed after %d operations, %d reported", round, n, len(lines))
+		for _, line := range lines {
+			f := strings.Fields(line)
+			var i, a int
+			var err error
+			switch {
+			case len(f) == 2 && f[0] == "put":
+				i, err = strconv.Atoi(f[1])
+				if _, ok := attempts[i]; ok {
+					t.Fatalf("message %d stored twice", i)
+				}
+			case len(f) == 3 && f[0] == "upd":
+				if i, err = strconv.Atoi(f[1]); err == nil {
+					a, err = strconv.Atoi(f[2])
+				}
+				if a <= attempts[i] {
+					t.Fatalf("message %d: attempt %d after %d", i, a, attempts[i])
+				}
+			default:
+				err = fmt.Errorf("unknown")
+			}
+			if err != nil {
+				t.Fatalf("child: %q", line)
+			}
+			attempts[i] = a
+		}
+	}
+
+	db, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	pending := 0
+	for i, a := range attempts {
+		m, ok, err := db.GetOutbox(msgID(i))
+		if err != nil || !ok {
+			t.Fatalf("message %d reported stored is gone: %v", i, err)
+		}
+		if m.Attempts != a && m.Attempts != a+1 {
+			t.Fatalf("message %d has %d attempts, %d reported", i, m.Attempts, a)
+		}
+		wantState := OutboxSent
+		switch m.Attempts {
+		case 0:
+			wantState = OutboxQueued
+		case 5:
+			wantState = OutboxDelivered
+		}
+		var acked int
+		for bit := range 8 * len(m.Acked) {
+			if m.Acked[bit/8]&(1<<(bit%8)) != 0 {
+				acked++
+				if bit == 0 || bit > m.Attempts {
+					acked = -1
+					break
+				}
+			}
+		}
+		if m.State != wantState || acked != m.Attempts {
+			t.Fatalf("message %d: %d attempts, state %s, acked %08b: parts of an update are missing", i, m.Attempts, m.State, m.Acked)
+		}
+		if !m.Finished() {
+			pending++
+		}
+	}
+	if all, _ := db.ListOutbox(); len(all) > len(attempts)+1 {
+		t.Fatalf("%d messages stored, %d reported", len(all), len(attempts))
+	}
+	if p, _, _ := db.OutboxUsage(); p < pending || p > pending+1 {
+		t.Fatalf("usage says %d pending, %d of the reported messages are", p, pending)
 	}
 }

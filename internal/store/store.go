@@ -1,11 +1,13 @@
 // Package store is the node's transactional embedded store: one bbolt file
 // in the data directory. It keeps aliases, settings, the chain indexer's
 // cursor and channel cache, tickets and their indexes, replay tags, and the
-// inbox (messages delivered to this node, until the app reads them;
-// inbox.go). Each write method is one transaction synced to disk before it
-// returns (ReplayTags alone writes in batches), so what it reported done
-// survives kill -9. Each concern has its own file and buckets; this package
-// must not import other relayd packages except pure ones.
+// node's messages: the inbox (messages delivered to this node, until the app
+// reads them; inbox.go) and the outbox (messages the node accepted to send,
+// with their delivery state; outbox.go). Each write method is one
+// transaction synced to disk before it returns (ReplayTags alone writes in
+// batches), so what it reported done survives kill -9. Each concern has its
+// own file and buckets; this package must not import other relayd packages
+// except pure ones.
 package store
 
 import (
@@ -26,10 +28,11 @@ const FileName = "relayd.db"
 type DB struct {
 	bolt *bolt.DB
 
-	// The bounds of the message collections: quotas the node sets (SetInboxQuota)
-	// and fixed ones tests lower.
-	inboxMessages, inboxBytes atomic.Int64
-	seenKept                  uint64 // InboxSeenKept
+	// The bounds of the message collections: quotas the node sets (SetInboxQuota,
+	// SetOutboxQuota) and fixed ones tests lower.
+	inboxMessages, inboxBytes  atomic.Int64
+	outboxPending, outboxBytes atomic.Int64
+	seenKept                   uint64 // InboxSeenKept
 }
 
 // Open opens (creating if needed) the store in dir. Only one process may
@@ -44,6 +47,7 @@ func Open(dir string) (*DB, error) {
 	}
 	db := &DB{bolt: b, seenKept: InboxSeenKept}
 	db.SetInboxQuota(0, 0)
+	db.SetOutboxQuota(0, 0)
 	if err := b.Update(func(tx *bolt.Tx) error {
 		for _, name := range allBuckets {
 			if _, err := tx.CreateBucketIfNotExists(name); err != nil {
