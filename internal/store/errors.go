@@ -32,6 +32,9 @@ var (
 	// ErrOutboxFull means the message would exceed the outbox quota of pending messages
 	// (queued or sent, by count or bytes): nothing was stored.
 	ErrOutboxFull = errors.New("store: the outbox is full")
+	// ErrReplyKeysFull means the reply keyring holds MaxReplyKeys keys: nothing was stored;
+	// keys leave as they are taken or expire (ExpireReplyKeys).
+	ErrReplyKeysFull = errors.New("store: the reply keyring is full")
 )
 
 // update runs fn in a read-write transaction, as bolt's Update does; a write the file system

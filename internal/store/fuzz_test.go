@@ -442,3 +442,43 @@ func FuzzOutboxRecord(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReplyKeys stores an arbitrary keyring entry and index value, then takes and expires
+// keys as the node does: never a panic; the entry is taken only through an index that
+// names its epoch; an entry with a malformed key is expired.
+func FuzzReplyKeys(f *testing.F) {
+	db := fuzzDB(f)
+	id := [16]byte{1}
+	const now = 2_945_376
+	f.Add(replyKey(now, id), []byte{0, 0x2c, 0xf1, 0x60})
+	f.Add(replyKey(now-5, id), []byte{0, 0x2c, 0xf1, 0x5b})
+	f.Add(replyKey(now, id), []byte{0, 0x2c, 0xf1})
+	f.Add([]byte("short"), []byte{1, 2, 3, 4})
+	f.Fuzz(func(t *testing.T, k, epoch []byte) {
+		if len(k) == 0 || len(k) > bolt.MaxKeySize {
+			return // bbolt stores no such key
+		}
+		clearBuckets(t, db, bucketReplyKeys, bucketReplyKeyIDs, bucketReplyKeyMeta)
+		put(t, db, bucketReplyKeys, k, []byte("keys"))
+		put(t, db, bucketReplyKeyIDs, id[:], epoch)
+		put(t, db, bucketReplyKeyMeta, counterReplyKeys, seqKey(1))
+		indexed := len(epoch) == 4 && bytes.Equal(k, replyKey(binary.BigEndian.Uint32(epoch), id))
+		keys, ok, err := db.ReplyKeys().Take(id)
+		if indexed && (!ok || err != nil || string(keys) != "keys") || !indexed && (ok || !errors.Is(err, ErrCorrupt)) {
+			t.Fatalf("take: %q, %v, %v (indexed %v)", keys, ok, err, indexed)
+		}
+		n, err := db.ExpireReplyKeys(now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !indexed && len(k) != replyKeyLen && n != 1 {
+			t.Fatalf("a malformed key was not expired")
+		}
+		if _, err := db.ExpireReplyKeys(^uint32(0)); err != nil {
+			t.Fatal(err)
+		}
+		if l, _ := db.ReplyKeys().Len(); l != entries(t, db, bucketReplyKeys) {
+			t.Fatalf("len %d, %d entries", l, entries(t, db, bucketReplyKeys))
+		}
+	})
+}

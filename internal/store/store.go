@@ -2,9 +2,10 @@
 // in the data directory. It keeps aliases, settings, the chain indexer's
 // cursor and channel cache, tickets and their indexes, replay tags, and the
 // node's messages: the inbox (messages delivered to this node, until the app
-// reads them; inbox.go) and the outbox (messages the node accepted to send,
-// with their delivery state; outbox.go). Each write method is one
-// transaction synced to disk before it returns (ReplayTags alone writes in
+// reads them; inbox.go), the outbox (messages the node accepted to send, with
+// their delivery state; outbox.go) and the reply keyring (the keys of the
+// anonymous reply blocks this node made; replykeys.go). Each write method is
+// one transaction synced to disk before it returns (ReplayTags alone writes in
 // batches), so what it reported done survives kill -9. Each concern has its
 // own file and buckets; this package must not import other relayd packages
 // except pure ones.
@@ -33,6 +34,7 @@ type DB struct {
 	inboxMessages, inboxBytes  atomic.Int64
 	outboxPending, outboxBytes atomic.Int64
 	seenKept                   uint64 // InboxSeenKept
+	replyKeysMax               uint64 // MaxReplyKeys
 }
 
 // Open opens (creating if needed) the store in dir. Only one process may
@@ -45,7 +47,7 @@ func Open(dir string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	db := &DB{bolt: b, seenKept: InboxSeenKept}
+	db := &DB{bolt: b, seenKept: InboxSeenKept, replyKeysMax: MaxReplyKeys}
 	db.SetInboxQuota(0, 0)
 	db.SetOutboxQuota(0, 0)
 	if err := b.Update(func(tx *bolt.Tx) error {
