@@ -3,40 +3,96 @@ package ws
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/wait"
 )
 
-// appHarness runs AppStreams over a hub, served at /messages (?since=) and
+// memInbox is the durable inbox as the courier keeps it: messages by seq, a seq that grows and is
+// never reused, deletes. It outlives the streams (a restart of the node is a new AppStreams over
+// the same memInbox).
+type memInbox struct {
+	mu   sync.Mutex
+	last uint64
+	msgs []store.InboxMessage // by seq
+	err  error                // every Inbox call fails with it when set
+}
+
+// put stores a message and returns it with its seq.
+func (in *memInbox) put(m store.InboxMessage) store.InboxMessage {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.last++
+	m.Seq = in.last
+	in.msgs = append(in.msgs, m)
+	return m
+}
+
+// remove deletes the kept messages whose seq f accepts (the app read them).
+func (in *memInbox) remove(f func(seq uint64) bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.msgs = slices.DeleteFunc(in.msgs, func(m store.InboxMessage) bool { return f(m.Seq) })
+}
+
+func (in *memInbox) fail(err error) {
+	in.mu.Lock()
+	in.err = err
+	in.mu.Unlock()
+}
+
+func (in *memInbox) Inbox(since uint64, limit int) ([]store.InboxMessage, int, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.err != nil {
+		return nil, 0, in.err
+	}
+	var out []store.InboxMessage
+	for _, m := range in.msgs {
+		if m.Seq > since && len(out) < limit {
+			out = append(out, m)
+		}
+	}
+	return out, len(in.msgs), nil
+}
+
+// appHarness runs AppStreams over a hub and an inbox, served at /messages (?since=) and
 // /admin.
 type appHarness struct {
 	hub     *Hub
+	inbox   *memInbox
 	streams *AppStreams
 	srv     *httptest.Server
 	stop    context.CancelFunc
 	ran     chan error
 }
 
-func newAppHarness(t *testing.T, now func() time.Time) *appHarness {
+func newAppHarness(t *testing.T, inbox *memInbox) *appHarness {
 	t.Helper()
-	hub := NewHub(now)
-	a, err := NewAppStreams(hub, nil)
+	if inbox == nil {
+		inbox = &memInbox{}
+	}
+	hub := NewHub(nil)
+	a, err := NewAppStreams(hub, inbox, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/messages", func(w http.ResponseWriter, r *http.Request) {
-		var since *int64
+		var since *uint64
 		if v := r.URL.Query().Get("since"); v != "" {
-			n, err := strconv.ParseInt(v, 10, 64)
+			n, err := strconv.ParseUint(v, 10, 64)
 			if err != nil {
 				t.Errorf("since %q", v)
 			}
@@ -48,7 +104,7 @@ func newAppHarness(t *testing.T, now func() time.Time) *appHarness {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithCancel(t.Context())
-	h := &appHarness{hub: hub, streams: a, srv: srv, stop: cancel, ran: make(chan error, 1)}
+	h := &appHarness{hub: hub, inbox: inbox, streams: a, srv: srv, stop: cancel, ran: make(chan error, 1)}
 	go func() { h.ran <- a.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
@@ -75,26 +131,36 @@ func (h *appHarness) dial(t *testing.T, path string) *websocket.Conn {
 	return c
 }
 
-// deliver hands the streams a received message as the node does, and publishes its admin frames
-// as the admin console does (the admin stream shows them).
-func (h *appHarness) deliver(text string) {
-	now := h.hub.Now()
-	h.hub.PublishSeq(NewFrame(TypeLog, "#### NODE RECEIVED MESSAGE ####", now), NewFrame(TypeLog, "Message: "+text, now),
-		NewFrame(TypeMessage, text, now))
-	h.streams.Deliver(text, now)
+// deliver stores a received message in the inbox and tells the streams, as the courier does, and
+// publishes its admin frames as the admin console does (the admin stream shows them).
+func (h *appHarness) deliver(text string) store.InboxMessage {
+	return h.deliverMessage(store.InboxMessage{Body: []byte(text)})
 }
 
-// joined waits until n message stream clients wait for messages.
+func (h *appHarness) deliverMessage(m store.InboxMessage) store.InboxMessage {
+	now := h.hub.Now()
+	if m.Received.IsZero() {
+		m.Received = now
+	}
+	m.ID = [16]byte{0xab, byte(h.inbox.last + 1)}
+	h.hub.PublishSeq(NewFrame(TypeLog, "#### NODE RECEIVED MESSAGE ####", now), NewFrame(TypeLog, "Message: "+string(m.Body), now),
+		NewFrame(TypeMessage, string(m.Body), now))
+	m = h.inbox.put(m)
+	h.streams.Event(EventReceived, m.ID, "", m)
+	return m
+}
+
+// joined waits until n message stream clients are connected.
 func (h *appHarness) joined(t *testing.T, n int) {
 	t.Helper()
 	waitFor(t, "the clients join", func() bool {
 		h.streams.mu.Lock()
 		defer h.streams.mu.Unlock()
-		return len(h.streams.waiting) == n
+		return len(h.streams.clients) == n
 	})
 }
 
-func readMessage(t *testing.T, c *websocket.Conn) AppMessage {
+func readRaw(t *testing.T, c *websocket.Conn) []byte {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
@@ -102,47 +168,77 @@ func readMessage(t *testing.T, c *websocket.Conn) AppMessage {
 	if err != nil {
 		t.Fatalf("read: %v", err)
 	}
+	if typ != websocket.MessageText {
+		t.Fatalf("frame %q is not text", b)
+	}
+	return b
+}
+
+func readMessage(t *testing.T, c *websocket.Conn) AppMessage {
+	t.Helper()
+	b := readRaw(t, c)
 	var m AppMessage
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
-	if typ != websocket.MessageText || dec.Decode(&m) != nil {
+	if dec.Decode(&m) != nil || m.Type != TypeAppMessage {
 		t.Fatalf("frame %q is not an AppMessage", b)
 	}
 	return m
 }
 
-// TestMessageStream: only received messages reach the stream, each with a
-// growing id, the exact text and the receive time; messages received
-// before the client connected are not replayed.
+// TestMessageStream: only received messages reach the stream, each with its inbox seq as id,
+// the exact text, the receive time and the sender's message id; messages received before the
+// client connected are not replayed.
 func TestMessageStream(t *testing.T) {
 	h := newAppHarness(t, nil)
 	h.deliver("before")
-	waitFor(t, "the first message is kept", func() bool {
-		h.streams.mu.Lock()
-		defer h.streams.mu.Unlock()
-		return len(h.streams.buf) == 1
-	})
 	c := h.dial(t, "/messages")
 	h.joined(t, 1)
 	h.hub.Log("a log line")
-	h.deliver("hello\x1b[31m")
+	sent := h.deliver("hello\x1b[31m <b>")
 	h.deliver("world")
-	start := time.Now().UnixMicro()
 	first := readMessage(t, c)
 	second := readMessage(t, c)
-	if first.Body != "hello\x1b[31m" || second.Body != "world" || first.Type != "message" {
+	if first.Body != "hello\x1b[31m <b>" || second.Body != "world" || first.Type != "message" {
 		t.Fatalf("got %+v, %+v", first, second)
 	}
-	if first.ID >= second.ID || first.ID < start-10_000_000 {
-		t.Fatalf("ids %d, %d: want growing, from the receive time in µs", first.ID, second.ID)
+	if first.ID != 2 || second.ID != 3 {
+		t.Fatalf("ids %d, %d: want the inbox seqs 2, 3", first.ID, second.ID)
 	}
-	if !tsPattern.MatchString(first.ReceivedAt) {
+	if !tsPattern.MatchString(first.ReceivedAt) || first.ReceivedAt != sent.Received.UTC().Format(TimeFormat) {
 		t.Fatalf("receivedAt %q", first.ReceivedAt)
+	}
+	if first.MessageID != "0xab020000000000000000000000000000" || first.Reply || first.InReplyTo != "" || first.RepliesLeft != 0 {
+		t.Fatalf("message fields %+v", first)
 	}
 }
 
-// TestMessageStreamSince: ?since=<id> first replays the kept messages after
-// that id, then goes on live.
+// TestMessageFrameFields: a reply names the message it answers, reply blocks are counted (never
+// sent), and the body goes out as JSON text: exact, with <, > and & escaped for HTML, and bytes
+// that are not UTF-8 as U+FFFD.
+func TestMessageFrameFields(t *testing.T) {
+	h := newAppHarness(t, nil)
+	c := h.dial(t, "/messages")
+	h.joined(t, 1)
+	h.deliverMessage(store.InboxMessage{Body: []byte("an answer"), Reply: true, InReplyTo: [16]byte{1, 2, 3}})
+	h.deliverMessage(store.InboxMessage{Body: []byte("ask me <script>\xff"), ReplyBlocks: [][]byte{{1}, {2}, {3}}})
+	reply := readMessage(t, c)
+	if !reply.Reply || reply.InReplyTo != "0x01020300000000000000000000000000" || reply.RepliesLeft != 0 {
+		t.Fatalf("reply frame %+v", reply)
+	}
+	b := readRaw(t, c)
+	for _, want := range []string{`"body":"ask me \u003cscript\u003e\ufffd"`, `"repliesLeft":3`} {
+		if !strings.Contains(string(b), want) {
+			t.Fatalf("frame %s lacks %s", b, want)
+		}
+	}
+	if strings.Contains(string(b), `"reply"`) || strings.Contains(string(b), "inReplyTo") {
+		t.Fatalf("a message that is no reply says so: %s", b)
+	}
+}
+
+// TestMessageStreamSince: ?since=<seq> first replays the kept messages after that seq, then
+// goes on live.
 func TestMessageStreamSince(t *testing.T) {
 	h := newAppHarness(t, nil)
 	live := h.dial(t, "/messages")
@@ -151,7 +247,7 @@ func TestMessageStreamSince(t *testing.T) {
 		h.deliver(s)
 	}
 	one, two, three := readMessage(t, live), readMessage(t, live), readMessage(t, live)
-	c := h.dial(t, "/messages?since="+strconv.FormatInt(one.ID, 10))
+	c := h.dial(t, "/messages?since="+strconv.FormatUint(one.ID, 10))
 	if got := readMessage(t, c); got != two {
 		t.Fatalf("first replayed %+v, want %+v", got, two)
 	}
@@ -159,28 +255,98 @@ func TestMessageStreamSince(t *testing.T) {
 		t.Fatalf("second replayed %+v, want %+v", got, three)
 	}
 	h.deliver("four")
-	if got := readMessage(t, c); got.Body != "four" || got.ID <= three.ID {
+	if got := readMessage(t, c); got.Body != "four" || got.ID != three.ID+1 {
 		t.Fatalf("live after replay %+v", got)
 	}
 }
 
-// TestMessageIDsGrowWhenTheClockGoesBack: ids never repeat or shrink, even
-// if the clock steps back.
-func TestMessageIDsGrowWhenTheClockGoesBack(t *testing.T) {
-	clock := &fakeClock{}
-	clock.advance(time.Duration(time.Date(2026, 11, 24, 8, 0, 0, 0, time.UTC).UnixNano()))
-	h := newAppHarness(t, clock.now)
+// TestMessageStreamAcrossRestarts: the ids are the inbox's seqs, so they go on growing after a
+// restart, and a client that reconnects with the last seq it saw gets what arrived while the
+// node (or its stream) was down, kept in the inbox, and nothing twice.
+func TestMessageStreamAcrossRestarts(t *testing.T) {
+	inbox := &memInbox{}
+	h := newAppHarness(t, inbox)
 	c := h.dial(t, "/messages")
 	h.joined(t, 1)
-	h.deliver("a")
-	a := readMessage(t, c)
-	if want := clock.now().UnixMicro(); a.ID != want {
-		t.Fatalf("id %d, want the receive time in µs %d", a.ID, want)
+	h.deliver("before the restart")
+	last := readMessage(t, c)
+	h.stop()
+	<-h.ran
+	h.ran <- nil // for the cleanup
+	// While no stream runs, the courier keeps what arrives.
+	inbox.put(store.InboxMessage{Body: []byte("while down"), Received: time.Now()})
+	again := newAppHarness(t, inbox)
+	c = again.dial(t, "/messages?since="+strconv.FormatUint(last.ID, 10))
+	if m := readMessage(t, c); m.Body != "while down" || m.ID != last.ID+1 {
+		t.Fatalf("after the restart %+v, want the message kept meanwhile", m)
 	}
-	clock.advance(-time.Hour)
-	h.deliver("b")
-	if b := readMessage(t, c); b.ID != a.ID+1 {
-		t.Fatalf("id after the clock stepped back %d, want %d", b.ID, a.ID+1)
+	again.joined(t, 1)
+	if m := again.deliver("after"); m.Seq != last.ID+2 {
+		t.Fatalf("seq %d", m.Seq)
+	}
+	if m := readMessage(t, c); m.Body != "after" || m.ID != last.ID+2 {
+		t.Fatalf("live after the restart %+v", m)
+	}
+	// A client without since after a restart gets only what arrives after it connected, though
+	// the stream knows no seq yet.
+	fresh := newAppHarness(t, inbox)
+	nc := fresh.dial(t, "/messages")
+	fresh.joined(t, 1)
+	fresh.deliver("new")
+	if m := readMessage(t, nc); m.Body != "new" {
+		t.Fatalf("a new client after a restart got %+v first", m)
+	}
+}
+
+// TestSinceBeyondTheNewest: a since above every seq the inbox handed out (another node's, or a
+// time-based id of the releases before) names no message: the client goes on live instead of
+// waiting forever, also when the stream has seen no message yet since the node started.
+func TestSinceBeyondTheNewest(t *testing.T) {
+	const old = "1795935600123456"
+	inbox := &memInbox{}
+	inbox.put(store.InboxMessage{Body: []byte("kept from before"), Received: time.Now()})
+	h := newAppHarness(t, inbox)
+	c := h.dial(t, "/messages?since="+old)
+	h.joined(t, 1)
+	h.deliver("first since the start")
+	if m := readMessage(t, c); m.Body != "first since the start" || m.ID != 2 {
+		t.Fatalf("got %+v", m)
+	}
+	// Now the stream knows the newest seq: a since beyond it starts there.
+	c2 := h.dial(t, "/messages?since="+old)
+	h.joined(t, 2)
+	h.deliver("second")
+	if m := readMessage(t, c2); m.Body != "second" {
+		t.Fatalf("got %+v", m)
+	}
+}
+
+// TestEventFrames: the fate of this node's messages (delivered, failed) and a message given up
+// incomplete reach the clients connected then, with the id as the REST API writes it; they are
+// not replayed to a client that connects later; other kinds are ignored.
+func TestEventFrames(t *testing.T) {
+	h := newAppHarness(t, nil)
+	c := h.dial(t, "/messages")
+	h.joined(t, 1)
+	id := [16]byte{0xfe, 0xed}
+	h.streams.Event("sent", id, "", store.InboxMessage{})
+	h.streams.Event(EventDelivered, id, "", store.InboxMessage{})
+	h.streams.Event(EventFailed, id, "no acknowledgement after 8 rounds", store.InboxMessage{})
+	h.streams.Event(EventIncomplete, id, "arrived incomplete: 3 of 5 fragments", store.InboxMessage{})
+	for _, want := range []string{
+		`{"type":"delivered","id":"0xfeed0000000000000000000000000000"}`,
+		`{"type":"failed","id":"0xfeed0000000000000000000000000000","reason":"no acknowledgement after 8 rounds"}`,
+		`{"type":"incomplete","id":"0xfeed0000000000000000000000000000","reason":"arrived incomplete: 3 of 5 fragments"}`,
+	} {
+		if got := readRaw(t, c); string(got) != want {
+			t.Fatalf("got %s, want %s", got, want)
+		}
+	}
+	late := h.dial(t, "/messages?since=0")
+	h.joined(t, 2)
+	h.deliver("after the events")
+	if m := readMessage(t, late); m.Body != "after the events" {
+		t.Fatalf("a later client got %+v first", m)
 	}
 }
 
@@ -240,34 +406,31 @@ func readFrame(t *testing.T, c *websocket.Conn) Frame {
 	return f
 }
 
-// TestSlowReaderIsToldWhatItMissed: a flood that outruns a reader loses it no message silently:
-// it reads every message still kept, in order, after one Missed frame naming the ids it lost;
-// a reader that keeps up misses nothing; a reconnect with a ?since= older than what is kept gets
-// the same Missed frame first.
-func TestSlowReaderIsToldWhatItMissed(t *testing.T) {
+// TestSlowReaderLosesNothing: a flood that outruns a reader loses it no message: the messages
+// wait in the inbox, and the reader gets every one, in order, once; those the app read and
+// deleted before the reader reached them are named by one Missed frame each run, right before
+// the next message kept. A reconnect with a ?since= older than what is kept gets the same frame
+// first.
+func TestSlowReaderLosesNothing(t *testing.T) {
 	h := newAppHarness(t, nil)
 	slow := h.dial(t, "/messages")
 	slow.SetReadLimit(1 << 20)
 	h.joined(t, 1)
-	h.deliver("first")
-	first := readMessage(t, slow)
-	// The reader stops reading; a flood of more than MessageBuffer messages arrives, each big
-	// enough that the socket's buffers hold only a few of them.
-	const flood = 3 * MessageBuffer
+	first := readMessage(t, func() *websocket.Conn { h.deliver("first"); return slow }())
+	// The reader stops reading; a flood of 3000 messages arrives, each big enough that the
+	// socket's buffers hold only a few of them, and the app deletes every tenth message after
+	// the first 1000 (it read them elsewhere).
+	const flood = 3000
 	pad := strings.Repeat("x", 16<<10)
 	for i := range flood {
-		h.streams.Deliver("flood "+strconv.Itoa(i)+" "+pad, h.hub.Now())
+		h.deliver("flood " + strconv.Itoa(i) + " " + pad)
 	}
-	h.streams.mu.Lock()
-	kept := append([]AppMessage(nil), h.streams.buf...)
-	h.streams.mu.Unlock()
-	// Reading now, the reader gets runs of the flood in order; every gap is announced by a Missed
-	// frame right before it that names the ids lost (after the last one read, before the next).
+	h.inbox.remove(func(seq uint64) bool { return seq > first.ID+1000 && seq%10 == 0 })
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	lastID, prev, read, gaps := first.ID, -1, 0, 0
+	lastID, read, gaps := first.ID, 0, 0
 	var announced *Missed
-	for lastID != kept[len(kept)-1].ID {
+	for lastID != first.ID+flood {
 		_, b, err := slow.Read(ctx)
 		if err != nil {
 			t.Fatalf("after %d messages: %v", read, err)
@@ -284,69 +447,139 @@ func TestSlowReaderIsToldWhatItMissed(t *testing.T) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
 		}
-		idx, err := strconv.Atoi(strings.Fields(m.Body)[1])
-		if err != nil || m.ID <= lastID {
-			t.Fatalf("message %.20q id %d after id %d", m.Body, m.ID, lastID)
+		f := strings.Fields(m.Body)
+		if len(f) < 2 {
+			t.Fatalf("message %d %.40q after %d", m.ID, m.Body, lastID)
 		}
+		idx, err := strconv.Atoi(f[1])
+		if err != nil || m.ID != first.ID+1+uint64(idx) {
+			t.Fatalf("message %.20q id %d", m.Body, m.ID)
+		}
+		deleted := m.ID > first.ID+1000 && m.ID%10 == 0
 		switch {
-		case announced != nil && (idx <= prev+1 || m.ID <= announced.Through):
-			t.Fatalf("after the missed frame %+v: message %d (id %d), the previous %d", announced, idx, m.ID, prev)
-		case announced == nil && idx != prev+1:
-			t.Fatalf("message %d after %d without a missed frame", idx, prev)
+		case deleted:
+			t.Fatalf("got the deleted message %d", m.ID)
+		case m.ID == lastID+1 && announced != nil:
+			t.Fatalf("missed frame %+v before the next message %d", announced, m.ID)
+		case m.ID != lastID+1 && (announced == nil || announced.Through != m.ID-1):
+			t.Fatalf("message %d after %d, missed frame %+v", m.ID, lastID, announced)
 		}
 		if announced != nil {
 			gaps++
 		}
-		announced, prev, lastID = nil, idx, m.ID
+		announced, lastID = nil, m.ID
 		read++
 	}
-	if gaps == 0 || read >= flood || prev != flood-1 {
-		t.Fatalf("read %d of %d messages, ending with %d, in %d runs: the flood did not outrun the reader", read, flood, prev, gaps+1)
+	if want := flood - 200; read != want || gaps != 200 {
+		t.Fatalf("read %d messages (want %d) after %d missed frames (want 200)", read, want, gaps)
 	}
-	// A reconnect from the first message's id: more than the buffer was delivered since.
-	again := h.dial(t, "/messages?since="+strconv.FormatInt(first.ID, 10))
+	// A reconnect from the first message's seq, which is deleted with the nine after it.
+	h.inbox.remove(func(seq uint64) bool { return seq <= first.ID+10 })
+	again := h.dial(t, "/messages?since="+strconv.FormatUint(first.ID, 10))
 	again.SetReadLimit(1 << 20)
-	_, b, err := again.Read(ctx)
 	var m Missed
-	if err != nil || json.Unmarshal(b, &m) != nil || m.Type != TypeMissed || m.After != first.ID || m.Through != kept[0].ID-1 && m.Through >= kept[0].ID {
-		t.Fatalf("reconnect from an id no longer kept: %s, %v", b, err)
+	if b := readRaw(t, again); json.Unmarshal(b, &m) != nil || m.Type != TypeMissed || m.After != first.ID || m.Through != first.ID+10 {
+		t.Fatalf("reconnect from an id no longer kept: %s", b)
 	}
-	if got := readMessage(t, again); got != kept[0] {
-		t.Fatalf("after the missed frame %+v, want the oldest kept %+v", got, kept[0])
+	if got := readMessage(t, again); got.ID != first.ID+11 {
+		t.Fatalf("after the missed frame %+v, want the oldest kept", got)
 	}
 }
 
-// TestAfterReportsWhatWasDropped: the cursor logic without a network: a client whose position is
-// older than the first message kept gets the Missed frame naming the dropped ids, then what is
-// kept; one that is current gets nothing.
-func TestAfterReportsWhatWasDropped(t *testing.T) {
-	a, err := NewAppStreams(NewHub(nil), nil)
+// TestSlowEventReaderIsDropped: the delivered and failed frames wait in memory: a client that
+// leaves more than EventQueue of them unread is marked slow, and a slow client is closed as too
+// slow (1008).
+func TestSlowEventReaderIsDropped(t *testing.T) {
+	a, err := NewAppStreams(NewHub(nil), &memInbox{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.Deliver("first", time.Now())
-	seq, last := a.cursor(nil)
-	if msgs, missed, _ := a.after(seq, last); len(msgs) != 0 || missed != nil {
-		t.Fatalf("a current client got %v, %v", msgs, missed)
+	idle := &appClient{wake: make(chan struct{}, 1), events: make(chan []byte, EventQueue), slow: make(chan struct{})}
+	a.join(idle, nil)
+	for range EventQueue {
+		a.Event(EventDelivered, [16]byte{1}, "", store.InboxMessage{})
 	}
-	for i := range MessageBuffer + 10 {
-		a.Deliver("m"+strconv.Itoa(i), time.Now())
+	select {
+	case <-idle.slow:
+		t.Fatal("marked slow with a full queue")
+	default:
 	}
-	msgs, missed, next := a.after(seq, last)
-	if missed == nil || missed.After != last || missed.Through != a.buf[0].ID-1 && missed.Through >= a.buf[0].ID {
-		t.Fatalf("missed %+v (last %d, first kept %d)", missed, last, a.buf[0].ID)
+	a.Event(EventFailed, [16]byte{1}, "", store.InboxMessage{})
+	select {
+	case <-idle.slow:
+	default:
+		t.Fatal("a client with more than EventQueue frames unread is not marked slow")
 	}
-	if len(msgs) != MessageBuffer || msgs[0].Body != "m10" || next != seq+MessageBuffer+10 {
-		t.Fatalf("%d messages from %q, next %d", len(msgs), msgs[0].Body, next)
+
+	h := newAppHarness(t, nil)
+	slow := h.dial(t, "/messages")
+	h.joined(t, 1)
+	h.streams.mu.Lock()
+	for c := range h.streams.clients {
+		c.once.Do(func() { close(c.slow) })
 	}
-	// ?since= the first message's id: the same answer; since the newest: nothing.
-	s, l := a.cursor(&last)
-	if _, missed, _ := a.after(s, l); missed == nil {
-		t.Fatal("since an id no longer kept: no missed frame")
+	h.streams.mu.Unlock()
+	h.streams.Event(EventDelivered, [16]byte{1}, "", store.InboxMessage{})
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	for {
+		_, _, err := slow.Read(ctx)
+		if err == nil {
+			continue
+		}
+		if websocket.CloseStatus(err) != websocket.StatusPolicyViolation {
+			t.Fatalf("read = %v, want a policy-violation close", err)
+		}
+		break
 	}
-	newest := a.buf[len(a.buf)-1].ID
-	s, l = a.cursor(&newest)
-	if msgs, missed, _ := a.after(s, l); len(msgs) != 0 || missed != nil {
-		t.Fatalf("since the newest: %d, %v", len(msgs), missed)
+}
+
+// TestInboxFailureClosesTheStream: a client whose inbox read fails is closed with 1011 (it
+// reconnects with the last seq it saw and loses nothing).
+func TestInboxFailureClosesTheStream(t *testing.T) {
+	h := newAppHarness(t, nil)
+	c := h.dial(t, "/messages?since=0")
+	h.joined(t, 1)
+	h.inbox.fail(errors.New("store is closed"))
+	h.deliver("lost?")
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	if _, _, err := c.Read(ctx); websocket.CloseStatus(err) != websocket.StatusInternalError {
+		t.Fatalf("read = %v, want an internal-error close", err)
+	}
+}
+
+// TestJoin: where a client starts: after its since, at the newest seq without one (or at the
+// first message received after it joined when the stream has seen none yet), and at the newest
+// when its since is beyond it.
+func TestJoin(t *testing.T) {
+	a, err := NewAppStreams(NewHub(nil), &memInbox{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seq := func(n uint64) *uint64 { return &n }
+	if got := a.join(&appClient{}, nil); got != 1<<64-1 {
+		t.Fatalf("no since, nothing received: %d", got)
+	}
+	if got := a.join(&appClient{}, seq(7)); got != 7 {
+		t.Fatalf("since 7, nothing received: %d", got)
+	}
+	c := &appClient{wake: make(chan struct{}, 1)}
+	a.join(c, nil)
+	a.Event(EventReceived, [16]byte{}, "", store.InboxMessage{Seq: 12})
+	a.Event(EventReceived, [16]byte{}, "", store.InboxMessage{Seq: 13})
+	if a.firstSeen(c) != 12 {
+		t.Fatalf("first seen %d, want 12", a.firstSeen(c))
+	}
+	for _, tc := range []struct {
+		since *uint64
+		want  uint64
+	}{{nil, 13}, {seq(0), 0}, {seq(5), 5}, {seq(13), 13}, {seq(14), 13}, {seq(1 << 60), 13}} {
+		if got := a.join(&appClient{}, tc.since); got != tc.want {
+			t.Errorf("join(%v) = %d, want %d", tc.since, got, tc.want)
+		}
+	}
+	if _, err := NewAppStreams(NewHub(nil), nil, nil); err == nil {
+		t.Fatal("streams without an inbox")
 	}
 }

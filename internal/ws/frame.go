@@ -3,12 +3,14 @@
 // token authentication by query parameter or cookie, and command lines handed to an Interpreter
 // whose echo and output reach only the client that sent them, marked as its reply, within a
 // per-client rate limit), the web console's page, and the REST port's app streams (AppStreams:
-// the messages this node received, numbered, and the admin stream read-only). Log frames are
-// terminal text with every control character escaped (Escape).
+// the messages this node received, read from its durable inbox by seq, what became of its own
+// messages, and the admin stream read-only). Log frames are terminal text with every control
+// character escaped (Escape).
 //
 // It is the transport of the console, not its language: the commands and the text they print
-// are internal/admin's. Of relayd's packages it imports only internal/webui and internal/origin;
-// it must not import internal/node or internal/admin, and never reaches the libp2p transport.
+// are internal/admin's. Of relayd's packages it imports only internal/webui, internal/origin and,
+// for the inbox's message values (store.InboxMessage), internal/store, never its database; it
+// must not import internal/node or internal/admin, and never reaches the libp2p transport.
 package ws
 
 import (
