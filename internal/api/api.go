@@ -2,10 +2,13 @@
 // authentication, one JSON error envelope, the handlers, and the JSON views of
 // the domain's values. It reaches the node's rooms only through the small
 // interfaces declared in deps.go, speaks their vocabulary (the types and
-// sentinels of ledger, router, settings, peers, channels, tickets, token,
-// identity and health; origin decides which names and pages it answers), and is the one place that turns their sentinels into
-// status codes (errors.go). It must not import internal/node, internal/admin,
-// internal/ws, internal/p2p, internal/chain or internal/store.
+// sentinels of ledger, router, courier, settings, peers, channels, tickets,
+// token, identity and health; origin decides which names and pages it
+// answers), and is the one place that turns their sentinels into status codes
+// (errors.go). Of internal/store it reads only the message values the courier
+// hands out (store.InboxMessage, store.OutboxMessage), never the database. It
+// must not import internal/node, internal/admin, internal/ws, internal/p2p or
+// internal/chain.
 package api
 
 import (
@@ -34,12 +37,15 @@ const UIPath = Prefix + "/_swagger/"
 // DefaultTimeout is how long one operation may take by default.
 const DefaultTimeout = 2 * time.Minute
 
-// MaxBodyBytes is the largest request body the API reads.
+// MaxBodyBytes is the largest request body the API reads (a larger one is 400), except the
+// messages of POST /messages and POST /messages/inbox/{seq}/reply, whose limit follows the
+// maxMessageBytes setting (messageBodyLimit; a larger one is 413 PAYLOAD_TOO_LARGE).
 const MaxBodyBytes = 64 << 10
 
 // Config configures a Server. Self, Peers, Transport and Settings are required, and Token unless
 // DisableAuth; every other dependency is optional: an operation whose part the node runs without
-// answers 503 (a node without a chain has no Chain, Tickets, ChainInfo, Indexer or Graph).
+// answers 503 (a node without a chain has no Chain, Tickets, ChainInfo, Indexer or Graph; a node
+// without Mail sends only what one packet carries and keeps no inbox).
 type Config struct {
 	Token       string
 	DisableAuth bool
@@ -54,6 +60,7 @@ type Config struct {
 	Discovery Discovery
 	Settings  Settings
 	Messenger Messenger
+	Mail      Mail
 	Chain     Chain
 	Tickets   Tickets
 	ChainInfo ChainInfo
@@ -86,6 +93,9 @@ type Server struct {
 	// long as the client stays: no operation timeout, and the token may
 	// also come as ?apiToken= or a cookie.
 	streaming map[string]bool
+	// bodyLimits are the operations ("METHOD pattern") whose request body may be larger than
+	// MaxBodyBytes, with their limit.
+	bodyLimits map[string]func() int64
 }
 
 // Route is one served operation: a method and a ServeMux path pattern
@@ -127,6 +137,11 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodGet, "/account/balances", s.getBalances},
 		{http.MethodPost, "/account/withdraw", s.postWithdraw},
 		{http.MethodPost, "/messages", s.postMessage},
+		{http.MethodGet, "/messages", s.getInbox},
+		{http.MethodGet, "/messages/{id}", s.getMessage},
+		{http.MethodPost, "/messages/pop", s.postPop},
+		{http.MethodDelete, "/messages/inbox/{seq}", s.deleteInboxMessage},
+		{http.MethodPost, "/messages/inbox/{seq}/reply", s.postReply},
 		{http.MethodGet, "/channels", s.getChannels},
 		{http.MethodPost, "/channels", s.postChannel},
 		{http.MethodDelete, "/channels", s.deleteChannelSeed},
@@ -160,6 +175,10 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodGet, "/node/graph", s.getGraph},
 	}
 	s.streaming = map[string]bool{"/messages/websocket": true, "/node/stream/websocket": true}
+	s.bodyLimits = map[string]func() int64{
+		http.MethodPost + " /messages":                   s.messageBodyLimit,
+		http.MethodPost + " /messages/inbox/{seq}/reply": s.messageBodyLimit,
+	}
 	s.handler = s.buildMux()
 	return s, nil
 }
@@ -191,6 +210,12 @@ func (s *Server) buildMux() http.Handler {
 	}
 	mux := http.NewServeMux()
 	for pattern, methods := range byPattern {
+		limits := map[string]func() int64{}
+		for m := range methods {
+			if l := s.bodyLimits[m+" "+pattern]; l != nil {
+				limits[m] = l
+			}
+		}
 		allowed := make([]string, 0, len(methods))
 		for m := range methods {
 			allowed = append(allowed, m)
@@ -214,7 +239,11 @@ func (s *Server) buildMux() http.Handler {
 				writeError(w, http.StatusBadRequest, CodeInvalidInput, "the query string is not valid URL encoding: "+err.Error())
 				return
 			}
-			r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			if l := limits[r.Method]; l != nil {
+				r.Body = limitedBody{http.MaxBytesReader(w, r.Body, l())}
+			} else {
+				r.Body = http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+			}
 			if stream {
 				h(w, r)
 				return

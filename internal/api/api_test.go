@@ -37,6 +37,7 @@ type fakeNode struct {
 	transport     *fakeTransport
 	discovery     *fakeDiscovery
 	messenger     *fakeMessenger
+	mail          *fakeMail
 	chain         *fakeChain
 	chainInfo     fakeChainInfo
 }
@@ -55,10 +56,12 @@ func newFakeNode(tb testing.TB) *fakeNode {
 		transport:     &fakeTransport{},
 		discovery:     &fakeDiscovery{self: id.PeerID()},
 		messenger:     &fakeMessenger{},
+		mail:          newFakeMail(),
 		chain:         newFakeChain(id.Address()),
 		chainInfo:     fakeChainInfo{closure: time.Minute},
 	}
 	n.discovery.transport = n.transport
+	n.mail.reset()
 	if n.settings, err = settings.Open(settings.Config{Store: n.settingsStore}); err != nil {
 		tb.Fatal(err)
 	}

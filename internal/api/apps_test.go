@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
+	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -79,7 +81,7 @@ type recordingStreams struct {
 	hasDeadline bool
 }
 
-func (s *recordingStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since *int64) {
+func (s *recordingStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since *uint64) {
 	_, s.hasDeadline = r.Context().Deadline()
 	v := "messages"
 	if since != nil {
@@ -166,10 +168,12 @@ func TestStreamsHaveNoTimeout(t *testing.T) {
 	}
 }
 
-// TestMessageStreamOverREST: a WebSocket client on the REST port receives
-// the messages the node delivers, with ids, and ?since= replays.
+// TestMessageStreamOverREST: a WebSocket client on the REST port receives the messages the node
+// keeps in its inbox, with their seqs as ids, and ?since= replays.
 func TestMessageStreamOverREST(t *testing.T) {
-	streams, err := ws.NewAppStreams(ws.NewHub(nil), nil)
+	mail := newFakeMail()
+	mail.reset()
+	streams, err := ws.NewAppStreams(ws.NewHub(nil), mail, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,24 +208,31 @@ func TestMessageStreamOverREST(t *testing.T) {
 		}
 		return m
 	}
-	// With since=0 the client also gets what arrives while its connection is set up.
+	// since=0 replays the kept messages, 1 to 3 (reset's), then goes on live.
 	c := dial(wsURL + "&since=0")
-	streams.Deliver("first", time.Now())
 	first := read(c)
-	if first.Body != "first" {
+	if first.ID != 1 || first.Body != "hello <b>\x1b[31m" || first.RepliesLeft != 2 || first.MessageID != "0x01000000000000000000000000000000" {
 		t.Fatalf("first %+v", first)
 	}
-	streams.Deliver("second", time.Now())
-	if m := read(c); m.Body != "second" || m.ID <= first.ID {
-		t.Fatalf("second %+v after %+v", m, first)
+	if m := read(c); m.ID != 2 || !m.Reply || m.InReplyTo != messageID(fakeDelivered) {
+		t.Fatalf("second %+v", m)
 	}
-	again := dial(strings.Replace(wsURL, "websocket?", "websocket/?", 1) + "&since=" + jsonNumber(first.ID))
-	if m := read(again); m.Body != "second" {
-		t.Fatalf("replay since %d: %+v", first.ID, m)
+	if m := read(c); m.ID != 3 {
+		t.Fatalf("third %+v", m)
+	}
+	mail.mu.Lock()
+	mail.inbox = append(mail.inbox, store.InboxMessage{Seq: 4, ID: [16]byte{4}, Received: fakeReceived, Body: []byte("fourth")})
+	fourth := mail.inbox[3]
+	mail.mu.Unlock()
+	streams.Event(ws.EventReceived, fourth.ID, "", fourth)
+	if m := read(c); m.Body != "fourth" || m.ID != 4 {
+		t.Fatalf("live %+v", m)
+	}
+	again := dial(strings.Replace(wsURL, "websocket?", "websocket/?", 1) + "&since=" + strconv.FormatUint(first.ID+1, 10))
+	if m := read(again); m.ID != 3 {
+		t.Fatalf("replay since %d: %+v", first.ID+1, m)
 	}
 }
-
-func jsonNumber(v int64) string { b, _ := json.Marshal(v); return string(b) }
 
 // TestHealthChecks: /healthz and /readyz need no token; /readyz is 503
 // naming what is not ready.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/packet"
@@ -53,6 +54,15 @@ var errorTable = []struct {
 	{router.ErrBadRoute, http.StatusBadRequest, CodeInvalidInput, "", false},
 	{router.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "", false},
 	{router.ErrBusy, http.StatusServiceUnavailable, CodeUnknownFailure, "", false},
+	// The courier wraps its sentinels with counts only (bytes, packets, reply blocks).
+	{courier.ErrEmpty, http.StatusBadRequest, CodeInvalidInput, "cannot %s: the body is empty", false},
+	{courier.ErrInvalid, http.StatusBadRequest, CodeInvalidInput, "cannot %s", true},
+	{courier.ErrTooLarge, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "cannot %s", true},
+	{courier.ErrReplyTooLarge, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, "cannot %s", true},
+	{courier.ErrNotFound, http.StatusNotFound, CodeMessageNotFound, "cannot %s: no such message", false},
+	{courier.ErrNoReplyBlock, http.StatusConflict, CodeNoReplyBlock, "cannot %s: no reply block is left for this message", false},
+	{courier.ErrFull, http.StatusInsufficientStorage, CodeStoreFull,
+		"cannot %s: the node's message store is full (messages waiting to be sent or read); retry once some are delivered or read", false},
 	{ledger.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s: a channel needs another peer, not this node", false},
 	{ledger.ErrChannelNotFound, http.StatusNotFound, CodeChannelNotFound, "cannot %s", true},
 	{ledger.ErrChannelAlreadyOpen, http.StatusConflict, CodeChannelOpen, "cannot %s", true},
@@ -117,9 +127,19 @@ const (
 	CodeTicketsNotFound  = "TICKETS_NOT_FOUND"
 	CodePathNotFound     = "PATH_NOT_FOUND"
 	CodeMessageTooLarge  = "MESSAGE_TOO_LARGE"
-	CodeTimeout          = "TIMEOUT"
-	CodeNotFound         = "NOT_FOUND"
-	CodeUnknownFailure   = "UNKNOWN_FAILURE"
+	// CodePayloadTooLarge: a request body over its operation's limit, or a message body over
+	// the node's maxMessageBytes setting, or an answer that needs more reply blocks than are
+	// left (HTTP 413).
+	CodePayloadTooLarge = "PAYLOAD_TOO_LARGE"
+	// CodeMessageNotFound: no outgoing message has that id, or no inbox message that seq.
+	CodeMessageNotFound = "MESSAGE_NOT_FOUND"
+	// CodeNoReplyBlock: the inbox message has no reply block left to answer it on (HTTP 409).
+	CodeNoReplyBlock = "NO_REPLY_BLOCK"
+	// CodeStoreFull: the outbox or the inbox is at its quota, or the disk is full (HTTP 507).
+	CodeStoreFull      = "STORE_FULL"
+	CodeTimeout        = "TIMEOUT"
+	CodeNotFound       = "NOT_FOUND"
+	CodeUnknownFailure = "UNKNOWN_FAILURE"
 	// CodeInvalidSetting and CodeInvalidSettingValue are the original
 	// interface's codes for a setting that does not exist and a value it
 	// cannot take.

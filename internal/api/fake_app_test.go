@@ -38,7 +38,7 @@ func (d *fakeDiscovery) EntryNodes() map[peer.ID][]string {
 // newTestStreams is the real streams over a hub nobody publishes to; its
 // Run is not started, so no stream ends by itself.
 func newTestStreams() Streams {
-	s, err := ws.NewAppStreams(ws.NewHub(nil), nil)
+	s, err := ws.NewAppStreams(ws.NewHub(nil), newFakeMail(), nil)
 	if err != nil {
 		panic(err)
 	}

@@ -12,20 +12,50 @@ import (
 
 // decodeBody reads the request body as exactly one JSON object into v,
 // refusing unknown fields, wrong types, trailing data and bodies over
-// MaxBodyBytes. On failure it writes a 400 envelope and returns false.
+// the operation's limit. On failure it writes the envelope (400, or 413 for a
+// message over its operation's own limit) and returns false.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	err := decodeJSON(r.Body, v)
 	if err == nil {
 		return true
 	}
-	writeError(w, http.StatusBadRequest, CodeInvalidInput, err.Error())
+	writeBodyError(w, err)
 	return false
+}
+
+// writeBodyError answers a request whose body decodeJSON refused.
+func writeBodyError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errBodyTooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, CodePayloadTooLarge, err.Error())
+		return
+	}
+	writeError(w, http.StatusBadRequest, CodeInvalidInput, err.Error())
+}
+
+// errBodyTooLarge is decodeJSON's error for a message over its operation's limit (413): the
+// body of an operation with a limit of its own (limitedBody). Any other operation's body over
+// MaxBodyBytes is 400, as the API always answered.
+var errBodyTooLarge = errors.New("request body larger than")
+
+// limitedBody is the body of an operation with a limit of its own, read through
+// http.MaxBytesReader: a read past the limit fails with errBodyTooLarge as well.
+type limitedBody struct{ io.ReadCloser }
+
+func (b limitedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		err = fmt.Errorf("%w: %w", errBodyTooLarge, err)
+	}
+	return n, err
 }
 
 func decodeJSON(body io.Reader, v any) error {
 	raw, err := io.ReadAll(body)
 	var tooLarge *http.MaxBytesError
 	switch {
+	case errors.As(err, &tooLarge) && errors.Is(err, errBodyTooLarge):
+		return fmt.Errorf("%w %d bytes", errBodyTooLarge, tooLarge.Limit)
 	case errors.As(err, &tooLarge):
 		return fmt.Errorf("request body larger than %d bytes", tooLarge.Limit)
 	case err != nil:

@@ -27,11 +27,13 @@ import (
 
 	"github.com/relayd/relayd/internal/api/openapi"
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/settings"
+	"github.com/relayd/relayd/internal/store"
 )
 
 // spec is the OpenAPI document as the tests use it: the model and a router
@@ -162,8 +164,12 @@ type specCase struct {
 	// (messenger, chain, tickets) and of its signing key.
 	fault error
 	// noChain serves the request from a node started without a chain (nor
-	// messenger, streams or metrics).
+	// messenger, courier, streams or metrics).
 	noChain bool
+	// noMail serves the request from a node with a chain but without the courier.
+	noMail bool
+	// setup, when set, changes the fixture's node after its reset.
+	setup func(f *specFixture)
 	// header is sent with the token.
 	header http.Header
 }
@@ -253,7 +259,82 @@ func specCases(f *specFixture) []specCase {
 		{name: "sign, old path", method: "POST", path: "/message/sign", body: `{"message":"hello"}`, status: 200},
 		{name: "sign, old path, bad body", method: "POST", path: "/message/sign", body: `{"message":1}`, status: 400, code: CodeInvalidInput},
 		{name: "sign, old path, fails", method: "POST", path: "/message/sign", body: `{"message":"hello"}`, status: 500, code: CodeUnknownFailure, fault: errChainFault},
-		{name: "send 501 bytes", method: "POST", path: "/messages", body: message(strings.Repeat("é", 250)+"a", bob), status: 400, code: CodeMessageTooLarge},
+		{name: "send 501 bytes", method: "POST", path: "/messages", body: message(strings.Repeat("é", 250)+"a", bob), status: 202},
+		{name: "send 501 bytes, no courier", method: "POST", path: "/messages", body: message(strings.Repeat("é", 250)+"a", bob), status: 400, code: CodeMessageTooLarge, noMail: true},
+		{name: "send 64 KiB", method: "POST", path: "/messages", body: message(strings.Repeat("a", 64<<10), bob), status: 202},
+		{name: "send 64 KiB of escapes", method: "POST", path: "/messages", body: message(strings.Repeat(`\u0001`, 64<<10), bob), status: 202},
+		{name: "send over maxMessageBytes", method: "POST", path: "/messages", body: message(strings.Repeat("a", 64<<10+1), bob), status: 413, code: CodePayloadTooLarge},
+		{name: "send a request over the limit", method: "POST", path: "/messages", body: message(strings.Repeat(`\u0001`, 64<<10+700), bob), status: 413, code: CodePayloadTooLarge},
+		{name: "send with replies", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":16}`, status: 202},
+		{name: "send with replies 2.0", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":2.0}`, status: 202},
+		{name: "send with replies 0", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":0,"reliable":false}`, status: 202},
+		{name: "send reliable", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","reliable":true}`, status: 202},
+		{name: "send reliable to an alias", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"bob","reliable":true}`, status: 202},
+		{name: "send reliable to me", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"me","reliable":true}`, status: 400, code: CodeInvalidPeerID},
+		{name: "send with replies 17", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":17}`, status: 400, code: CodeInvalidInput},
+		{name: "send with replies -1", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":-1}`, status: 400, code: CodeInvalidInput},
+		{name: "send with replies 1.5", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":1.5}`, status: 400, code: CodeInvalidInput},
+		{name: "send with replies a string", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":"2"}`, status: 400, code: CodeInvalidInput},
+		{name: "send reliable a string", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","reliable":"yes"}`, status: 400, code: CodeInvalidInput},
+		{name: "send malformed JSON", method: "POST", path: "/messages", body: `{"body":"hi","recipient":`, status: 400, code: CodeInvalidInput},
+		{name: "send with replies, no courier", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","replies":1}`, status: 503, code: CodeUnknownFailure, noMail: true},
+		{name: "send reliable, no courier", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","reliable":true}`, status: 503, code: CodeUnknownFailure, noMail: true},
+		{name: "send reliable, store full", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","reliable":true}`, status: 507, code: CodeStoreFull,
+			fault: fmt.Errorf("%w: %w", courier.ErrFull, store.ErrOutboxFull)},
+		{name: "send reliable, courier fails", method: "POST", path: "/messages", body: `{"body":"hi","recipient":"` + bob + `","reliable":true}`, status: 500, code: CodeUnknownFailure, fault: errChainFault},
+
+		{name: "inbox", method: "GET", path: "/messages", status: 200},
+		{name: "inbox since 1, limit 1", method: "GET", path: "/messages?since=1&limit=1", status: 200},
+		{name: "inbox limit 1000", method: "GET", path: "/messages?limit=1000", status: 200},
+		{name: "inbox, empty", method: "GET", path: "/messages?since=3", status: 200},
+		{name: "inbox, limit 0", method: "GET", path: "/messages?limit=0", status: 400, code: CodeInvalidInput},
+		{name: "inbox, limit 1001", method: "GET", path: "/messages?limit=1001", status: 400, code: CodeInvalidInput},
+		{name: "inbox, since -1", method: "GET", path: "/messages?since=-1", status: 400, code: CodeInvalidInput},
+		{name: "inbox, since a word", method: "GET", path: "/messages?since=last", status: 400, code: CodeInvalidInput},
+		{name: "inbox, since twice", method: "GET", path: "/messages?since=1&since=2", status: 400, code: CodeInvalidInput},
+		{name: "inbox, store fails", method: "GET", path: "/messages", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "inbox, no courier", method: "GET", path: "/messages", status: 503, code: CodeUnknownFailure, noMail: true},
+		{name: "inbox, no chain", method: "GET", path: "/messages", status: 503, code: CodeUnknownFailure, noChain: true},
+
+		{name: "message state", method: "GET", path: "/messages/" + messageID(fakeDelivered), status: 200},
+		{name: "message state, upper case", method: "GET", path: "/messages/0x" + strings.ToUpper(messageID(fakeDelivered)[2:]), status: 200},
+		{name: "message state, unknown", method: "GET", path: "/messages/0x" + strings.Repeat("00", 16), status: 404, code: CodeMessageNotFound},
+		{name: "message state, short id", method: "GET", path: "/messages/0x1234", status: 400, code: CodeInvalidInput},
+		{name: "message state, no 0x", method: "GET", path: "/messages/" + strings.Repeat("ab", 16), status: 400, code: CodeInvalidInput},
+		{name: "message state, not hex", method: "GET", path: "/messages/0x" + strings.Repeat("zz", 16), status: 400, code: CodeInvalidInput},
+		{name: "message state, store fails", method: "GET", path: "/messages/" + messageID(fakeDelivered), status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "message state, no courier", method: "GET", path: "/messages/" + messageID(fakeDelivered), status: 503, code: CodeUnknownFailure, noMail: true},
+
+		{name: "pop", method: "POST", path: "/messages/pop", status: 200},
+		{name: "pop, empty inbox", method: "POST", path: "/messages/pop", status: 204, setup: func(f *specFixture) { f.self.mail.inbox = nil }},
+		{name: "pop, store fails", method: "POST", path: "/messages/pop", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "pop, no courier", method: "POST", path: "/messages/pop", status: 503, code: CodeUnknownFailure, noMail: true},
+
+		{name: "delete message", method: "DELETE", path: "/messages/inbox/2", status: 204},
+		{name: "delete unknown message", method: "DELETE", path: "/messages/inbox/7", status: 404, code: CodeMessageNotFound},
+		{name: "delete message 0", method: "DELETE", path: "/messages/inbox/0", status: 400, code: CodeInvalidInput},
+		{name: "delete message x", method: "DELETE", path: "/messages/inbox/x", status: 400, code: CodeInvalidInput},
+		{name: "delete message, store fails", method: "DELETE", path: "/messages/inbox/2", status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "delete message, no courier", method: "DELETE", path: "/messages/inbox/2", status: 503, code: CodeUnknownFailure, noMail: true},
+
+		{name: "reply", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"thanks"}`, status: 202},
+		{name: "reply on two blocks", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"` + strings.Repeat("a", 2*fakeReplyCapacity) + `"}`, status: 202},
+		{name: "reply, too large for the blocks", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"` + strings.Repeat("a", 2*fakeReplyCapacity+1) + `"}`, status: 413, code: CodePayloadTooLarge},
+		{name: "reply, a request over the limit", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"` + strings.Repeat(`\u0001`, 64<<10+700) + `"}`, status: 413, code: CodePayloadTooLarge},
+		{name: "reply, no block", method: "POST", path: "/messages/inbox/3/reply", body: `{"body":"thanks"}`, status: 409, code: CodeNoReplyBlock},
+		{name: "reply, unknown message", method: "POST", path: "/messages/inbox/7/reply", body: `{"body":"thanks"}`, status: 404, code: CodeMessageNotFound},
+		{name: "reply, seq 0", method: "POST", path: "/messages/inbox/0/reply", body: `{"body":"thanks"}`, status: 400, code: CodeInvalidInput},
+		{name: "reply, empty", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":""}`, status: 400, code: CodeInvalidInput},
+		{name: "reply, a number", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":5}`, status: 400, code: CodeInvalidInput},
+		{name: "reply, malformed JSON", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":`, status: 400, code: CodeInvalidInput},
+		{name: "reply, unknown field", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"x","to":"me"}`, status: 400, code: CodeInvalidInput},
+		{name: "reply, unreachable", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"thanks"}`, status: 422, code: CodePathNotFound,
+			setup: func(f *specFixture) { f.self.mail.replyErr = fmt.Errorf("%w: dial 10.1.2.3", router.ErrUnreachable) }},
+		{name: "reply, busy", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"thanks"}`, status: 503, code: CodeUnknownFailure,
+			setup: func(f *specFixture) { f.self.mail.replyErr = router.ErrBusy }},
+		{name: "reply, timeout", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"thanks"}`, status: 504, code: CodeTimeout, fault: errChainTimeout},
+		{name: "reply, store fails", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"thanks"}`, status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "reply, no courier", method: "POST", path: "/messages/inbox/1/reply", body: `{"body":"thanks"}`, status: 503, code: CodeUnknownFailure, noMail: true},
 		{name: "send, no path", method: "POST", path: "/messages", body: message("hello", far), status: 422, code: CodePathNotFound},
 		{name: "send, depleted channel", method: "POST", path: "/messages", body: message("hello", closing), status: 422, code: CodeNotEnoughBalance},
 		{name: "send, node fails", method: "POST", path: "/messages", body: message("hello", bob), status: 500, code: CodeUnknownFailure, fault: errChainFault},
@@ -489,6 +570,7 @@ func (f *specFixture) reset(t *testing.T) {
 	f.self.aliases.set(map[string]string{"bob": f.other.PeerID().String()})
 	f.self.chain.reset(map[common.Address]bool{f.other.Address(): true, f.closing.Address(): false},
 		fakeTicket(f.other.Address(), f.self.Address(), 1), fakeTicket(f.other.Address(), f.self.Address(), 2))
+	f.self.mail.reset()
 	f.self.settingsStore = &memSettings{}
 	var err error
 	if f.self.settings, err = settings.Open(settings.Config{Store: f.self.settingsStore}); err != nil {
@@ -556,6 +638,11 @@ func (f *specFixture) answer(t *testing.T, tc specCase, h http.Header) (*http.Re
 		cfg = f.self.faultyConfig(tc.fault)
 	case tc.noChain:
 		cfg = f.self.noChainConfig()
+	case tc.noMail:
+		cfg.Mail = nil
+	}
+	if tc.setup != nil {
+		tc.setup(f)
 	}
 	srv := serveConfig(t, cfg)
 	h = h.Clone()
@@ -815,7 +902,8 @@ func TestSpecErrorCodes(t *testing.T) {
 	enum := loadSpec(t).doc.Components.Schemas["ErrorCode"].Value.Enum
 	codes := []string{CodeInvalidInput, CodeInvalidPeerID, CodeInvalidAmount, CodeInvalidCurrency, CodeInvalidAddress,
 		CodePeerIDNotFound, CodeChannelNotFound, CodeChannelOpen, CodeNotEnoughBalance, CodeTicketsNotFound,
-		CodePathNotFound, CodeMessageTooLarge, CodeTimeout, CodeNotFound, CodeUnknownFailure, CodeInvalidSetting, CodeInvalidSettingValue}
+		CodePathNotFound, CodeMessageTooLarge, CodeTimeout, CodeNotFound, CodeUnknownFailure, CodeInvalidSetting, CodeInvalidSettingValue,
+		CodePayloadTooLarge, CodeMessageNotFound, CodeNoReplyBlock, CodeStoreFull}
 	var documented []string
 	for _, v := range enum {
 		documented = append(documented, fmt.Sprint(v))

@@ -14,10 +14,11 @@ import (
 // authenticated the request before it calls them. ws.AppStreams implements
 // it.
 type Streams interface {
-	// ServeMessages upgrades r to the stream of received messages: those
-	// received from now on, preceded, when since is not nil, by the kept
-	// ones with an id above *since.
-	ServeMessages(w http.ResponseWriter, r *http.Request, since *int64)
+	// ServeMessages upgrades r to the stream of received messages (and of
+	// the fate of this node's own): those received from now on, preceded,
+	// when since is not nil, by the kept ones (the inbox) with a seq above
+	// *since.
+	ServeMessages(w http.ResponseWriter, r *http.Request, since *uint64)
 	// ServeAdmin upgrades r to the admin stream, read-only.
 	ServeAdmin(w http.ResponseWriter, r *http.Request, authEnabled bool)
 }
@@ -53,10 +54,10 @@ func headerHas(h http.Header, name, token string) bool {
 }
 
 func (s *Server) getMessageStream(w http.ResponseWriter, r *http.Request) {
-	var since *int64
+	var since *uint64
 	if v := r.URL.Query()["since"]; len(v) > 0 {
-		n, err := strconv.ParseInt(v[0], 10, 64)
-		if len(v) > 1 || err != nil || n < 0 {
+		n, err := strconv.ParseUint(v[0], 10, 64)
+		if len(v) > 1 || err != nil {
 			writeError(w, http.StatusBadRequest, CodeInvalidInput, "since must be a message id: a whole number, 0 or more, given once")
 			return
 		}

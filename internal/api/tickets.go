@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -87,17 +88,11 @@ func (s *Server) ticketView(a ledger.AckedTicket) Ticket {
 // the first ?limit= of them when given, and their number in X-Total-Count.
 func (s *Server) listTickets(w http.ResponseWriter, r *http.Request, from *common.Address, notFound bool) {
 	limit := -1
-	switch values := r.URL.Query()["limit"]; {
-	case len(values) > 1:
-		writeError(w, http.StatusBadRequest, CodeInvalidInput, "limit must be given at most once")
+	switch n, given, ok := queryNumber(w, r, "limit", 1, math.MaxInt64, "limit must be a whole number of at least 1"); {
+	case !ok:
 		return
-	case len(values) == 1:
-		n, err := strconv.Atoi(values[0])
-		if err != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, CodeInvalidInput, "limit must be a whole number of at least 1")
-			return
-		}
-		limit = n
+	case given:
+		limit = int(n)
 	}
 	t, ok := s.tickets(w)
 	if !ok {
@@ -209,4 +204,23 @@ func (s *Server) postChannelRedeem(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.redeem(w, r, &from)
+}
+
+// queryNumber reads the query parameter name as a whole number from lo to hi, and whether it was
+// given. It answers 400 INVALID_INPUT when the parameter is given more than once ("<name> must be
+// given at most once") or is not such a number (invalid).
+func queryNumber(w http.ResponseWriter, r *http.Request, name string, lo, hi int64, invalid string) (v int64, given, ok bool) {
+	switch values := r.URL.Query()[name]; {
+	case len(values) > 1:
+		writeError(w, http.StatusBadRequest, CodeInvalidInput, name+" must be given at most once")
+		return 0, false, false
+	case len(values) == 1:
+		n, err := strconv.ParseInt(values[0], 10, 64)
+		if err != nil || n < lo || n > hi {
+			writeError(w, http.StatusBadRequest, CodeInvalidInput, invalid)
+			return 0, false, false
+		}
+		return n, true, true
+	}
+	return 0, false, true
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"net/url"
@@ -22,6 +23,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/relayd/relayd/internal/api/openapi"
+	"github.com/relayd/relayd/internal/courier"
 )
 
 // validator checks every request against the operation the OpenAPI
@@ -105,13 +107,30 @@ var directBodies = map[string]func(any) bool{
 	http.MethodPost + " " + Prefix + "/messages": validMessageBody,
 }
 
-// validMessageBody is the document's MessageRequest: an object with exactly
-// the string fields body (at least 1 character) and recipient (1 to 64
-// characters), lengths counted in Unicode code points as JSON Schema does.
+// validMessageBody is the document's MessageRequest: an object with the string fields body (at
+// least 1 character) and recipient (1 to 64 characters), lengths counted in Unicode code points
+// as JSON Schema does, and optionally replies (an integer from 0 to courier.MaxReplies; 2.0 is an
+// integer in JSON Schema) and reliable (a boolean), and no other field.
 func validMessageBody(v any) bool {
 	m, ok := v.(map[string]any)
-	if !ok || len(m) != 2 {
+	if !ok || len(m) < 2 || len(m) > 4 {
 		return false
+	}
+	for k, f := range m {
+		switch k {
+		case "body", "recipient":
+		case "replies":
+			n, ok := f.(float64)
+			if !ok || n != math.Trunc(n) || n < 0 || n > courier.MaxReplies {
+				return false
+			}
+		case "reliable":
+			if _, ok := f.(bool); !ok {
+				return false
+			}
+		default:
+			return false
+		}
 	}
 	body, ok1 := m["body"].(string)
 	recipient, ok2 := m["recipient"].(string)
@@ -206,7 +225,7 @@ func readJSONBody(w http.ResponseWriter, r *http.Request, required bool) ([]byte
 		return nil, nil, true
 	}
 	if err != nil {
-		writeError(w, http.StatusBadRequest, CodeInvalidInput, err.Error())
+		writeBodyError(w, err)
 		return nil, nil, false
 	}
 	return raw.Bytes(), parsed, true

@@ -6,10 +6,12 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/identity"
 )
 
@@ -41,7 +43,23 @@ func TestDirectMessageBodyAgreesWithDocument(t *testing.T) {
 		`{"body":"a","recipient":"` + strings.Repeat("a", 64) + `"}`,
 		`{"body":"a","body":"b","recipient":"alias"}`, // a repeated key: the last one counts, for both
 		` {"body":"a","recipient":"alias"} `,
+		`{"body":"a","recipient":"me","replies":0}`,
+		`{"body":"a","recipient":"me","replies":16,"reliable":true}`,
+		`{"body":"a","recipient":"me","replies":2.0,"reliable":false}`,
+		`{"body":"a","recipient":"me","replies":1e1}`,
+		`{"reliable":false,"body":"a","recipient":"me"}`,
 		// Refused:
+		`{"body":"a","recipient":"me","replies":17}`,
+		`{"body":"a","recipient":"me","replies":-1}`,
+		`{"body":"a","recipient":"me","replies":1.5}`,
+		`{"body":"a","recipient":"me","replies":"1"}`,
+		`{"body":"a","recipient":"me","replies":null}`,
+		`{"body":"a","recipient":"me","replies":true}`,
+		`{"body":"a","recipient":"me","reliable":"true"}`,
+		`{"body":"a","recipient":"me","reliable":1}`,
+		`{"body":"a","recipient":"me","reliable":null}`,
+		`{"body":"a","recipient":"me","replies":1,"reliable":true,"x":1}`,
+		`{"body":"a","replies":1,"reliable":true}`,
 		`{"body":"a","recipient":"` + strings.Repeat("é", 65) + `"}`,
 		`{"body":"a","recipient":"` + strings.Repeat("a", 65) + `"}`,
 		`{"body":"","recipient":"me"}`,
@@ -80,8 +98,8 @@ func TestDirectMessageBodyAgreesWithDocument(t *testing.T) {
 			t.Errorf("%.80s: direct %d %s, document %d %s", body, wDirect.Code, wDirect.Body, wDoc.Code, wDoc.Body)
 		}
 	}
-	if accepted != 6 {
-		t.Fatalf("%d bodies accepted, want 6", accepted)
+	if accepted != 11 {
+		t.Fatalf("%d bodies accepted, want 11", accepted)
 	}
 }
 
@@ -115,8 +133,17 @@ func TestDirectMessageBodyMatchesTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := route.Operation.RequestBody.Value.Content.Get("application/json").Schema.Value
-	if !s.Type.Is("object") || s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has || len(s.Properties) != 2 || len(s.Required) != 2 {
+	if !s.Type.Is("object") || s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has || len(s.Properties) != 4 || len(s.Required) != 2 ||
+		!slices.Equal(s.Required, []string{"body", "recipient"}) {
 		t.Fatalf("MessageRequest changed: %+v", s)
+	}
+	replies, reliable := s.Properties["replies"].Value, s.Properties["reliable"].Value
+	if !replies.Type.Is("integer") || replies.Min == nil || *replies.Min != 0 || replies.Max == nil || *replies.Max != courier.MaxReplies ||
+		replies.Nullable || replies.Format != "" || replies.ExclusiveMin.Value != nil || replies.ExclusiveMax.Value != nil || replies.MultipleOf != nil {
+		t.Fatalf("MessageRequest.replies changed: %+v", replies)
+	}
+	if !reliable.Type.Is("boolean") || reliable.Nullable || len(reliable.Enum) != 0 {
+		t.Fatalf("MessageRequest.reliable changed: %+v", reliable)
 	}
 	body, recipient := s.Properties["body"].Value, s.Properties["recipient"].Value
 	if !body.Type.Is("string") || body.MinLength != 1 || body.MaxLength != nil || body.Pattern != "" || body.Nullable {
