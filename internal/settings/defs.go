@@ -22,6 +22,10 @@ const (
 	MaxSendRate        = 100
 	MinRelayers        = 2
 	MaxRelayers        = 3
+	// MaxMessageBytesLimit is the highest ceiling of a message body the maxMessageBytes setting
+	// allows (16 MiB: some 36,000 packets), MinMessageBytes the lowest (one packet's text).
+	MaxMessageBytesLimit = 16 << 20
+	MinMessageBytes      = 500
 )
 
 // Defaults are the settings of a node whose flags and store say nothing: the one definition of
@@ -41,6 +45,8 @@ func Defaults() Values {
 		MixDelayMean: 100 * time.Millisecond,
 		CoverRate:    1,
 		Relayers:     3,
+		// 64 KiB: some 140 packets at 470 bytes of text each.
+		MaxMessageBytes: 64 << 10,
 	}
 }
 
@@ -199,6 +205,9 @@ var defs = []Def{
 		applies: "at once (the next interval is drawn at the new rate)"},
 		0, MaxSendRate, fmt.Errorf("must be a number of packets per second from 0 to %d", MaxSendRate),
 		func(v *Values) *float64 { return &v.SendRate }),
+	intDef("maxMessageBytes", about{what: "the longest message body, in bytes, that POST /messages and the admin send command accept; a longer body is refused (413)",
+		applies: "the next message"},
+		MinMessageBytes, MaxMessageBytesLimit, func(v *Values) *int { return &v.MaxMessageBytes }),
 	floatDef("coverRate", about{what: "loop cover packets per second this node sends over random paths back to itself, paid like messages",
 		rng: fmt.Sprintf("0 to %d; 0: off", MaxCoverRate), flag: "coverRate",
 		applies: "at once (the next interval is drawn at the new rate)"},

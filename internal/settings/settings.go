@@ -44,6 +44,7 @@ type Values struct {
 	CoverRate             float64 // loop cover packets per second
 	SendRate              float64 // packets per second of the constant-rate stream; 0: off
 	Relayers              int     // relayers of the node's own messages and cover loops
+	MaxMessageBytes       int     // the longest message body the node accepts to send
 	// WinProb is the win probability (the tickets' 56-bit field) of the tickets this node
 	// signs; 0 follows the network minimum the contract publishes.
 	WinProb uint64

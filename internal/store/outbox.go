@@ -79,6 +79,9 @@ type OutboxMessage struct {
 	Attempts  int
 	Fragments int
 	Acked     []byte
+	// Blocks are the reply blocks the message carries for the recipient's answers, built once
+	// and kept, so that a fragment sent again carries the same bytes (at most Replies).
+	Blocks [][]byte
 }
 
 // Finished reports whether the message is delivered or failed: no longer pending.
@@ -89,7 +92,7 @@ func (m *OutboxMessage) Finished() bool {
 // The outbox record, version 1: version (1) ‖ state (1: 1 queued, 2 sent, 3 delivered, 4
 // failed) ‖ created (8, unix ms) ‖ updated (8) ‖ in reply to (16) ‖ reply to (8) ‖ replies
 // (4) ‖ attempts (4) ‖ fragments (4) ‖ recipient, reason, body and acked, each a 4-byte
-// length ‖ bytes. The id is the key.
+// length ‖ bytes ‖ block count (4) ‖ each block as a 4-byte length ‖ bytes. The id is the key.
 const (
 	outboxVersion  = 1
 	outboxFixedLen = 1 + 1 + 8 + 8 + 16 + 8 + 4 + 4 + 4
@@ -118,6 +121,16 @@ func encodeOutbox(m *OutboxMessage) ([]byte, error) {
 	v = appendLenBytes(v, []byte(m.Reason))
 	v = appendLenBytes(v, m.Body)
 	v = appendLenBytes(v, m.Acked)
+	if len(m.Blocks) > MaxReplyBlocks {
+		return nil, fmt.Errorf("%w: %d reply blocks, at most %d", ErrInvalid, len(m.Blocks), MaxReplyBlocks)
+	}
+	v = binary.BigEndian.AppendUint32(v, uint32(len(m.Blocks)))
+	for _, b := range m.Blocks {
+		if len(b) == 0 || len(b) > maxRecordInt {
+			return nil, fmt.Errorf("%w: a reply block of %d bytes", ErrInvalid, len(b))
+		}
+		v = appendLenBytes(v, b)
+	}
 	return v, nil
 }
 
@@ -145,6 +158,18 @@ func decodeOutbox(id [16]byte, v []byte) (OutboxMessage, error) {
 	m.Reason = string(r.lenBytes())
 	m.Body = r.lenBytes()
 	m.Acked = r.lenBytes()
+	if n := r.count(); r.err == nil {
+		if n > MaxReplyBlocks {
+			return m, fmt.Errorf("outbox message %x: %w: %d reply blocks", id[:4], ErrCorrupt, n)
+		}
+		for range n {
+			b := r.lenBytes()
+			if r.err == nil && len(b) == 0 {
+				return m, fmt.Errorf("outbox message %x: %w: an empty reply block", id[:4], ErrCorrupt)
+			}
+			m.Blocks = append(m.Blocks, b)
+		}
+	}
 	if err := r.end(); err != nil {
 		return m, fmt.Errorf("outbox message %x: %w", id[:4], err)
 	}
