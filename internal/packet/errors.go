@@ -35,9 +35,12 @@ var (
 	// [1, n-1].
 	ErrBadKey = errors.New("packet: malformed private key")
 
-	// ErrPayload is returned by Peel when the authenticated contents of a
-	// packet do not decode (bad length, non-zero padding, non-canonical final
-	// routing information). Only a faulty sender can produce such a packet.
+	// ErrPayload is returned by Peel at the final hop when the packet's
+	// contents do not open or decode (a payload whose end-to-end tag fails,
+	// bad length, non-zero padding, non-canonical final routing
+	// information), and by OpenReply for a reply that does not open. A
+	// payload altered on the way produces it (relayers do not authenticate
+	// the payload), or a faulty sender.
 	ErrPayload = errors.New("packet: malformed payload")
 
 	// ErrTooManyHops is returned by NewRoute for a route longer than MaxHops.
@@ -49,6 +52,23 @@ var (
 	// ErrMessageTooLarge is returned by Seal for a message text longer than
 	// MaxMessageSize bytes; nothing is built.
 	ErrMessageTooLarge = fmt.Errorf("packet: message text longer than %d bytes", MaxMessageSize)
+
+	// ErrReplyTooLarge is returned by ReplyBlock.Seal for a text longer
+	// than MaxReplySize bytes; it matches ErrMessageTooLarge too.
+	ErrReplyTooLarge = fmt.Errorf("%w: a reply carries at most %d", ErrMessageTooLarge, MaxReplySize)
+
+	// ErrReplyRoute is returned by Route.SealReply for a route without a
+	// relayer: a reply block's path is 1 to MaxHops-1 relayers and then its
+	// creator.
+	ErrReplyRoute = fmt.Errorf("packet: a reply block needs 1 to %d relayers before its creator", MaxHops-1)
+
+	// ErrBadReplyBlock is returned by ReplyBlock.UnmarshalBinary for bytes
+	// that are not an encoded reply block.
+	ErrBadReplyBlock = errors.New("packet: malformed reply block")
+
+	// ErrBadReplyKeys is returned by ReplyKeys.UnmarshalBinary for bytes
+	// that are not encoded reply keys.
+	ErrBadReplyKeys = errors.New("packet: malformed reply keys")
 
 	// ErrPoRCount is returned by Seal when the number of proof-of-relay
 	// fields is not the number of relayers (Route.Len() - 1).

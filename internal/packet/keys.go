@@ -162,12 +162,13 @@ const keysLabel = "relayd packet keys"
 // hopKeys are the symmetric keys a hop derives from its secret.
 type hopKeys struct {
 	header  [32]byte // ChaCha20 key of the routing-information stream
-	payload [32]byte // ChaCha20-Poly1305 key: payload layer and MAC
+	payload [32]byte // ChaCha20 key of the payload layer (ChaCha20-Poly1305 at a forward packet's recipient)
+	mac     [32]byte // ChaCha20-Poly1305 key of the header MAC
 	tag     [TagSize]byte
 }
 
-// deriveKeys expands s_i: header ‖ payload ‖ tag = HKDF-SHA256(s_i, salt
-// empty, keysLabel, 96 bytes), the same HKDF as PROTOCOL.md §2, as three
+// deriveKeys expands s_i: header ‖ payload ‖ mac ‖ tag = HKDF-SHA256(s_i, salt
+// empty, keysLabel, 128 bytes), the same HKDF as PROTOCOL.md §2, as four
 // expand blocks of one HMAC state (internal/kdf); TestDeriveKeys checks it
 // against crypto/hkdf.
 func deriveKeys(secret *[SecretSize]byte) hopKeys {
@@ -177,6 +178,14 @@ func deriveKeys(secret *[SecretSize]byte) hopKeys {
 	var k hopKeys
 	k.header = e.Next(keysLabel)
 	k.payload = e.Next(keysLabel)
+	k.mac = e.Next(keysLabel)
 	k.tag = e.Next(keysLabel)
 	return k
+}
+
+// clear wipes the symmetric keys (the replay tag is not secret).
+func (k *hopKeys) clear() {
+	clear(k.header[:])
+	clear(k.payload[:])
+	clear(k.mac[:])
 }

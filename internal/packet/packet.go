@@ -18,7 +18,8 @@ const (
 	// uncompressed (0x04 ‖ X ‖ Y), so a hop needs no square root to use it.
 	EphemeralKeySize = 65
 
-	// MACSize is the size of a hop's MAC (a Poly1305 tag).
+	// MACSize is the size of a hop's header MAC and of an end-to-end payload
+	// tag (Poly1305 tags).
 	MACSize = 16
 
 	// EpochSize is the size of the epoch field in a hop's routing
@@ -60,6 +61,22 @@ const (
 
 	// PacketSize is the size of every packet: header then payload.
 	PacketSize = HeaderSize + PayloadSize
+
+	// ReplyIDSize is the size of a reply block's id, which its creator finds
+	// in the final routing information of the reply.
+	ReplyIDSize = 16
+
+	// ReplyKeySize is the size of the end-to-end key a replier seals a reply
+	// with (ChaCha20-Poly1305).
+	ReplyKeySize = 32
+
+	// replyNonceSize is the size of the random nonce of a reply's end-to-end
+	// seal, the first bytes of the payload the replier sends.
+	replyNonceSize = 12
+
+	// MaxReplySize is the longest text a reply carries, in bytes: the payload
+	// less the end-to-end seal's nonce and tag, the length and the timestamp.
+	MaxReplySize = PayloadSize - replyNonceSize - MACSize - 2 - 8
 )
 
 // Offsets inside a packet and inside one hop's routing information.
@@ -74,15 +91,28 @@ const (
 	riMAC     = riPoR + PoRSize
 	riEph     = riMAC + MACSize
 
+	// The final hop's routing information: 33 zero bytes, the epoch, a kind
+	// byte, 16 bytes (a forward packet's end-to-end tag, a reply's block id),
+	// zeros to the end.
+	riKind     = riPoR
+	riFinal    = riKind + 1
+	riFinalEnd = riFinal + MACSize
+
 	// streamSize is the header keystream a hop uses: it decrypts the
 	// routing information extended by one zero RoutingInfoSize block.
 	streamSize = RoutingSize + RoutingInfoSize
 )
 
+// Final-slot kinds: what the recipient finds after the epoch.
+const (
+	kindForward = 1 // a forward packet: the end-to-end tag of the payload follows
+	kindReply   = 2 // a reply: the reply block's id follows
+)
+
 // Message is what a packet carries to its recipient.
 type Message struct {
-	// Text is the message, at most MaxMessageSize bytes, opaque to this
-	// package (UTF-8 by convention).
+	// Text is the message, at most MaxMessageSize bytes (MaxReplySize in a
+	// reply), opaque to this package (UTF-8 by convention).
 	Text []byte
 	// Timestamp is the sender's clock when it sent the message, in unix
 	// milliseconds.

@@ -245,8 +245,13 @@ func TestWrongKey(t *testing.T) {
 }
 
 // TestBitFlips flips every bit of a 3-hop packet (2 relayers and the
-// recipient) and of the packet the first hop forwards: each must be rejected
-// by the hop that receives it, before its replay store is touched.
+// recipient) and of the packet the first hop forwards. A bit flipped in the
+// header (ephemeral key, routing information, MAC) is rejected by the hop that
+// receives it, before its replay store is touched. A bit flipped in the
+// payload passes the relayers, whose MACs cover the header only (PROTOCOL.md
+// §3.4), and is rejected by the recipient, whose end-to-end tag covers the
+// payload: ErrPayload, with the packet's header valid (Final set, its tag
+// recorded), so that the recipient can still acknowledge it.
 func TestBitFlips(t *testing.T) {
 	rand := newSeededReader(t.Name())
 	nodes := newNodes(t, rand, 3)
@@ -261,19 +266,44 @@ func TestBitFlips(t *testing.T) {
 		for pos := range bad {
 			for bit := range 8 {
 				bad[pos] ^= 1 << bit
-				_, err := Peel(nodes[hop].priv, bad, t0, replay)
-				bad[pos] ^= 1 << bit
-				ok := errors.Is(err, ErrMAC) || (pos < EphemeralKeySize && errors.Is(err, ErrBadPoint))
-				if !ok {
-					t.Fatalf("hop %d, byte %d, bit %d: err = %v, want ErrMAC", hop, pos, bit, err)
+				if pos < HeaderSize {
+					_, err := Peel(nodes[hop].priv, bad, t0, replay)
+					ok := errors.Is(err, ErrMAC) || (pos < EphemeralKeySize && errors.Is(err, ErrBadPoint))
+					if !ok {
+						t.Fatalf("hop %d, header byte %d, bit %d: err = %v, want ErrMAC", hop, pos, bit, err)
+					}
+				} else {
+					peelPayloadFlip(t, nodes[hop:], bad, pos, bit)
 				}
+				bad[pos] ^= 1 << bit
 			}
 		}
 		if replay.calls != 0 {
-			t.Errorf("hop %d: replay store consulted %d times for altered packets", hop, replay.calls)
+			t.Errorf("hop %d: replay store consulted %d times for altered headers", hop, replay.calls)
 		}
 		if _, err := Peel(nodes[hop].priv, bad, t0, replay); err != nil {
 			t.Errorf("hop %d: unaltered packet rejected after the loop: %v", hop, err)
+		}
+	}
+}
+
+// peelPayloadFlip peels pkt, whose payload has one bit flipped, along the
+// remaining hops: every relayer passes it on, the recipient refuses it with
+// ErrPayload after recording its tag.
+func peelPayloadFlip(t *testing.T, hops []node, pkt []byte, pos, bit int) {
+	t.Helper()
+	for i, n := range hops {
+		replay := newMemReplay()
+		p, err := Peel(n.priv, pkt, t0, replay)
+		if i < len(hops)-1 {
+			if err != nil {
+				t.Fatalf("payload byte %d, bit %d: relayer refused it: %v", pos, bit, err)
+			}
+			pkt = p.Next
+			continue
+		}
+		if !errors.Is(err, ErrPayload) || !p.Final || replay.calls != 1 || p.Tag == ([TagSize]byte{}) || p.Message.Text != nil {
+			t.Fatalf("payload byte %d, bit %d: recipient: err = %v, %+v after %d replay checks; want ErrPayload with the header's tag recorded", pos, bit, err, p, replay.calls)
 		}
 	}
 }
@@ -453,32 +483,67 @@ func TestKeys(t *testing.T) {
 	}
 }
 
-// TestFinalHopDecoding covers authenticated but malformed contents, which only
-// a faulty sender produces.
+// TestFinalHopDecoding covers a recipient's routing information and payload
+// under a valid header MAC: only a faulty sender, or for the payload an
+// alteration on the way, produces the bad ones.
 func TestFinalHopDecoding(t *testing.T) {
-	good := make([]byte, PayloadSize)
-	good[1] = 3
-	copy(good[10:], "abc")
-	ri := make([]byte, RoutingInfoSize)
-	copy(ri[riEpoch:riPoR], []byte{0xff, 0xff, 0xff, 0xff}) // the epoch is the final slot's one field
-	if p, err := finalHop(Peeled{}, ri, good); err != nil || string(p.Message.Text) != "abc" {
-		t.Fatalf("good payload: %v, %q", err, p.Message.Text)
+	var keys hopKeys
+	for i := range keys.payload {
+		keys.payload[i] = byte(i)
 	}
-	tests := map[string]func(ri, pl []byte){
-		"routing info key":   func(ri, _ []byte) { ri[riEpoch-1] = 1 },
-		"length over max":    func(_, pl []byte) { pl[0], pl[1] = 0x01, 0xf5 },
-		"length 0xffff":      func(_, pl []byte) { pl[0], pl[1] = 0xff, 0xff },
-		"non-zero padding":   func(_, pl []byte) { pl[PayloadSize-1] = 1 },
-		"padding after text": func(_, pl []byte) { pl[13] = 'd' },
-		"routing info PoR":   func(ri, _ []byte) { ri[riPoR] = 1 },
-		"routing info eph":   func(ri, _ []byte) { ri[RoutingInfoSize-1] = 1 },
+	plain := make([]byte, PayloadSize)
+	plain[1] = 3
+	copy(plain[10:], "abc")
+	// final seals plain under the recipient's payload key and returns its
+	// routing information (kind forward, the tag) and payload.
+	final := func(plain []byte) (ri, payload []byte) {
+		ri = make([]byte, RoutingInfoSize)
+		copy(ri[riEpoch:riPoR], []byte{0xff, 0xff, 0xff, 0xff})
+		ri[riKind] = kindForward
+		sealed := newAEAD(&keys.payload).Seal(nil, zeroNonce[:], plain, nil)
+		copy(ri[riFinal:riFinalEnd], sealed[PayloadSize:])
+		return ri, sealed[:PayloadSize]
 	}
-	for name, mutate := range tests {
+	peel := func(ri, payload []byte) (Peeled, error) {
+		return finalHop(Peeled{Tag: [TagSize]byte{1}}, &keys, ri, payload, make([]byte, PayloadSize+MACSize))
+	}
+	ri, payload := final(plain)
+	if p, err := peel(ri, payload); err != nil || string(p.Message.Text) != "abc" || !p.Final || p.Reply {
+		t.Fatalf("good payload: %v, %+v", err, p)
+	}
+	tests := map[string]struct {
+		plain    func(pl []byte) // before sealing
+		ri, wire func(b []byte)  // after
+	}{
+		"routing info key":       {ri: func(ri []byte) { ri[riEpoch-1] = 1 }},
+		"kind 0":                 {ri: func(ri []byte) { ri[riKind] = 0 }},
+		"kind 3":                 {ri: func(ri []byte) { ri[riKind] = 3 }},
+		"after the tag":          {ri: func(ri []byte) { ri[riFinalEnd] = 1 }},
+		"routing info end":       {ri: func(ri []byte) { ri[RoutingInfoSize-1] = 1 }},
+		"tag altered":            {ri: func(ri []byte) { ri[riFinal] ^= 0x80 }},
+		"payload altered":        {wire: func(pl []byte) { pl[PayloadSize-1] ^= 1 }},
+		"length over max":        {plain: func(pl []byte) { pl[0], pl[1] = 0x01, 0xf5 }},
+		"length 0xffff":          {plain: func(pl []byte) { pl[0], pl[1] = 0xff, 0xff }},
+		"non-zero padding":       {plain: func(pl []byte) { pl[PayloadSize-1] = 1 }},
+		"padding after text":     {plain: func(pl []byte) { pl[13] = 'd' }},
+		"drop bit with a length": {plain: func(pl []byte) { pl[0] |= 0x80 }},
+	}
+	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			r, pl := bytes.Clone(ri), bytes.Clone(good)
-			mutate(r, pl)
-			if _, err := finalHop(Peeled{}, r, pl); !errors.Is(err, ErrPayload) {
-				t.Errorf("err = %v, want ErrPayload", err)
+			pl := bytes.Clone(plain)
+			if tc.plain != nil {
+				tc.plain(pl)
+			}
+			ri, payload := final(pl)
+			if tc.ri != nil {
+				tc.ri(ri)
+			}
+			if tc.wire != nil {
+				tc.wire(payload)
+			}
+			p, err := peel(ri, payload)
+			if !errors.Is(err, ErrPayload) || !p.Final || p.Tag != ([TagSize]byte{1}) || p.Message.Text != nil {
+				t.Errorf("err = %v, %+v; want ErrPayload with the hop's view", err, p)
 			}
 		})
 	}
@@ -531,12 +596,13 @@ func TestDeriveKeys(t *testing.T) {
 		for j := range s {
 			s[j] = byte(i*37 + j*11)
 		}
-		okm, err := hkdf.Key(sha256.New, s[:], nil, keysLabel, 96)
+		okm, err := hkdf.Key(sha256.New, s[:], nil, keysLabel, 128)
 		if err != nil {
 			t.Fatal(err)
 		}
 		k := deriveKeys(&s)
-		if string(k.header[:]) != string(okm[:32]) || string(k.payload[:]) != string(okm[32:64]) || string(k.tag[:]) != string(okm[64:]) {
+		if string(k.header[:]) != string(okm[:32]) || string(k.payload[:]) != string(okm[32:64]) ||
+			string(k.mac[:]) != string(okm[64:96]) || string(k.tag[:]) != string(okm[96:]) {
 			t.Fatalf("secret %x: keys differ from crypto/hkdf", s)
 		}
 	}
@@ -687,13 +753,12 @@ func TestDrop(t *testing.T) {
 	payload := make([]byte, PayloadSize)
 	binary.BigEndian.PutUint16(payload[0:2], dropFlag|1)
 	payload[10] = 'x'
-	ri := make([]byte, RoutingInfoSize)
-	if _, err := finalHop(Peeled{}, ri, payload); !errors.Is(err, ErrPayload) {
+	if _, err := decodeMessage(payload); !errors.Is(err, ErrPayload) {
 		t.Fatalf("drop bit with a length: %v", err)
 	}
 	binary.BigEndian.PutUint16(payload[0:2], dropFlag)
 	payload[10] = 0
-	if p, err := finalHop(Peeled{}, ri, payload); err != nil || !p.Message.Drop {
-		t.Fatalf("a well-formed drop payload: %+v %v", p.Message, err)
+	if m, err := decodeMessage(payload); err != nil || !m.Drop {
+		t.Fatalf("a well-formed drop payload: %+v %v", m, err)
 	}
 }

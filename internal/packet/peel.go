@@ -1,6 +1,7 @@
 package packet
 
 import (
+	"crypto/cipher"
 	"encoding/binary"
 	"fmt"
 	"time"
@@ -36,9 +37,18 @@ type Peeled struct {
 	// (relayers only).
 	PoR [PoRSize]byte
 
-	// Message is the message the packet carried (recipient only). Its Text
-	// is at most MaxMessageSize bytes.
+	// Message is the message a forward packet carried (recipient only). Its
+	// Text is at most MaxMessageSize bytes.
 	Message Message
+
+	// Reply is true at the final hop of a reply: a packet a replier made
+	// with a ReplyBlock this node created. ReplyID names the block, and
+	// Payload (PayloadSize bytes) is still under the relayers' layers and the
+	// replier's end-to-end seal: OpenReply reads it with the block's
+	// ReplyKeys. Message is empty.
+	Reply   bool
+	ReplyID [ReplyIDSize]byte
+	Payload []byte
 
 	// Secret is s_i, the secret this hop shares with the sender: the input
 	// of its proof-of-relay scalars.
@@ -47,15 +57,16 @@ type Peeled struct {
 	// ReplayChecker.
 	Tag [TagSize]byte
 	// Epoch is the packet's creation epoch as its header states it (Epoch
-	// of the message timestamp), within EpochSkew of the hop's.
+	// of the message timestamp, or a reply block's creation), within
+	// EpochSkew of the hop's.
 	Epoch uint32
 }
 
 // Buffer layout of Peel's one allocation: the decrypted routing stream
 // (routing information + one extension block), the next MAC, the payload
-// and room for the incoming MAC, so that the next packet (ephemeral key ‖
-// routing ‖ MAC ‖ payload) is a contiguous slice starting inside the first
-// decrypted block.
+// and room for a forward packet's end-to-end tag, so that the next packet
+// (ephemeral key ‖ routing ‖ MAC ‖ payload) is a contiguous slice starting
+// inside the first decrypted block.
 const (
 	peelMAC     = streamSize
 	peelPayload = peelMAC + MACSize
@@ -64,15 +75,27 @@ const (
 )
 
 // Peel processes pkt at the hop holding key, whose clock reads now: it derives
-// the hop's secret, verifies the MAC over the whole packet, checks that the
-// packet's creation epoch is within EpochSkew of Epoch(now), records the
-// replay tag with replay (which must not be nil) and removes one layer. pkt is
-// not modified or retained. Errors: ErrSize, ErrBadPoint (ephemeral key),
-// ErrMAC (altered packet or not for this key), ErrExpired, ErrReplay, a
-// wrapped error of replay itself, and, for packets a faulty sender
-// authenticated, ErrBadPoint (next hop) or ErrPayload. The result's slices
-// share one fresh allocation. Peel is safe for concurrent use, also with one
-// key.
+// the hop's secret, verifies the header MAC (over the ephemeral key and the
+// routing information), checks that the packet's creation epoch is within
+// EpochSkew of Epoch(now), records the replay tag with replay (which must not
+// be nil) and removes one layer: a relayer gets the next packet, its payload
+// under one ChaCha20 layer less; a forward packet's recipient gets the
+// message, its payload authenticated end to end; a reply's creator gets the
+// block id and the payload as it came (Peeled.Reply, OpenReply). pkt is not
+// modified or retained.
+//
+// Errors: ErrSize, ErrBadPoint (ephemeral key), ErrMAC (altered header or not
+// for this key), ErrExpired, ErrReplay, a wrapped error of replay itself, and
+// ErrBadPoint (next hop) for a header a faulty sender authenticated. At the
+// final hop, ErrPayload reports contents that do not open or decode: a
+// payload altered on the way (the relayers' layers carry no MAC, so only the
+// recipient notices), or a faulty sender. With that ErrPayload, and only
+// with it, Peel also returns the Peeled with Final, Secret, Tag and Epoch
+// set (the header was valid and its tag is recorded), so that the recipient
+// can acknowledge the packet like any other: withholding the acknowledgement
+// would tell the last relayer that the payload was altered. The result's
+// slices share one fresh allocation. Peel is safe for concurrent use, also
+// with one key.
 func Peel(key *PrivateKey, pkt []byte, now time.Time, replay ReplayChecker) (Peeled, error) {
 	if len(pkt) != PacketSize {
 		return Peeled{}, ErrSize
@@ -89,22 +112,17 @@ func Peel(key *PrivateKey, pkt []byte, now time.Time, replay ReplayChecker) (Pee
 	var p Peeled
 	p.Secret = sharedSecret(&point, eph, &key.pub.compressed)
 	keys := deriveKeys(&p.Secret)
+	defer keys.clear()
 	p.Tag = keys.tag
 
-	// MAC and payload layer: one ChaCha20-Poly1305 open, in place.
-	buf := make([]byte, peelSize)
-	body := buf[peelPayload:]
-	copy(body, pkt[offPayload:])
-	copy(body[PayloadSize:], pkt[offMAC:offPayload])
-	aead, err := chacha20poly1305.New(keys.payload[:])
-	if err != nil {
-		panic("packet: chacha20poly1305: " + err.Error())
-	}
-	if _, err := aead.Open(body[:0], zeroNonce[:], body, pkt[:offMAC]); err != nil {
+	// The header MAC: a Poly1305 tag over E_i ‖ β_i, before anything else is
+	// read.
+	if !headerMACValid(&keys.mac, pkt[:offMAC], pkt[offMAC:offPayload]) {
 		return Peeled{}, ErrMAC
 	}
 
 	// Routing information: decrypt it extended by one zero block.
+	buf := make([]byte, peelSize)
 	stream := buf[:streamSize]
 	c, err := chacha20.NewUnauthenticatedCipher(keys.header[:], zeroNonce[:])
 	if err != nil {
@@ -130,7 +148,7 @@ func Peel(key *PrivateKey, pkt []byte, now time.Time, replay ReplayChecker) (Pee
 
 	switch ri[riNextHop] {
 	case 0:
-		return finalHop(p, ri, body[:PayloadSize])
+		return finalHop(p, &keys, ri, pkt[offPayload:], buf[peelPayload:])
 	case 2, 3:
 	default:
 		return Peeled{}, ErrBadPoint
@@ -138,28 +156,108 @@ func Peel(key *PrivateKey, pkt []byte, now time.Time, replay ReplayChecker) (Pee
 	copy(p.NextHop[:], ri[riNextHop:riPoR])
 	copy(p.PoR[:], ri[riPoR:riMAC])
 	copy(buf[peelMAC:peelPayload], ri[riMAC:riEph])
+	// The payload layer: ChaCha20 under k_pay, the same at every relayer
+	// whatever the packet (a forward packet loses a layer, a reply gains one).
+	xorPayload(&keys.payload, buf[peelPayload:peelPayload+PayloadSize], pkt[offPayload:])
 	p.Next = buf[peelNext : peelNext+PacketSize : peelNext+PacketSize]
 	return p, nil
 }
 
-// finalHop decodes the recipient's routing information (zero but for the
-// epoch) and payload.
-func finalHop(p Peeled, ri, payload []byte) (Peeled, error) {
-	if !allZero(ri[:riEpoch]) || !allZero(ri[riPoR:]) {
-		return Peeled{}, ErrPayload
-	}
-	field := binary.BigEndian.Uint16(payload[0:2])
-	drop, n := field&dropFlag != 0, int(field&^dropFlag)
-	if n > MaxMessageSize || drop && n != 0 || !allZero(payload[10+n:]) {
-		return Peeled{}, ErrPayload
-	}
+// finalHop reads the recipient's routing information (33 zero bytes, the
+// epoch, a kind, 16 bytes, zeros) and its payload: a forward packet's opens
+// under the recipient's ChaCha20-Poly1305 layer with the tag from the
+// routing information; a reply's is copied as it is. dst is PayloadSize +
+// MACSize bytes. On ErrPayload it returns p marked Final (Peel's doc).
+func finalHop(p Peeled, keys *hopKeys, ri, payload, dst []byte) (Peeled, error) {
 	p.Final = true
-	p.Message = Message{
-		Text:      payload[10 : 10+n : 10+n],
-		Timestamp: binary.BigEndian.Uint64(payload[2:10]),
-		Drop:      drop,
+	if !allZero(ri[:riEpoch]) || !allZero(ri[riFinalEnd:]) {
+		return p, ErrPayload
 	}
-	return p, nil
+	switch ri[riKind] {
+	case kindForward:
+		copy(dst, payload)
+		copy(dst[PayloadSize:], ri[riFinal:riFinalEnd])
+		plain, err := newAEAD(&keys.payload).Open(dst[:0], zeroNonce[:], dst[:PayloadSize+MACSize], nil)
+		if err != nil {
+			return p, ErrPayload
+		}
+		msg, err := decodeMessage(plain)
+		if err != nil {
+			return p, err
+		}
+		p.Message = msg
+		return p, nil
+	case kindReply:
+		p.Reply = true
+		copy(p.ReplyID[:], ri[riFinal:riFinalEnd])
+		p.Payload = dst[:PayloadSize:PayloadSize]
+		copy(p.Payload, payload)
+		return p, nil
+	}
+	return p, ErrPayload
+}
+
+// decodeMessage decodes a payload plaintext: text length (with the drop
+// flag), timestamp, text, zero padding to the end; the text may fill all but
+// the first 10 bytes. Text aliases plain.
+func decodeMessage(plain []byte) (Message, error) {
+	field := binary.BigEndian.Uint16(plain[0:2])
+	drop, n := field&dropFlag != 0, int(field&^dropFlag)
+	if n > len(plain)-10 || drop && n != 0 || !allZero(plain[10+n:]) {
+		return Message{}, ErrPayload
+	}
+	return Message{
+		Text:      plain[10 : 10+n : 10+n],
+		Timestamp: binary.BigEndian.Uint64(plain[2:10]),
+		Drop:      drop,
+	}, nil
+}
+
+// encodeMessage writes msg's payload plaintext into plain (zeroed by the
+// caller); the text must fit.
+func encodeMessage(plain []byte, msg Message) {
+	field := uint16(len(msg.Text))
+	if msg.Drop {
+		field |= dropFlag
+	}
+	binary.BigEndian.PutUint16(plain[0:2], field)
+	binary.BigEndian.PutUint64(plain[2:10], msg.Timestamp)
+	copy(plain[10:], msg.Text)
+}
+
+// newAEAD returns ChaCha20-Poly1305 under key.
+func newAEAD(key *[32]byte) cipher.AEAD {
+	aead, err := chacha20poly1305.New(key[:])
+	if err != nil {
+		panic("packet: chacha20poly1305: " + err.Error())
+	}
+	return aead
+}
+
+// headerMAC returns a header's MAC γ: the tag of ChaCha20-Poly1305 under the
+// hop's MAC key, nonce 0, over an empty plaintext with the ephemeral key and
+// routing information as additional data (a Poly1305 tag under a one-time
+// key derived from k_mac).
+func headerMAC(key *[32]byte, header []byte) [MACSize]byte {
+	var tag [MACSize]byte
+	newAEAD(key).Seal(tag[:0], zeroNonce[:], nil, header)
+	return tag
+}
+
+// headerMACValid checks gamma against header in constant time.
+func headerMACValid(key *[32]byte, header, gamma []byte) bool {
+	_, err := newAEAD(key).Open(nil, zeroNonce[:], gamma, header)
+	return err == nil
+}
+
+// xorPayload writes src XOR ChaCha20(key, nonce 0, counter 0) to dst: one
+// hop's payload layer, its own inverse.
+func xorPayload(key *[32]byte, dst, src []byte) {
+	c, err := chacha20.NewUnauthenticatedCipher(key[:], zeroNonce[:])
+	if err != nil {
+		panic("packet: chacha20: " + err.Error())
+	}
+	c.XORKeyStream(dst, src)
 }
 
 func allZero(b []byte) bool {

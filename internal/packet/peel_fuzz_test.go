@@ -9,7 +9,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/crypto"
 	"golang.org/x/crypto/chacha20"
-	"golang.org/x/crypto/chacha20poly1305"
 )
 
 // fuzzNow is the hop's clock in the fuzz targets; the seed packets are created then.
@@ -28,16 +27,15 @@ func (r *recordingReplay) CheckAndAdd(epoch uint32, tag [TagSize]byte) (bool, er
 	return true, nil
 }
 
-// hopView is what a hop holding key sees of pkt under its MAC: the routing information and
-// the payload in plaintext, with the keys that encrypt and authenticate them.
+// hopView is what a hop holding key sees of pkt: the routing information in
+// plaintext under its header MAC, and the keys that encrypt and authenticate it.
 type hopView struct {
 	eph     []byte
 	keys    hopKeys
 	routing []byte // RoutingSize bytes, decrypted
-	payload []byte // PayloadSize bytes, decrypted
 }
 
-// viewAt decrypts pkt with the hop key, as Peel does.
+// viewAt decrypts pkt's routing information with the hop key, as Peel does.
 func viewAt(tb testing.TB, key *PrivateKey, pkt []byte) hopView {
 	tb.Helper()
 	v := hopView{eph: pkt[:EphemeralKeySize]}
@@ -51,40 +49,39 @@ func viewAt(tb testing.TB, key *PrivateKey, pkt []byte) hopView {
 	}
 	secret := sharedSecret(&point, v.eph, &key.pub.compressed)
 	v.keys = deriveKeys(&secret)
+	if !headerMACValid(&v.keys.mac, pkt[:offMAC], pkt[offMAC:offPayload]) {
+		tb.Fatal("header MAC")
+	}
 	c, err := chacha20.NewUnauthenticatedCipher(v.keys.header[:], zeroNonce[:])
 	if err != nil {
 		tb.Fatal(err)
 	}
 	v.routing = make([]byte, RoutingSize)
 	c.XORKeyStream(v.routing, pkt[offRouting:offMAC])
-	aead, err := chacha20poly1305.New(v.keys.payload[:])
-	if err != nil {
-		tb.Fatal(err)
-	}
-	sealed := append(append([]byte(nil), pkt[offPayload:]...), pkt[offMAC:offPayload]...)
-	if v.payload, err = aead.Open(nil, zeroNonce[:], sealed, pkt[:offMAC]); err != nil {
-		tb.Fatal(err)
-	}
 	return v
 }
 
-// seal builds the packet whose plaintext routing information and payload at this hop are
-// routing and payload, under a valid MAC.
+// seal builds the packet whose plaintext routing information at this hop is
+// routing, under a valid header MAC, with payload as it travels. A final
+// forward slot (next hop zero, kind forward) gets the true end-to-end tag of
+// payload taken as plaintext, which is sealed under the hop's payload key.
 func (v hopView) seal(routing, payload []byte) []byte {
 	pkt := make([]byte, PacketSize)
 	copy(pkt, v.eph)
+	copy(pkt[offPayload:], payload)
+	if routing[riNextHop] == 0 && routing[riKind] == kindForward {
+		routing = bytes.Clone(routing)
+		sealed := newAEAD(&v.keys.payload).Seal(nil, zeroNonce[:], payload, nil)
+		copy(pkt[offPayload:], sealed[:PayloadSize])
+		copy(routing[riFinal:riFinalEnd], sealed[PayloadSize:])
+	}
 	c, err := chacha20.NewUnauthenticatedCipher(v.keys.header[:], zeroNonce[:])
 	if err != nil {
 		panic(err)
 	}
 	c.XORKeyStream(pkt[offRouting:offMAC], routing)
-	aead, err := chacha20poly1305.New(v.keys.payload[:])
-	if err != nil {
-		panic(err)
-	}
-	sealed := aead.Seal(nil, zeroNonce[:], payload, pkt[:offMAC])
-	copy(pkt[offPayload:], sealed[:PayloadSize])
-	copy(pkt[offMAC:offPayload], sealed[PayloadSize:])
+	mac := headerMAC(&v.keys.mac, pkt[:offMAC])
+	copy(pkt[offMAC:], mac[:])
 	return pkt
 }
 
@@ -95,13 +92,16 @@ func fit(b []byte, n int) []byte {
 	return out
 }
 
-// FuzzPeelInner reaches the layers under the MAC: the fuzzer writes the plaintext routing
-// information and payload a hop sees, the target encrypts and authenticates them with the
-// hop's keys (derived with the package's own functions from packets built by NewRoute and
-// Seal for a fixed key), and Peel must then decide exactly as the format says: a packet
-// whose epoch is outside the window ErrExpired before its tag is recorded; a relayer's next
-// hop, proof-of-relay field and next packet taken unchanged; a recipient's message decoded
-// within MaxMessageSize with zero padding; anything else ErrBadPoint or ErrPayload; never a
+// FuzzPeelInner reaches the layers under the header MAC: the fuzzer writes the plaintext
+// routing information a hop sees and a payload, the target encrypts and authenticates them
+// with the hop's keys (derived with the package's own functions from packets built by
+// NewRoute and Seal for a fixed key; a final forward slot gets the payload's true end-to-end
+// tag, the payload taken as the plaintext), and Peel must then decide exactly as the format
+// says: a packet whose epoch is outside the window ErrExpired before its tag is recorded; a
+// relayer's next hop, proof-of-relay field and next header taken unchanged and its payload
+// under one more ChaCha20 layer; a forward recipient's message decoded within
+// MaxMessageSize with zero padding; a reply's id and payload handed over as they are;
+// anything else ErrBadPoint or ErrPayload (at the final hop with the hop's view); never a
 // panic and never ErrMAC.
 func FuzzPeelInner(f *testing.F) {
 	rand := newSeededReader("FuzzPeelInner")
@@ -111,14 +111,19 @@ func FuzzPeelInner(f *testing.F) {
 	final, _ := build(f, rand, nodes[:1], Message{Text: []byte("fuzz final"), Timestamp: ts})
 	key := nodes[0].priv
 	rv, fv := viewAt(f, key, relayed), viewAt(f, key, final)
-	f.Add(rv.routing, rv.payload)
-	f.Add(fv.routing, fv.payload)
-	long := append([]byte(nil), fv.payload...)
+	plain := make([]byte, PayloadSize)
+	encodeMessage(plain, Message{Text: []byte("fuzz final"), Timestamp: ts})
+	f.Add(rv.routing, relayed[offPayload:])
+	f.Add(fv.routing, plain)
+	long := bytes.Clone(plain)
 	long[0], long[1] = 0x01, 0xf5 // 501 bytes of text
 	f.Add(fv.routing, long)
-	old := append([]byte(nil), fv.routing...)
+	reply := bytes.Clone(fv.routing)
+	reply[riKind] = kindReply
+	f.Add(reply, relayed[offPayload:])
+	old := bytes.Clone(fv.routing)
 	binary.BigEndian.PutUint32(old[riEpoch:], Epoch(fuzzNow)-EpochSkew-1)
-	f.Add(old, fv.payload)
+	f.Add(old, plain)
 	f.Add([]byte{4}, []byte{})
 	nowEpoch := int64(Epoch(fuzzNow))
 	f.Fuzz(func(t *testing.T, routingIn, payloadIn []byte) {
@@ -139,21 +144,30 @@ func FuzzPeelInner(f *testing.F) {
 		if replay.calls != 1 || replay.epoch != epoch || replay.tag != rv.keys.tag {
 			t.Fatalf("replay check: %+v, want one call with epoch %d and the hop's tag", replay, epoch)
 		}
-		n := int(binary.BigEndian.Uint16(payload))
+		n := int(binary.BigEndian.Uint16(payload)) &^ dropFlag
+		drop := payload[0]&0x80 != 0
 		switch routing[riNextHop] {
 		case 0:
-			if !allZero(routing[:riEpoch]) || !allZero(routing[riPoR:RoutingInfoSize]) ||
-				n > MaxMessageSize || !allZero(payload[10+n:]) {
-				if !errors.Is(err, ErrPayload) {
-					t.Fatalf("malformed final hop: err = %v, want ErrPayload", err)
+			kind := routing[riKind]
+			canonical := allZero(routing[:riEpoch]) && allZero(routing[riFinalEnd:RoutingInfoSize])
+			if !canonical || kind != kindForward && kind != kindReply ||
+				kind == kindForward && (n > MaxMessageSize || drop && n != 0 || !allZero(payload[10+n:])) {
+				if !errors.Is(err, ErrPayload) || !p.Final || p.Tag != rv.keys.tag || p.Epoch != epoch {
+					t.Fatalf("malformed final hop: err = %v, %+v; want ErrPayload with the hop's view", err, p)
 				}
 				return
 			}
 			if err != nil || !p.Final || p.Next != nil {
 				t.Fatalf("final hop: %+v, %v", p, err)
 			}
-			if len(p.Message.Text) != n || len(p.Message.Text) > MaxMessageSize ||
-				!bytes.Equal(p.Message.Text, payload[10:10+n]) ||
+			if kind == kindReply {
+				if !p.Reply || !bytes.Equal(p.ReplyID[:], routing[riFinal:riFinalEnd]) || !bytes.Equal(p.Payload, payload) || p.Message.Text != nil {
+					t.Fatalf("reply %+v does not match its routing information and payload", p)
+				}
+				break
+			}
+			if p.Reply || len(p.Message.Text) != n || len(p.Message.Text) > MaxMessageSize ||
+				!bytes.Equal(p.Message.Text, payload[10:10+n]) || p.Message.Drop != drop ||
 				p.Message.Timestamp != binary.BigEndian.Uint64(payload[2:10]) {
 				t.Fatalf("message %+v does not match its payload", p.Message)
 			}
@@ -164,11 +178,13 @@ func FuzzPeelInner(f *testing.F) {
 			if !bytes.Equal(p.NextHop[:], routing[riNextHop:riEpoch]) || !bytes.Equal(p.PoR[:], routing[riPoR:riMAC]) {
 				t.Fatal("next hop or proof-of-relay field altered")
 			}
+			layered := make([]byte, PayloadSize)
+			xorPayload(&rv.keys.payload, layered, payload)
 			if !bytes.Equal(p.Next[:EphemeralKeySize], routing[riEph:RoutingInfoSize]) ||
 				!bytes.Equal(p.Next[offRouting:offMAC-RoutingInfoSize], routing[RoutingInfoSize:]) ||
 				!bytes.Equal(p.Next[offMAC:offPayload], routing[riMAC:riEph]) ||
-				!bytes.Equal(p.Next[offPayload:], payload) {
-				t.Fatal("next packet is not the shifted routing information, next MAC and peeled payload")
+				!bytes.Equal(p.Next[offPayload:], layered) {
+				t.Fatal("next packet is not the shifted routing information, next MAC and the payload under the hop's layer")
 			}
 		default:
 			if !errors.Is(err, ErrBadPoint) {

@@ -7,7 +7,6 @@ import (
 	"math"
 
 	"golang.org/x/crypto/chacha20"
-	"golang.org/x/crypto/chacha20poly1305"
 )
 
 // zeroNonce is the nonce of every per-hop cipher: each key is used for one
@@ -98,11 +97,13 @@ func (r *Route) Secret(i int) [SecretSize]byte {
 // proof-of-relay field per relayer, in route order (Len()-1 fields; none for a
 // direct message); relayer i finds por[i] in Peeled.PoR. Every hop's routing
 // information carries Epoch of msg.Timestamp, the packet's creation time: hops
-// accept the packet while their clock is within EpochSkew epochs of it. Seal
+// accept the packet while their clock is within EpochSkew epochs of it. The
+// payload is sealed end to end under the recipient's key (its tag travels in
+// the recipient's routing information), then layered once per relayer. Seal
 // returns ErrMessageTooLarge for a text over MaxMessageSize bytes,
 // ErrTimestamp for a timestamp past the last epoch and ErrPoRCount for a wrong
 // number of fields, before building anything, and ErrSealed when called a
-// second time. The packet is PacketSize bytes.
+// second time (or after SealReply). The packet is PacketSize bytes.
 func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 	switch {
 	case len(msg.Text) > MaxMessageSize:
@@ -117,9 +118,34 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 		return nil, ErrSealed
 	}
 	r.sealed = true
+	defer r.clearKeys()
+	last := r.n - 1
+
+	// The payload: the plaintext sealed with ChaCha20-Poly1305 under the
+	// recipient's payload key, its tag for the recipient's routing
+	// information, then one ChaCha20 layer per relayer (the order does not
+	// matter: the layers are XORed).
+	pkt := make([]byte, PacketSize+MACSize)
+	plain := pkt[offPayload : offPayload+PayloadSize]
+	encodeMessage(plain, msg)
+	sealed := newAEAD(&r.hops[last].keys.payload).Seal(plain[:0], zeroNonce[:], plain, nil)
+	var final [MACSize]byte
+	copy(final[:], sealed[PayloadSize:])
+	payload := pkt[offPayload:PacketSize]
+	for i := range last {
+		xorPayload(&r.hops[i].keys.payload, payload, payload)
+	}
+	r.sealHeader(pkt[:HeaderSize], epochOfMillis(msg.Timestamp), kindForward, &final, por)
+	return pkt[:PacketSize:PacketSize], nil
+}
+
+// sealHeader writes the header E_0 ‖ β_0 ‖ γ_0 (HeaderSize bytes) into hdr:
+// every hop's routing information carries epoch, relayer i's carries por[i],
+// and the last hop's carries kind and final after the epoch.
+func (r *Route) sealHeader(hdr []byte, epoch uint32, kind byte, final *[MACSize]byte, por [][PoRSize]byte) {
 	n := r.n
-	var epoch [EpochSize]byte
-	binary.BigEndian.PutUint32(epoch[:], epochOfMillis(msg.Timestamp))
+	var ep [EpochSize]byte
+	binary.BigEndian.PutUint32(ep[:], epoch)
 
 	// Each hop decrypts its routing information extended by one zero block
 	// with its header stream; the sender needs the same keystreams.
@@ -141,40 +167,29 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 		subtle.XORBytes(filler[:fl], filler[:fl], streams[i][RoutingSize-fl+RoutingInfoSize:])
 	}
 
-	pkt := make([]byte, PacketSize)
-	routing := pkt[offRouting:offMAC]
+	routing := hdr[offRouting:offMAC]
 
-	// Last hop: final routing information (zero but for the epoch), random
-	// unused slots, all encrypted, then the filler in place of the tail.
+	// Last hop: final routing information (zero but for the epoch, the kind
+	// and its 16 bytes), random unused slots, all encrypted, then the filler
+	// in place of the tail.
 	last := n - 1
-	copy(routing[riEpoch:riPoR], epoch[:])
+	clear(routing[:RoutingInfoSize])
+	copy(routing[riEpoch:riPoR], ep[:])
+	routing[riKind] = kind
+	copy(routing[riFinal:riFinalEnd], final[:])
 	copy(routing[RoutingInfoSize:], r.fill[:(MaxHops-n)*RoutingInfoSize])
 	subtle.XORBytes(routing, routing, streams[last][:RoutingSize])
 	copy(routing[RoutingSize-fl:], filler[:fl])
 
-	// Payload plaintext, then one ChaCha20-Poly1305 layer per hop, last hop
-	// first; the tag over ephemeral key ‖ routing ‖ payload is the hop's MAC.
-	var body [PayloadSize + MACSize]byte
-	field := uint16(len(msg.Text))
-	if msg.Drop {
-		field |= dropFlag
-	}
-	binary.BigEndian.PutUint16(body[0:2], field)
-	binary.BigEndian.PutUint64(body[2:10], msg.Timestamp)
-	copy(body[10:], msg.Text)
-
+	// From the last hop to the first: hop i's MAC over E_i ‖ β_i, then hop
+	// i-1's routing information.
 	var block [RoutingInfoSize]byte
 	for i := last; i >= 0; i-- {
 		h := &r.hops[i]
-		copy(pkt[:EphemeralKeySize], h.eph[:])
-		aead, err := chacha20poly1305.New(h.keys.payload[:])
-		if err != nil {
-			panic("packet: chacha20poly1305: " + err.Error())
-		}
-		sealed := aead.Seal(body[:0], zeroNonce[:], body[:PayloadSize], pkt[:offMAC])
+		copy(hdr[:EphemeralKeySize], h.eph[:])
+		mac := headerMAC(&h.keys.mac, hdr[:offMAC])
 		if i == 0 {
-			copy(pkt[offMAC:], sealed[PayloadSize:])
-			copy(pkt[offPayload:], sealed[:PayloadSize])
+			copy(hdr[offMAC:HeaderSize], mac[:])
 			break
 		}
 		// Hop i-1's routing information: next hop i, the epoch, its PoR
@@ -182,19 +197,21 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 		// shifted by one block (its tail falls off: the filler regenerates
 		// it).
 		copy(block[riNextHop:], h.pub[:])
-		copy(block[riEpoch:], epoch[:])
+		copy(block[riEpoch:], ep[:])
 		copy(block[riPoR:], por[i-1][:])
-		copy(block[riMAC:], sealed[PayloadSize:])
+		copy(block[riMAC:], mac[:])
 		copy(block[riEph:], h.eph[:])
 		copy(routing[RoutingInfoSize:], routing[:RoutingSize-RoutingInfoSize])
 		copy(routing, block[:])
 		subtle.XORBytes(routing, routing, streams[i-1][:RoutingSize])
 	}
-	for i := range n {
-		clear(r.hops[i].keys.header[:])
-		clear(r.hops[i].keys.payload[:])
+}
+
+// clearKeys wipes the route's symmetric keys once it is sealed.
+func (r *Route) clearKeys() {
+	for i := range r.n {
+		r.hops[i].keys.clear()
 	}
-	return pkt, nil
 }
 
 // ephemerals fills scalars with one ephemeral key each, taken from pool where it has them and

@@ -19,8 +19,9 @@ const vectorsPath = "testdata/vectors.json"
 // vectorFile is testdata/vectors.json: known-answer vectors for PROTOCOL.md §3.
 // Byte strings are lowercase hex.
 type vectorFile struct {
-	Comment string   `json:"comment"`
-	Vectors []vector `json:"vectors"`
+	Comment string        `json:"comment"`
+	Vectors []vector      `json:"vectors"`
+	Replies []replyVector `json:"replies"`
 }
 
 type vector struct {
@@ -37,7 +38,35 @@ type vector struct {
 	Hops      []hopOut `json:"hops"`
 }
 
-// hopOut is what Peel returns at one hop.
+// replyVector is a reply block (PROTOCOL.md §3.9) over relayers back to its
+// creator, and the reply made with it.
+type replyVector struct {
+	Name string `json:"name"`
+	// NodeKeys are the hops' private scalars, relayers then the creator.
+	NodeKeys []string `json:"nodeKeys"`
+	// Random is every byte NewRoute reads, as for vector.
+	Random string `json:"random"`
+	// Created is the block's creation time, unix milliseconds.
+	Created uint64   `json:"created"`
+	PoR     []string `json:"por"`
+	// BlockRandom is what SealReply reads: the block id, then the key.
+	BlockRandom string `json:"blockRandom"`
+	// Challenge, AckCommitment and Amount are the caller's block fields.
+	Challenge     string `json:"challenge"`
+	AckCommitment string `json:"ackCommitment"`
+	Amount        uint8  `json:"amount"`
+	Block         string `json:"block"`
+	Keys          string `json:"keys"`
+	// Text and Timestamp are the reply; SealRandom is its nonce.
+	Text       string   `json:"text"`
+	Timestamp  uint64   `json:"timestamp"`
+	SealRandom string   `json:"sealRandom"`
+	Packet     string   `json:"packet"`
+	Hops       []hopOut `json:"hops"`
+}
+
+// hopOut is what Peel returns at one hop (and, at a reply's creator, what
+// OpenReply reads).
 type hopOut struct {
 	Secret    string `json:"secret"`
 	Tag       string `json:"tag"`
@@ -48,6 +77,9 @@ type hopOut struct {
 	Next      string `json:"next,omitempty"`
 	Text      string `json:"text,omitempty"`
 	Timestamp uint64 `json:"timestamp,omitempty"`
+	Reply     bool   `json:"reply,omitempty"`
+	ReplyID   string `json:"replyId,omitempty"`
+	Payload   string `json:"payload,omitempty"`
 }
 
 // recordingReader remembers what it hands out.
@@ -101,12 +133,98 @@ func generateVectors(t *testing.T) vectorFile {
 		}
 		f.Vectors = append(f.Vectors, v)
 	}
+	for _, relayers := range []int{1, MaxHops - 1} {
+		f.Replies = append(f.Replies, generateReply(t, relayers))
+	}
 	return f
 }
 
+// generateReply builds a reply block over relayers back to its creator, and a
+// reply with it, from seeded randomness.
+func generateReply(t *testing.T, relayers int) replyVector {
+	name := fmt.Sprintf("reply-%d-relayers", relayers)
+	rand := newSeededReader(name)
+	nodes := newNodes(t, rand, relayers+1)
+	v := replyVector{Name: name, Created: 1_767_225_600_000 + uint64(relayers), Amount: uint8(relayers + 3),
+		Text: "a reply to the creator", Timestamp: 1_767_225_900_000}
+	for _, n := range nodes {
+		v.NodeKeys = append(v.NodeKeys, hex.EncodeToString(n.priv.scalar[:]))
+	}
+	por := make([][PoRSize]byte, relayers)
+	for i := range por {
+		rand.Read(por[i][:])
+		v.PoR = append(v.PoR, hex.EncodeToString(por[i][:]))
+	}
+	var challenge, commitment [52]byte
+	rand.Read(challenge[:20])
+	rand.Read(commitment[:32])
+	v.Challenge, v.AckCommitment = hex.EncodeToString(challenge[:20]), hex.EncodeToString(commitment[:32])
+	rec := &recordingReader{r: rand}
+	r, err := NewRoute(rec, pubs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Random = hex.EncodeToString(rec.got)
+	rec.got = nil
+	block, keys, err := r.SealReply(rec, time.UnixMilli(int64(v.Created)), por)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.BlockRandom = hex.EncodeToString(rec.got)
+	rec.got = nil
+	fillBlock(block, v)
+	b, _ := block.MarshalBinary()
+	k, _ := keys.MarshalBinary()
+	v.Block, v.Keys = hex.EncodeToString(b), hex.EncodeToString(k)
+	pkt, err := block.Seal(rec, Message{Text: []byte(v.Text), Timestamp: v.Timestamp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.SealRandom = hex.EncodeToString(rec.got)
+	v.Packet = hex.EncodeToString(pkt)
+	for _, n := range nodes {
+		p, err := Peel(n.priv, pkt, replyClock(v), newMemReplay())
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Hops = append(v.Hops, replyOutOf(t, keys, p))
+		pkt = p.Next
+	}
+	return v
+}
+
+// fillBlock sets the block fields the caller of SealReply owns from v.
+func fillBlock(b *ReplyBlock, v replyVector) {
+	h, _ := hex.DecodeString(v.Challenge)
+	copy(b.Challenge[:], h)
+	h, _ = hex.DecodeString(v.AckCommitment)
+	copy(b.AckCommitment[:], h)
+	b.Amount = v.Amount
+}
+
+// replyOutOf is outOf, with the reply opened at its creator.
+func replyOutOf(t *testing.T, keys *ReplyKeys, p Peeled) hopOut {
+	t.Helper()
+	o := outOf(p)
+	if p.Final {
+		msg, err := OpenReply(keys, &p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.Text, o.Timestamp = string(msg.Text), msg.Timestamp
+	}
+	return o
+}
+
+// replyClock is the clock every hop of a reply vector peels at: at the
+// reply's timestamp, five minutes after the block was made.
+func replyClock(v replyVector) time.Time { return time.UnixMilli(int64(v.Timestamp)) }
+
 func outOf(p Peeled) hopOut {
 	o := hopOut{Secret: hex.EncodeToString(p.Secret[:]), Tag: hex.EncodeToString(p.Tag[:]), Epoch: p.Epoch, Final: p.Final}
-	if p.Final {
+	if p.Reply {
+		o.Reply, o.ReplyID, o.Payload = true, hex.EncodeToString(p.ReplyID[:]), hex.EncodeToString(p.Payload)
+	} else if p.Final {
 		o.Text, o.Timestamp = string(p.Message.Text), p.Message.Timestamp
 	} else {
 		o.NextHop, o.PoR, o.Next = hex.EncodeToString(p.NextHop[:]), hex.EncodeToString(p.PoR[:]), hex.EncodeToString(p.Next)
@@ -182,6 +300,74 @@ func TestVectors(t *testing.T) {
 				pkt = p.Next
 			}
 		})
+	}
+	if len(f.Replies) != 2 {
+		t.Fatalf("%d reply vectors, want 2", len(f.Replies))
+	}
+	for _, v := range f.Replies {
+		t.Run(v.Name, func(t *testing.T) { checkReplyVector(t, v) })
+	}
+}
+
+// checkReplyVector rebuilds a reply block and its reply from the recorded
+// keys and randomness, checks every byte and peels the reply hop by hop.
+func checkReplyVector(t *testing.T, v replyVector) {
+	var keys []*PrivateKey
+	var hops []*PublicKey
+	for _, h := range v.NodeKeys {
+		k, err := NewPrivateKey(unhex(t, h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k)
+		hops = append(hops, k.PublicKey())
+	}
+	var por [][PoRSize]byte
+	for _, h := range v.PoR {
+		por = append(por, [PoRSize]byte(unhex(t, h)))
+	}
+	r, err := NewRoute(bytes.NewReader(unhex(t, v.Random)), hops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	block, rk, err := r.SealReply(bytes.NewReader(unhex(t, v.BlockRandom)), time.UnixMilli(int64(v.Created)), por)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fillBlock(block, v)
+	b, _ := block.MarshalBinary()
+	k, _ := rk.MarshalBinary()
+	if hex.EncodeToString(b) != v.Block || hex.EncodeToString(k) != v.Keys {
+		t.Fatal("block or keys differ from the vector")
+	}
+	// The replier's side starts from the encoded block, the creator's from the encoded keys.
+	var got ReplyBlock
+	if err := got.UnmarshalBinary(unhex(t, v.Block)); err != nil || got != *block {
+		t.Fatalf("decoded block differs: %v", err)
+	}
+	var stored ReplyKeys
+	if err := stored.UnmarshalBinary(unhex(t, v.Keys)); err != nil || stored != *rk {
+		t.Fatalf("decoded keys differ: %v", err)
+	}
+	pkt, err := got.Seal(bytes.NewReader(unhex(t, v.SealRandom)), Message{Text: []byte(v.Text), Timestamp: v.Timestamp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hex.EncodeToString(pkt) != v.Packet {
+		t.Fatal("reply packet differs from the vector")
+	}
+	for i, k := range keys {
+		if s := r.Secret(i); hex.EncodeToString(s[:]) != v.Hops[i].Secret {
+			t.Errorf("hop %d: creator's secret differs", i)
+		}
+		p, err := Peel(k, pkt, replyClock(v), newMemReplay())
+		if err != nil {
+			t.Fatalf("hop %d: %v", i, err)
+		}
+		if got := replyOutOf(t, &stored, p); got != v.Hops[i] {
+			t.Errorf("hop %d: %+v\nwant %+v", i, got, v.Hops[i])
+		}
+		pkt = p.Next
 	}
 }
 

@@ -45,8 +45,8 @@ func (r *Relay) handleAck(from peer.ID, frame []byte) {
 		return
 	}
 	// The sender knows the ack scalar it expects; a relayer checks it against the commitment
-	// in its routing information (one hash).
-	if e.sent() && !por.EqualScalars(ack, e.ack) || !e.sent() && por.CommitAck(ack) != e.commitment {
+	// in its routing information (one hash), and so does a replier against the reply block's.
+	if e.sent() && !e.opens(ack) || !e.sent() && por.CommitAck(ack) != e.commitment {
 		r.dropAck(from, reasonBadAck, ErrBadAck)
 		return
 	}

@@ -39,6 +39,20 @@ var (
 	// ErrAckTimeout reports that a message's first hop did not acknowledge within AckTimeout.
 	ErrAckTimeout = errors.New("relay: acknowledgement timed out")
 
+	// ErrBadReplyBlock reports bytes SendReply cannot use as a reply block: they do not decode
+	// (packet.ErrBadReplyBlock), or in paid mode the block asks for no ticket, for more than
+	// any path pays, or for a zero challenge. Nothing is sent.
+	ErrBadReplyBlock = errors.New("relay: bad reply block")
+	// ErrReplyBlockExpired reports a reply block whose epoch the hops no longer accept (or do
+	// not accept yet, from a creator whose clock is ahead): nothing is sent.
+	ErrReplyBlockExpired = errors.New("relay: reply block outside its time window")
+	// ErrReplyBlockUsed reports a reply block this node already sent a reply with, within
+	// AckTimeout: the first hop would refuse the second as a replay, so nothing is sent or paid.
+	ErrReplyBlockUsed = errors.New("relay: reply block already used")
+	// ErrUnknownReply reports a reply whose block id this node has no keys for: it did not make
+	// the block, already received its reply, or lost the keys (a restart with a memory keyring).
+	ErrUnknownReply = errors.New("relay: reply to an unknown block")
+
 	// ErrOverloaded reports that a queue or the pending table is full; the packet is dropped.
 	ErrOverloaded = errors.New("relay: overloaded")
 

@@ -76,12 +76,13 @@ func (r *recorder) acceptedTickets() []tickets.Ticket {
 	return append([]tickets.Ticket(nil), r.accepted...)
 }
 
-// filterTransport wraps a Transport; dropAcks makes the node never acknowledge, and sent
-// records the msg frames it sends.
+// filterTransport wraps a Transport; dropAcks makes the node never acknowledge, alter (if set)
+// changes every msg frame it sends, and sent records the msg frames it sends (as sent).
 type filterTransport struct {
 	Transport
 	mu       sync.Mutex
 	dropAcks bool
+	alter    func(frame []byte)
 	sent     [][]byte
 }
 
@@ -92,7 +93,11 @@ func (f *filterTransport) Send(ctx context.Context, to peer.ID, proto p2p.Protoc
 		return nil
 	}
 	if proto == p2p.ProtocolMsg {
-		f.sent = append(f.sent, append([]byte(nil), frame...))
+		frame = append([]byte(nil), frame...)
+		if f.alter != nil {
+			f.alter(frame)
+		}
+		f.sent = append(f.sent, frame)
 	}
 	f.mu.Unlock()
 	return f.Transport.Send(ctx, to, proto, frame)
@@ -114,6 +119,20 @@ type testNode struct {
 }
 
 func (n *testNode) id() peer.ID { return n.relay.ID() }
+
+// sentFrames returns how many msg frames the node has sent.
+func (n *testNode) sentFrames() int {
+	n.transport.mu.Lock()
+	defer n.transport.mu.Unlock()
+	return len(n.transport.sent)
+}
+
+// issuedTickets returns the tickets the node has issued (paid mode).
+func (n *testNode) issuedTickets() []tickets.Ticket {
+	n.payments.mu.Lock()
+	defer n.payments.mu.Unlock()
+	return append([]tickets.Ticket(nil), n.payments.issued...)
+}
 
 func (n *testNode) deliveries() []Received {
 	n.mu.Lock()

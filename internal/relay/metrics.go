@@ -45,6 +45,9 @@ const (
 	reasonWrongPeer     = "wrong_peer"
 	reasonBadAck        = "bad_ack"
 	reasonStoreFailing  = "store_failing"
+	reasonReplyUnknown  = "reply_unknown"
+	reasonReplyPayload  = "reply_payload"
+	reasonReplyKeyring  = "reply_keyring"
 )
 
 var packetReasons = []string{reasonFrameSize, reasonFrameVersion, reasonPacketSize, reasonBadPoint,
@@ -52,7 +55,7 @@ var packetReasons = []string{reasonFrameSize, reasonFrameVersion, reasonPacketSi
 	reasonTicketMissing, reasonTicketBad, reasonTicketChannel, reasonChannelClosed, reasonNoChannel,
 	reasonTicketEpoch, reasonTicketSigner, reasonTicketIndex, reasonTicketAmount, reasonTicketBalance, reasonTicketWinProb,
 	reasonTicketPoR, reasonTicketOther, reasonOverload, reasonDuplicate, reasonNoBalance, reasonIssue,
-	reasonSend, reasonStopped, reasonStoreFailing}
+	reasonSend, reasonStopped, reasonStoreFailing, reasonReplyUnknown, reasonReplyPayload, reasonReplyKeyring}
 
 var ackReasons = []string{reasonFrameSize, reasonFrameVersion, reasonUnknownAck, reasonWrongPeer,
 	reasonBadAck, reasonOverload, reasonStopped, reasonBadPeer}
@@ -60,6 +63,7 @@ var ackReasons = []string{reasonFrameSize, reasonFrameVersion, reasonUnknownAck,
 type metrics struct {
 	received, forwarded, delivered, sent prometheus.Counter
 	drops                                prometheus.Counter
+	replyBlocks, repliesSent, replies    prometheus.Counter
 	acksReceived, acksSent               prometheus.Counter
 	ticketsAcked, ticketsNeglected       prometheus.Counter
 	dropped, acksDropped                 *prometheus.CounterVec
@@ -75,6 +79,9 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 		delivered:        c("packets_delivered_total", "Packets for which this node was the recipient, its own returning loop cover packets included (relayd_cover_packets_returned_total counts those)."),
 		sent:             c("packets_sent_total", "Packets this node sent: messages, loop cover and drop cover."),
 		drops:            c("drops_received_total", "Drop cover packets that ended at this node (discarded after their ticket and acknowledgement)."),
+		replyBlocks:      c("reply_blocks_created_total", "Reply blocks this node made."),
+		repliesSent:      c("replies_sent_total", "Replies this node sent with other nodes' reply blocks (also counted in packets_sent_total)."),
+		replies:          c("replies_received_total", "Replies to this node's reply blocks delivered (also counted in packets_delivered_total)."),
 		acksReceived:     c("acks_received_total", "Valid acknowledgements received."),
 		acksSent:         c("acks_sent_total", "Acknowledgements sent to previous hops."),
 		ticketsAcked:     c("tickets_acknowledged_total", "Incoming tickets recorded as acknowledged."),
@@ -91,7 +98,8 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 		m.acksDropped.WithLabelValues(r)
 	}
 	if reg != nil {
-		reg.MustRegister(m.received, m.forwarded, m.delivered, m.sent, m.drops, m.acksReceived, m.acksSent,
+		reg.MustRegister(m.received, m.forwarded, m.delivered, m.sent, m.drops, m.replyBlocks, m.repliesSent, m.replies,
+			m.acksReceived, m.acksSent,
 			m.ticketsAcked, m.ticketsNeglected, m.dropped, m.acksDropped,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "relayd", Subsystem: "relay",
 				Name: "pending_acks", Help: "Forwarded packets awaiting the next hop's acknowledgement."}, pending))
@@ -116,7 +124,7 @@ func reasonOf(err error) string {
 		{ledger.ErrTicketWinProb, reasonTicketWinProb},
 		{ErrTicketChallenge, reasonTicketPoR}, {ErrInvalidTicket, reasonTicketOther},
 		{ErrOverloaded, reasonOverload}, {ledger.ErrNotEnoughBalance, reasonNoBalance},
-		{ErrUnknownAck, reasonUnknownAck}, {ErrBadAck, reasonBadAck},
+		{ErrUnknownAck, reasonUnknownAck}, {ErrBadAck, reasonBadAck}, {ErrUnknownReply, reasonReplyUnknown},
 	} {
 		if errors.Is(err, e.err) {
 			return e.reason

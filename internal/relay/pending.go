@@ -36,13 +36,26 @@ type relayedPacket struct {
 }
 
 // sentPacket is a sender's: the ack challenge A_1 that names the message and the ack scalar
-// expected. state and done are guarded by the table's mutex: done exists only once somebody
-// waits (WaitAck) and is closed when the entry is settled.
+// expected, or for a reply (SendReply), whose replier does not know ack_0, the commitment
+// H(ack_0) from the reply block, which the challenge is then made of (replyAck). state and done
+// are guarded by the table's mutex: done exists only once somebody waits (WaitAck) and is closed
+// when the entry is settled.
 type sentPacket struct {
-	challenge por.AckChallenge
-	ack       por.Scalar
-	state     sentState
-	done      chan struct{}
+	challenge       por.AckChallenge
+	ack             por.Scalar
+	reply           bool
+	replyCommitment por.AckCommitment
+	state           sentState
+	done            chan struct{}
+}
+
+// opens reports whether ack is the acknowledgement of the sent packet: the scalar the sender
+// derived, or for a reply the one that hashes to the block's commitment.
+func (s *sentPacket) opens(ack por.Scalar) bool {
+	if s.reply {
+		return por.CommitAck(ack) == s.replyCommitment
+	}
+	return por.EqualScalars(ack, s.ack)
 }
 
 type sentState uint8
@@ -73,6 +86,22 @@ func newSentEntry(next peer.ID, expires time.Time, challenge por.AckChallenge, a
 	e.data = sentPacket{challenge: challenge, ack: ack}
 	e.pendingEntry = pendingEntry{next: next, expires: expires, sentPacket: &e.data}
 	return &e.pendingEntry
+}
+
+// newReplyEntry returns a replier's entry: its first hop's acknowledgement must hash to
+// commitment.
+func newReplyEntry(next peer.ID, expires time.Time, commitment por.AckCommitment) *pendingEntry {
+	e := newSentEntry(next, expires, replyAck(commitment), por.Scalar{})
+	e.reply, e.replyCommitment = true, commitment
+	return e
+}
+
+// replyAck is the name a reply's pending entry goes by (Sent.Ack): its commitment H(ack_0)
+// behind a zero byte, which no compressed point starts with.
+func replyAck(commitment por.AckCommitment) por.AckChallenge {
+	var a por.AckChallenge
+	copy(a[1:], commitment[:])
+	return a
 }
 
 // pendingTable holds pending entries by packet id, bounded in size; sender entries are also

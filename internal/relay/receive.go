@@ -79,9 +79,16 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 		return
 	}
 	p, err := packet.Peel(r.key, pkt, r.clock.Now(), r.cfg.Replay)
+	var payloadErr error
 	if err != nil {
-		r.dropPacket(from, reasonOf(err), err)
-		return
+		if !p.Final || !errors.Is(err, packet.ErrPayload) {
+			r.dropPacket(from, reasonOf(err), err)
+			return
+		}
+		// For this node, with a valid header, but its payload does not open (altered on the
+		// way: relayers do not authenticate it) or decode: acknowledged and paid like any
+		// packet, then dropped (receive).
+		payloadErr = err
 	}
 	prev, err := r.peers.byPeer(from)
 	if err != nil {
@@ -95,7 +102,7 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 	}
 	id := idOf(pkt)
 	if p.Final {
-		r.receive(from, prev, id, &p, tb, own, ack)
+		r.receive(from, prev, id, &p, tb, own, ack, payloadErr)
 		return
 	}
 
@@ -169,8 +176,12 @@ func (r *Relay) checkTicket(prev *peerEntry, tb []byte, want por.Challenge, t *t
 
 // receive handles a packet for which this node is the recipient. A ticket worth more than 0
 // (the sender's padding, PROTOCOL.md §4.5) is acknowledged at once: the recipient knows its
-// response own + end.
-func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Peeled, tb []byte, own, ack por.Scalar) {
+// response own + end. The packet is acknowledged to the previous hop whenever its header and
+// ticket are valid, also when its payload is not (payloadErr, or a reply that does not open):
+// the relayers did their work, and withholding the acknowledgement would tell the last of
+// them that the payload was altered on the way (PROTOCOL.md §3.4). A reply is opened with the
+// keys its block left in the keyring, which are taken (a block makes one reply).
+func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Peeled, tb []byte, own, ack por.Scalar, payloadErr error) {
 	if r.paid && tb != nil {
 		t, response, err := r.checkFinalTicket(prev, tb, p.Secret, own)
 		if err != nil {
@@ -183,16 +194,33 @@ func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Pe
 		}
 	}
 	r.sendAck(context.Background(), from, id, ack)
-	if p.Message.Drop {
+	if payloadErr != nil {
+		r.dropPacket(from, reasonPayload, payloadErr)
+		return
+	}
+	msg := p.Message
+	if p.Reply {
+		m, reason, err := r.openReply(p)
+		if err != nil {
+			r.dropPacket(from, reason, err)
+			return
+		}
+		msg = m
+	}
+	if msg.Drop {
 		r.m.drops.Inc() // drop cover: its ticket kept, acknowledged like a message, never delivered
 		return
 	}
 	r.m.delivered.Inc()
+	if p.Reply {
+		r.m.replies.Inc()
+	}
 	r.cfg.Deliver(Received{
-		Text:       string(p.Message.Text),
-		SentAt:     time.UnixMilli(int64(p.Message.Timestamp)),
+		Text:       string(msg.Text),
+		SentAt:     time.UnixMilli(int64(msg.Timestamp)),
 		ReceivedAt: r.clock.Now(),
 		Relayed:    tb != nil,
+		Reply:      p.Reply,
 	})
 }
 

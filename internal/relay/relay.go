@@ -72,6 +72,9 @@ type Received struct {
 	ReceivedAt time.Time
 	// Relayed: the packet came over relayers (with a ticket); a direct message did not.
 	Relayed bool
+	// Reply: the message is a reply made with a reply block this node created
+	// (NewReplyBlock); its sender is not known to this node, and SentAt is the replier's clock.
+	Reply bool
 }
 
 // Config configures a Relay. Key, Transport, Replay and Deliver are required; other zero
@@ -90,9 +93,13 @@ type Config struct {
 	// Deliver receives every message for which this node is the recipient. It is called from
 	// the relay's workers and must not block for long.
 	Deliver func(Received)
-	// OnAck, if set, is called with a sent message's ack challenge when its first hop
-	// acknowledges it.
+	// OnAck, if set, is called with a sent message's ack challenge (Sent.Ack) when its first
+	// hop acknowledges it.
 	OnAck func(por.AckChallenge)
+	// ReplyKeyring keeps the keys of the reply blocks this node made (NewReplyBlock) until their
+	// reply arrives. Default: a MemoryReplyKeyring, which a restart empties (replies to blocks
+	// made before it are then dropped as unknown).
+	ReplyKeyring ReplyKeyring
 
 	// MixDelayMin and MixDelayMax bound the uniformly random delay each relayed packet waits
 	// before it is forwarded. Both zero means 0 to DefaultMixDelayMax; NoMixDelay forwards at
@@ -240,6 +247,9 @@ func New(cfg Config) (*Relay, error) {
 	}
 	if cfg.Rand == nil {
 		cfg.Rand = rand.Reader
+	}
+	if cfg.ReplyKeyring == nil {
+		cfg.ReplyKeyring = NewMemoryReplyKeyring()
 	}
 	log := cfg.Logger
 	if log == nil {

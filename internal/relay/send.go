@@ -68,59 +68,23 @@ func (r *Relay) send(ctx context.Context, hops []peer.ID, msg packet.Message) (S
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
-	// Per hop i: own_i, ack_i, and the response r_i = own_i + ack_{i+1} (end for the recipient)
-	// whose address(r_i·G) = T_i is the challenge of the ticket to hop i. One more point,
-	// A_1 = ack_0·G, names the message's acknowledgement.
-	var own, ack, ks [packet.MaxHops + 1]por.Scalar
-	for i := range n {
-		if own[i], ack[i], err = por.DeriveOwnAck(route.Secret(i)); err != nil {
-			return zero, fmt.Errorf("send: %w", err)
-		}
-	}
-	end, err := por.DeriveEnd(route.Secret(n - 1))
+	pd, err := derivePoR(route, true)
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
-	for i := range n {
-		after := end
-		if i+1 < n {
-			after = ack[i+1]
-		}
-		if ks[i], err = por.Sum(own[i], after); err != nil {
-			return zero, fmt.Errorf("send: %w", err)
-		}
-	}
-	ks[n] = ack[0]
-	first0 := 0
-	if n == 1 {
-		first0 = 1 // a direct message: no ticket, no T_0
-	}
-	pts, err := por.MulBase(ks[first0 : n+1]...)
-	if err != nil {
-		return zero, fmt.Errorf("send: %w", err)
-	}
-	pts = append(make([]por.Point, first0), pts...)
-	var fields [packet.MaxHops - 1][packet.PoRSize]byte
-	for i := range n - 1 {
-		ti, next := pts[i].Address(), pts[i+1].Address()
-		h := por.CommitAck(ack[i+1])
-		copy(fields[i][:porChallenge], ti[:])
-		copy(fields[i][porChallenge:porNext], h[:])
-		copy(fields[i][porNext:], next[:])
-	}
-	a0 := pts[n].Compress()
 	var c0 por.Challenge
-	if r.paid && n > 1 {
-		c0 = pts[0].Address()
+	if r.paid {
+		c0 = pd.t0
 	}
 	now := r.clock.Now()
 	msg.Timestamp = uint64(now.UnixMilli())
-	pkt, err := route.Seal(msg, fields[:n-1])
+	pkt, err := route.Seal(msg, pd.fields[:n-1])
 	if err != nil {
 		return zero, fmt.Errorf("send: %w", err)
 	}
 	id := idOf(pkt)
-	e := newSentEntry(first.id, now.Add(r.cfg.AckTimeout), a0, ack[0])
+	a0 := pd.a0
+	e := newSentEntry(first.id, now.Add(r.cfg.AckTimeout), a0, pd.ack0)
 	if err := r.pend.add(id, e); err != nil {
 		return zero, fmt.Errorf("send: %w", ErrOverloaded)
 	}
@@ -142,9 +106,82 @@ func (r *Relay) send(ctx context.Context, hops []peer.ID, msg packet.Message) (S
 	return Sent{Ack: a0, Cost: cost}, nil
 }
 
+// porData is a route's proof-of-relay data (PROTOCOL.md §2), from the secrets it shares with
+// its hops.
+type porData struct {
+	// fields are the relayers' PoR fields T_i ‖ H(ack_{i+1}) ‖ T_{i+1}.
+	fields [packet.MaxHops - 1][packet.PoRSize]byte
+	// t0 is T_0, the challenge of the first hop's ticket (zero for a direct message).
+	t0 por.Challenge
+	// ack0 is the first hop's ack scalar; a0 = ack0·G when asked for.
+	ack0 por.Scalar
+	a0   por.AckChallenge
+}
+
+// derivePoR computes, per hop i, own_i, ack_i and the response r_i = own_i + ack_{i+1} (end for
+// the last hop) whose address(r_i·G) = T_i is the challenge of the ticket to hop i, and from
+// them the relayers' PoR fields. With withA0 it also computes A_1 = ack_0·G, which names a
+// message's acknowledgement. The points share one field inversion (por.MulBase).
+func derivePoR(route *packet.Route, withA0 bool) (porData, error) {
+	var d porData
+	n := route.Len()
+	var own, ack [packet.MaxHops]por.Scalar
+	var ks [packet.MaxHops + 1]por.Scalar
+	var err error
+	for i := range n {
+		if own[i], ack[i], err = por.DeriveOwnAck(route.Secret(i)); err != nil {
+			return d, err
+		}
+	}
+	end, err := por.DeriveEnd(route.Secret(n - 1))
+	if err != nil {
+		return d, err
+	}
+	for i := range n {
+		after := end
+		if i+1 < n {
+			after = ack[i+1]
+		}
+		if ks[i], err = por.Sum(own[i], after); err != nil {
+			return d, err
+		}
+	}
+	first, last := 0, n
+	if n == 1 {
+		first = 1 // a direct message: no ticket, no T_0
+	}
+	if withA0 {
+		ks[n] = ack[0]
+		last = n + 1
+	}
+	pts, err := por.MulBase(ks[first:last]...)
+	if err != nil {
+		return d, err
+	}
+	pts = append(make([]por.Point, first), pts...)
+	for i := range n - 1 {
+		ti, next := pts[i].Address(), pts[i+1].Address()
+		h := por.CommitAck(ack[i+1])
+		copy(d.fields[i][:porChallenge], ti[:])
+		copy(d.fields[i][porChallenge:porNext], h[:])
+		copy(d.fields[i][porNext:], next[:])
+	}
+	if n > 1 {
+		d.t0 = pts[0].Address()
+	}
+	if withA0 {
+		d.a0 = pts[n].Compress()
+	}
+	d.ack0 = ack[0]
+	return d, nil
+}
+
 // Sent is what Send did with a message.
 type Sent struct {
-	// Ack is the ack challenge A_1 that the first hop's acknowledgement opens.
+	// Ack is the ack challenge A_1 that the first hop's acknowledgement opens; WaitAck and
+	// Config.OnAck know the message by it. For a reply (SendReply), whose replier cannot
+	// compute A_1, it is the reply block's ack commitment H(ack_0) behind a zero byte: no
+	// point, a name only.
 	Ack por.AckChallenge
 	// Cost is the expected value of the first hop's ticket (tickets.Ticket.Value): what the
 	// message cost this node. Zero for a direct message or in unpaid mode.
