@@ -6,15 +6,17 @@
 // matching; relayd's extra detail follows it.
 //
 // It reaches the rooms only through the small interfaces it declares (deps.go), the same rooms the
-// REST API calls, and speaks their vocabulary (the types and sentinels of ledger, router,
-// settings, peers, channels, token); it hands lines to internal/ws, the console's transport. It
-// must not import internal/node, internal/api, internal/p2p, internal/chain or internal/store.
+// REST API calls, and speaks their vocabulary (the types and sentinels of ledger, router, courier,
+// settings, peers, channels, token; of internal/store only the message values the courier hands
+// out, never its database); it hands lines to internal/ws, the console's transport. It must not
+// import internal/node, internal/api, internal/p2p or internal/chain.
 package admin
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -24,7 +26,9 @@ import (
 
 // Config configures the node's commands. Self, Peers, Transport, Settings, Messenger and Version
 // are required; Chain, Tickets, ChainInfo, Indexer and Graph are nil on a node without a chain
-// (their commands then say so); Discovery is optional; Quit stops the node (quit).
+// (their commands then say so); Mail is nil on a node without the courier (send then sends what
+// one packet carries, and inbox, reply and status say so); Discovery is optional; Quit stops the
+// node (quit).
 type Config struct {
 	Version   string
 	Network   string
@@ -34,6 +38,7 @@ type Config struct {
 	Discovery Discovery
 	Settings  Settings
 	Messenger Messenger
+	Mail      Mail
 	Chain     Chain
 	Tickets   Tickets
 	ChainInfo ChainInfo
@@ -52,7 +57,7 @@ func New(cfg Config) (*Commands, error) {
 		return nil, errors.New("admin: Self, Peers, Transport, Settings, Messenger and Version are required")
 	}
 	c := &console{cfg: cfg}
-	return NewCommands(append(c.nodeCommands(), c.chainCommands()...)...)
+	return NewCommands(slices.Concat(c.nodeCommands(), c.mailCommands(), c.chainCommands())...)
 }
 
 var errNoChain = errors.New("this node runs without a chain (--provider and --channelsContract)")

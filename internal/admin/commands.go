@@ -4,13 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/settings"
@@ -32,8 +35,10 @@ func (c *console) nodeCommands() []Command {
 			Help: "Show the node's settings, one of them, or set one (" + strings.Join(settings.Names(), ", ") + ").", Run: c.settings},
 		{Name: "sign", Usage: "sign <message>", Help: "Sign a message with this node's key (as POST /api/v2/messages/sign).",
 			Run: c.sign, RawArgs: true},
-		{Name: "send", Usage: "send [,]<peer>|<r1>,<r2>,<peer> <message>",
-			Help: "Send a message: over a path the node picks, 0-hop with a leading comma, or over the relayers named.", Run: c.send},
+		{Name: "send", Usage: "send [--replies <n>] [--reliable] [,]<peer>|<r1>,<r2>,<peer> <message>",
+			Help: "Send a message: over a path the node picks, 0-hop with a leading comma, or over the relayers named. " +
+				"Over a path the node picks, a message longer than one packet (500 bytes), --reliable or --replies <n> (up to 16 reply blocks " +
+				"for anonymous answers) goes through the courier: acknowledged, sent again until delivered (status <id>).", Run: c.send},
 		{Name: "info", Usage: "info", Help: "Show the node's network, chain and contracts.", Run: c.info},
 	}
 }
@@ -242,41 +247,87 @@ type sendArgs struct {
 	Direct bool
 	Auto   bool
 	Text   string
+	// Replies (--replies <n>) and Reliable (--reliable) ask for the courier.
+	Replies  int
+	Reliable bool
 }
 
-// parseSend reads the arguments of `send`: "<peer> <text>" (automatic path), ",<peer> <text>"
-// (0-hop) or "<r1>,<r2>,<peer> <text>" (explicit path). The text keeps its inner spacing.
-func parseSend(args string) (sendArgs, bool) {
-	i := strings.IndexFunc(args, unicode.IsSpace)
-	if i < 0 {
-		return sendArgs{}, false
+// parseSend reads the arguments of `send`: options first (--replies <n> or --replies=<n>,
+// --reliable), then "<peer> <text>" (automatic path), ",<peer> <text>" (0-hop) or
+// "<r1>,<r2>,<peer> <text>" (explicit path). The text keeps its inner spacing. The options need
+// the automatic path. Its errors are usage errors.
+func parseSend(args string) (sendArgs, error) {
+	var out sendArgs
+	for {
+		args = strings.TrimLeftFunc(args, unicode.IsSpace)
+		tok, rest := cutWord(args)
+		if !strings.HasPrefix(tok, "--") {
+			break
+		}
+		name, value, hasValue := strings.Cut(tok[2:], "=")
+		switch name {
+		case "reliable":
+			if hasValue {
+				return sendArgs{}, usage("--reliable takes no value")
+			}
+			out.Reliable = true
+		case "replies":
+			if !hasValue {
+				value, rest = cutWord(strings.TrimLeftFunc(rest, unicode.IsSpace))
+			}
+			n, err := strconv.Atoi(value)
+			if err != nil || n < 0 || n > courier.MaxReplies {
+				return sendArgs{}, usage("--replies takes a whole number from 0 to %d", courier.MaxReplies)
+			}
+			out.Replies = n
+		default:
+			return sendArgs{}, usage("unknown option %q (the options are --replies <n> and --reliable)", tok)
+		}
+		args = rest
 	}
-	target, text := args[:i], strings.TrimLeftFunc(args[i:], unicode.IsSpace)
-	if text == "" {
-		return sendArgs{}, false
+	target, text := cutWord(args)
+	text = strings.TrimLeftFunc(text, unicode.IsSpace)
+	if target == "" || text == "" {
+		return sendArgs{}, usage("send needs a peer (or a path) and a message")
 	}
-	out := sendArgs{Text: text}
+	out.Text = text
 	if rest, ok := strings.CutPrefix(target, ","); ok {
 		if rest == "" || strings.Contains(rest, ",") {
-			return sendArgs{}, false
+			return sendArgs{}, usage("send needs a peer (or a path) and a message")
 		}
 		out.Direct, out.Path = true, []string{rest}
-		return out, true
-	}
-	out.Path = strings.Split(target, ",")
-	for _, p := range out.Path {
-		if p == "" {
-			return sendArgs{}, false
+	} else {
+		out.Path = strings.Split(target, ",")
+		for _, p := range out.Path {
+			if p == "" {
+				return sendArgs{}, usage("send needs a peer (or a path) and a message")
+			}
 		}
+		out.Auto = len(out.Path) == 1
 	}
-	out.Auto = len(out.Path) == 1
-	return out, true
+	if (out.Replies > 0 || out.Reliable) && !out.Auto {
+		return sendArgs{}, usage("--replies and --reliable need a path the node picks (send <peer> <message>)")
+	}
+	return out, nil
+}
+
+// cutWord splits s at its first space: the word before it and the rest from it on.
+func cutWord(s string) (word, rest string) {
+	i := strings.IndexFunc(s, unicode.IsSpace)
+	if i < 0 {
+		return s, ""
+	}
+	return s[:i], s[i:]
 }
 
 func (c *console) send(ctx context.Context, args string) ([]string, error) {
-	a, ok := parseSend(args)
-	if !ok {
-		return nil, usage("send needs a peer (or a path) and a message")
+	a, err := parseSend(args)
+	if err != nil {
+		return nil, err
+	}
+	asked := a.Replies > 0 || a.Reliable
+	if asked && c.cfg.Mail == nil {
+		return nil, errNoMail
 	}
 	hops := make([]peer.ID, len(a.Path))
 	for i, p := range a.Path {
@@ -291,8 +342,10 @@ func (c *console) send(ctx context.Context, args string) ([]string, error) {
 		// nothing proves it).
 		a.Text = c.cfg.Self.PeerID().String() + ":" + a.Text
 	}
+	if c.cfg.Mail != nil && a.Auto && (asked || len(a.Text) > packet.MaxMessageSize) {
+		return c.sendMail(hops[0], a)
+	}
 	var sent router.Sent
-	var err error
 	if a.Auto {
 		sent, err = c.cfg.Messenger.Send(ctx, hops[0], a.Text)
 	} else {

@@ -10,10 +10,12 @@ import (
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/settings"
+	"github.com/relayd/relayd/internal/store"
 )
 
 // The interfaces the commands call, each implemented by one of the node's rooms (named in its
@@ -57,6 +59,16 @@ type Settings interface {
 type Messenger interface {
 	Send(ctx context.Context, recipient peer.ID, text string) (router.Sent, error)
 	SendPath(ctx context.Context, hops []peer.ID, text string) (router.Sent, error)
+}
+
+// Mail is the node's courier: long, reliable and answerable messages, and the inbox of those
+// received; *courier.Courier implements it. Its errors are courier's sentinels (and, for Reply,
+// router's).
+type Mail interface {
+	Send(req courier.Request) ([16]byte, error)
+	Status(id [16]byte) (store.OutboxMessage, error)
+	Reply(ctx context.Context, seq uint64, body []byte) (id [16]byte, blocksLeft int, err error)
+	Inbox(since uint64, limit int) ([]store.InboxMessage, int, error)
 }
 
 // Chain is the node's account and channels; *ledger.Operations implements it.

@@ -60,8 +60,11 @@ var rules = map[string]rule{
 	// relay; cover sends its loops through the router; discovery turns announcements into peers.
 	"internal/router": {may: []string{"internal/channels", "internal/ledger", "internal/p2p", "internal/packet", "internal/path",
 		"internal/peers", "internal/por", "internal/relay", "internal/tickets"}},
-	"internal/cover":     {may: []string{"internal/relay", "internal/router", "internal/token"}},
-	"internal/stream":    {may: []string{"internal/relay", "internal/router", "internal/token"}},
+	"internal/cover":  {may: []string{"internal/relay", "internal/router", "internal/token"}},
+	"internal/stream": {may: []string{"internal/relay", "internal/router", "internal/token"}},
+	// courier carries this node's messages of any length and keeps what arrives: it reaches the
+	// network only through the router's interface and keeps its state in the store.
+	"internal/courier":   {may: []string{"internal/fragment", "internal/packet", "internal/store"}},
 	"internal/discovery": {may: []string{"internal/chain", "internal/channels", "internal/peers"}},
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
 	// of their own and speak their vocabulary; neither imports the other, the transport or the
@@ -70,8 +73,8 @@ var rules = map[string]rule{
 	"internal/api": {may: []string{"internal/api/openapi", "internal/channels", "internal/courier", "internal/health", "internal/identity",
 		"internal/ledger", "internal/origin", "internal/packet", "internal/peers", "internal/router", "internal/settings", "internal/store",
 		"internal/tickets", "internal/token"}},
-	"internal/admin": {may: []string{"internal/channels", "internal/identity", "internal/ledger", "internal/peers", "internal/router",
-		"internal/settings", "internal/token", "internal/ws"}},
+	"internal/admin": {may: []string{"internal/channels", "internal/courier", "internal/identity", "internal/ledger", "internal/packet",
+		"internal/peers", "internal/router", "internal/settings", "internal/store", "internal/token", "internal/ws"}},
 	"internal/api/openapi":     {noTransport: true},
 	"internal/ws":              {may: []string{"internal/origin", "internal/store", "internal/webui"}, noTransport: true},
 	"internal/origin":          {noTransport: true},
@@ -222,14 +225,15 @@ func TestRulesCatchAViolation(t *testing.T) {
 // the transport, the chain client or the store; the rooms of traffic and money never import a
 // face; nothing but cmd/relayd imports the node.
 var never = map[string][]string{
-	"internal/api":    {"internal/admin", "internal/ws", "internal/node", "internal/p2p", "internal/chain", "internal/store"},
-	"internal/admin":  {"internal/api", "internal/node", "internal/p2p", "internal/chain", "internal/store"},
-	"internal/router": {"internal/api", "internal/ws", "internal/admin", "internal/node"},
-	"internal/relay":  {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/router"},
-	"internal/ledger": {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/relay", "internal/router"},
-	"internal/cover":  {"internal/api", "internal/ws", "internal/admin", "internal/node"},
-	"internal/stream": {"internal/api", "internal/ws", "internal/admin", "internal/node"},
-	"internal/ws":     {"internal/admin", "internal/api", "internal/node"},
+	"internal/api":     {"internal/admin", "internal/ws", "internal/node", "internal/p2p", "internal/chain", "internal/store"},
+	"internal/admin":   {"internal/api", "internal/node", "internal/p2p", "internal/chain", "internal/store"},
+	"internal/router":  {"internal/api", "internal/ws", "internal/admin", "internal/node"},
+	"internal/relay":   {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/router"},
+	"internal/ledger":  {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/relay", "internal/router"},
+	"internal/cover":   {"internal/api", "internal/ws", "internal/admin", "internal/node"},
+	"internal/stream":  {"internal/api", "internal/ws", "internal/admin", "internal/node"},
+	"internal/courier": {"internal/api", "internal/ws", "internal/admin", "internal/node", "internal/relay", "internal/router", "internal/p2p"},
+	"internal/ws":      {"internal/admin", "internal/api", "internal/node"},
 }
 
 func TestNeverImports(t *testing.T) {
