@@ -24,6 +24,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 const defaultURL = "ws://127.0.0.1:3000"
 
 const usage = `usage: relayctl [--url ws://127.0.0.1:3000] [--apiToken TOKEN] [-c 'command']
+       relayctl send|inbox|reply|status [flags] …
        relayctl bench [flags]
        relayctl observe capture|analyze [flags]
        relayctl load [flags]
@@ -38,6 +39,10 @@ reached or the connection ends first. The node's log lines meanwhile go to
 stderr.
 
 Subcommands:
+  send, inbox, reply, status
+          messages over the node's REST API: send one (long, reliable, with
+          reply blocks), list or pop the inbox, answer a message on its reply
+          blocks, follow a message's state (relayctl send -h)
   bench   load generator: sends messages through a network over REST and
           measures delivery and latency on the admin WebSockets
           (relayctl bench -h)
@@ -60,6 +65,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 && args[0] == "load" {
 		return runLoad(args[1:])
 	}
+	if len(args) > 0 && messagesCommands[args[0]] {
+		return runMessages(args[0], args[1:])
+	}
 	fs := flag.NewFlagSet("relayctl", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	// No flag defaults from the environment: -h prints defaults, and the
@@ -80,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "relayctl: unexpected argument %q (a command goes in -c '...'; subcommands: bench, observe, load)\n",
+		fmt.Fprintf(stderr, "relayctl: unexpected argument %q (a command goes in -c '...'; subcommands: send, inbox, reply, status, bench, observe, load)\n",
 			console.Redact(fs.Arg(0), *token))
 		return 2
 	}

@@ -262,6 +262,9 @@ func (s *session) setSettings(lines []string) {
 	s.mu.Unlock()
 }
 
+// sendOptions are the options of send, which come before its peer.
+var sendOptions = []string{"--reliable", "--replies"}
+
 // peerCommands are the commands whose first argument names a peer (alias
 // takes a PeerId only).
 var peerCommands = map[string]bool{"ping": true, "open": true, "close": true, "send": true, "addresses": true, "alias": true}
@@ -284,6 +287,23 @@ func (s *session) Do(line []rune, pos int) ([][]rune, int) {
 		return nil, 0
 	}
 	cmd, arg, word := before[0], len(before)-1, head[i+1:]
+	if cmd == "send" {
+		// The options come first: --replies <n>, --reliable.
+		opts := 0
+		for opts < arg && strings.HasPrefix(before[1+opts], "--") {
+			if before[1+opts] == "--replies" {
+				opts++ // its value
+			}
+			opts++
+		}
+		switch {
+		case opts > arg:
+			return nil, 0 // the number of --replies
+		case opts == arg && strings.HasPrefix(word, "-"):
+			return complete(word, sendOptions, " ")
+		}
+		arg -= opts
+	}
 
 	s.mu.Lock()
 	stale := peerCommands[cmd] && time.Since(s.peersAt) > peersRefresh

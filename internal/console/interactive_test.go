@@ -46,6 +46,13 @@ func TestCompletion(t *testing.T) {
 		{"send alice,16Uiu2HAmB", []string{bobPeer}},
 		{"send ,m", []string{"me"}},
 		{"send alice hello al", nil}, // the message is not completed
+		{"send -", []string{"--reliable ", "--replies "}},
+		{"send --rel", []string{"--reliable "}},
+		{"send --replies ", nil}, // its number
+		{"send --replies 2 ", peers},
+		{"send --replies 2 --reliable al", []string{"alice"}},
+		{"send --replies=2 ,m", []string{"me"}},
+		{"send --reliable alice hi al", nil},
 		{"alias 16Uiu2HAmA", []string{alicePeer + " "}},
 		{"alias al", nil}, // alias takes a PeerId
 		{"close alice in", []string{"incoming"}},
