@@ -1,6 +1,6 @@
 // Unit tests of the web console's pure modules (no browser): how untrusted
-// text is made visible, token amounts, completion, and the parsing of the
-// node's help. The modules are the ones the node embeds
+// text is made visible, token amounts, completion, the parsing of the
+// node's help, and the inbox's rows. The modules are the ones the node embeds
 // (internal/webui/static/js), imported as they are served.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,6 +10,7 @@ import { parseHelp } from '../../internal/webui/static/js/conn.js';
 import { kindOf } from '../../internal/webui/static/js/stream.js';
 import { widthOf, graphModel } from '../../internal/webui/static/js/graph.js';
 import { Series } from '../../internal/webui/static/js/chart.js';
+import { inboxRow, signature } from '../../internal/webui/static/js/inbox.js';
 
 test('visible: every C0 control, DEL, C1 control and bidi or invisible format character gets a stand-in', () => {
   for (let c = 0; c < 0x20; c++) {
@@ -143,4 +144,27 @@ test('Series: cumulative counts in time order, set only on change', () => {
   u.set(2, 5);
   u.set(3, 7);
   assert.deepEqual(u.points, [{ t: 1, v: 5 }, { t: 3, v: 7 }]);
+});
+
+test('inboxRow: seq, time, the body as given, what it answers and the answers left', () => {
+  const r = inboxRow({ seq: 7, id: '0x09', body: '\x1b[31m<b>hi</b>', receivedAt: '2026-11-24T08:00:00.123Z', reply: false, repliesLeft: 2 });
+  assert.equal(r.seq, '7');
+  assert.equal(r.iso, '2026-11-24T08:00:00.123Z');
+  assert.equal(r.body, '\x1b[31m<b>hi</b>', 'made visible when drawn (text.js), not here');
+  assert.equal(r.note, '2 replies left');
+  assert.equal(r.canReply, true);
+  const a = inboxRow({ seq: 8, body: 'yes', receivedAt: 'not a time', reply: true, inReplyTo: '0x5e000000000000000000000000000001', repliesLeft: 0 });
+  assert.equal(a.note, 'reply to 0x5e0000…0001');
+  assert.equal(a.canReply, false);
+  assert.equal(a.when, 'not a time');
+  assert.equal(a.iso, '');
+  assert.equal(inboxRow({ seq: 9, body: 'x', receivedAt: '2026-11-24T08:00:00Z', repliesLeft: 1 }).note, '1 reply left');
+});
+
+test('signature: changes with the messages and their reply blocks, not otherwise', () => {
+  const list = [{ seq: 1, repliesLeft: 2, body: 'a' }, { seq: 2, repliesLeft: 0, body: 'b' }];
+  assert.equal(signature(list, 2), signature(structuredClone(list), 2));
+  assert.notEqual(signature(list, 2), signature([list[0]], 2));
+  assert.notEqual(signature(list, 2), signature([{ ...list[0], repliesLeft: 1 }, list[1]], 2));
+  assert.notEqual(signature(list, 2), signature(list, 3));
 });

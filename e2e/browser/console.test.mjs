@@ -2,7 +2,8 @@
 // (4 nodes, a full mesh of channels, a 2 s closure period): log in (a wrong
 // token first), see the greeting, run `address`, complete a command, send a
 // 0-hop message to node 2 and see it in node 2's console, see a message full
-// of terminal and HTML control sequences shown inertly, close and reopen a
+// of terminal and HTML control sequences shown inertly, see a long message
+// with reply blocks in the inbox pane and answer it, close and reopen a
 // channel through the confirm dialog, redeem tickets, and see the whole
 // channel graph (channels between the other nodes too) and the charts drawn; axe-core checks the login page and the console with no
 // serious or critical violation. Every request the page makes must stay on
@@ -215,6 +216,33 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
     assert.equal(await page.locator('img').count(), 0, 'no img element');
     assert.equal(await row.locator('.ctl').first().innerText(), '\u241b');
     assert.equal(await page.locator('#chart-messages').getAttribute('data-last') !== '0', true);
+
+    // The inbox pane: a long message with reply blocks, sent over node 2's REST API, shows in
+    // node 1's inbox with its text inert; the answer typed in its reply box reaches node 2's
+    // inbox as a reply to it; Remove takes it out. A node without its courier says it keeps no
+    // inbox and asks nothing.
+    if ((await rest(n1, 'GET', '/node/info')).inbox) {
+      const stamp = String(Date.now());
+      const long = `${'\x1b[31m<i>long</i> '.repeat(40)}${stamp}`;
+      const id = await rest(n2, 'POST', '/messages', { body: long, recipient: n1.peer, replies: 2 });
+      assert.match(id, /^0x[0-9a-f]{32}$/);
+      const row = page.locator('#inbox tbody tr').filter({ hasText: '\u241b[31m<i>long</i>' }).filter({ hasText: stamp });
+      await row.waitFor({ timeout: 60_000 });
+      assert.equal(await page.locator('i').count(), 0, 'no i element');
+      assert.match(await row.innerText(), /2 replies left/);
+      await page.screenshot({ path: join(artifacts, 'console-inbox.png') });
+      await row.locator('input').fill('thanks from the console');
+      await row.locator('button', { hasText: 'Reply' }).click();
+      await page.locator('#status').filter({ hasText: /Answer 0x[0-9a-f]{32} sent/ }).waitFor();
+      await until('the answer to reach node 2', async () => (await rest(n2, 'GET', '/messages?limit=1000'))
+        .some((m) => m.reply && m.inReplyTo === id && m.body === 'thanks from the console'), 60_000);
+      await until('node 2\'s message to be delivered', async () => (await rest(n2, 'GET', `/messages/${id}`)).state === 'delivered', 60_000);
+      await row.locator('button', { hasText: 'Remove' }).click();
+      await confirm(page);
+      await row.waitFor({ state: 'detached' });
+    } else {
+      await page.locator('#inbox-note').filter({ hasText: 'keeps no inbox' }).waitFor();
+    }
 
     // Close the outgoing channel to node 2: Cancel leaves it, Confirm
     // initiates the closure, and after the closure period Finalize closes it.

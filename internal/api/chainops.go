@@ -99,6 +99,9 @@ type Info struct {
 	IndexedBlock       uint64   `json:"indexedBlock"`  // next block the indexer reads
 	ChannelsIndexed    int      `json:"channelsIndexed"`
 	PeersAnnounced     int      `json:"peersAnnounced"`
+	// Inbox says the node runs its courier: it keeps an inbox (GET /messages) and sends long,
+	// reliable and answerable messages; without it those operations answer 503.
+	Inbox bool `json:"inbox"`
 
 	// The original interface's fields, which the API derives from those
 	// above and from the peers (the node leaves them zero).
@@ -409,7 +412,7 @@ func (s *Server) channelView(ch channels.Channel) Channel {
 }
 
 func (s *Server) getInfo(w http.ResponseWriter, r *http.Request) {
-	info := Info{Network: s.cfg.Network, ListeningAddresses: []string{}, AnnouncedAddresses: []string{}}
+	info := Info{Network: s.cfg.Network, ListeningAddresses: []string{}, AnnouncedAddresses: []string{}, Inbox: s.cfg.Mail != nil}
 	for _, m := range s.cfg.Transport.Addrs() {
 		info.ListeningAddresses = append(info.ListeningAddresses, m.String())
 	}

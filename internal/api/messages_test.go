@@ -198,6 +198,10 @@ func TestMessageWithoutCourier(t *testing.T) {
 			t.Errorf("%s %s: %d %s", op.method, op.path, status, body)
 		}
 	}
+	// GET /node/info says so, so that a page need not ask and be refused.
+	if status, _, body := do(t, http.MethodGet, srv.URL+Prefix+"/node/info", auth); status != 200 || !strings.Contains(body, `"inbox":false`) {
+		t.Errorf("info: %d %s", status, body)
+	}
 }
 
 // TestCourierErrors: each of the courier's sentinels is answered with its row of the error table;

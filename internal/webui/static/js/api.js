@@ -17,6 +17,12 @@ export class Api {
   }
 
   async call(method, path, body) {
+    return (await this.fetch(method, path, body)).data;
+  }
+
+  // fetch makes the call and returns the answer's JSON (null when it has
+  // none) and its headers.
+  async fetch(method, path, body) {
     const init = { method, headers: { 'x-auth-token': this.token }, cache: 'no-store', credentials: 'omit', referrerPolicy: 'no-referrer' };
     if (body !== undefined) {
       init.headers['content-type'] = 'application/json';
@@ -39,7 +45,7 @@ export class Api {
       const msg = (data && (data.error || data.message)) || `HTTP ${resp.status}`;
       throw new ApiError(resp.status, String(msg));
     }
-    return data;
+    return { data, headers: resp.headers };
   }
 
   get(path) {

@@ -8,6 +8,7 @@ import { Stream } from './stream.js';
 import { CommandLine } from './cmdline.js';
 import { drawGraph } from './graph.js';
 import { drawChart, Series } from './chart.js';
+import { Inbox } from './inbox.js';
 import { el, tokens, shortId, ago, visible } from './text.js';
 
 const $ = (id) => document.getElementById(id);
@@ -30,6 +31,7 @@ const state = {
 };
 
 let stream;
+let inbox;
 
 // ---- login ----------------------------------------------------------------
 
@@ -72,6 +74,7 @@ async function login(token, port) {
   state.messages = new Series(); // counted from the replay on
   state.tickets = new Series();
   state.ticketBase = undefined;
+  inbox.reset();
   try {
     await conn.open();
   } catch (err) {
@@ -129,6 +132,7 @@ function onFrame(f) {
     const t = Date.parse(f.ts);
     state.messages.add(Number.isNaN(t) ? Date.now() : t);
     drawCharts();
+    if (!f.replay) inbox.refresh(); // a message arrived: the inbox keeps it
   }
 }
 
@@ -328,6 +332,8 @@ async function refresh() {
     who.textContent = visible(`Node ${addr.relayAddress}`);
   }
   if (info?.tokenSymbol) state.symbol = info.tokenSymbol;
+  if (info) inbox.setAvailable(info.inbox === true);
+  inbox.refresh();
   if (peers) renderPeers(peers);
   if (channels) renderChannels(channels);
   if (stats) renderTickets(stats);
@@ -363,6 +369,9 @@ async function main() {
   stream = new Stream({
     list: $('stream'), filter: $('stream-filter'), kind: $('stream-kind'),
     pause: $('stream-pause'), clear: $('stream-clear'), pausedNote: $('stream-paused'),
+  });
+  inbox = new Inbox({
+    table: $('inbox'), note: $('inbox-note'), api: () => state.api, say, confirm: confirmAction,
   });
   new CommandLine({
     form: $('cmd-form'), input: $('cmd'), hint: $('cmd-hint'),
