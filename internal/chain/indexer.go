@@ -43,6 +43,15 @@ const DevChainID = 1337
 // delay of 8 block times (about 96 s on Ethereum, 16 s on a 2 s chain). A reorganisation
 // deeper than the confirmations is still handled, by the undo journal (ReorgDepth).
 func DefaultConfirmations(chainID uint64) uint64 {
+	return Confirmations(-1, chainID)
+}
+
+// Confirmations is a node's --confirmations flag for chainID: the flag's value, or
+// DefaultConfirmations for a negative one.
+func Confirmations(flag int, chainID uint64) uint64 {
+	if flag >= 0 {
+		return uint64(flag)
+	}
 	switch chainID {
 	case DevChainID, 31337:
 		return 0

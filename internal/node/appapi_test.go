@@ -80,7 +80,7 @@ func TestMessageStreamOnRESTPort(t *testing.T) {
 	if err := json.Unmarshal(read(msgs), &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Body != "hello app" || m.Type != "message" || m.ID < time.Now().Add(-time.Minute).UnixMicro() || m.ReceivedAt == "" {
+	if m.Body != "hello app" || m.Type != "message" || m.ID < 1 || m.ReceivedAt == "" {
 		t.Fatalf("frame %+v", m)
 	}
 	for found := false; !found; {

@@ -11,10 +11,12 @@ import (
 
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/cover"
 	"github.com/relayd/relayd/internal/discovery"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/router"
@@ -157,7 +159,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 		return err
 	}
 	c.indexer, err = chain.NewIndexer(chain.IndexerConfig{Source: client, Store: n.db, Graph: graph, ChainID: client.ChainID(),
-		Channels: client.ChannelsAddress(), Confirmations: confirmations(n.cfg.Confirmations, client.ChainID()),
+		Channels: client.ChannelsAddress(), Confirmations: chain.Confirmations(n.cfg.Confirmations, client.ChainID()),
 		ReindexOnNewChain: n.cfg.ReindexOnNewChain, OnEvent: n.onChainEvent, Logger: n.component("indexer"), Registerer: n.reg})
 	if err != nil {
 		return &StartupError{"channelsContract", err}
@@ -185,7 +187,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	}); err != nil {
 		return err
 	}
-	conf := confirmations(n.cfg.Confirmations, client.ChainID())
+	conf := chain.Confirmations(n.cfg.Confirmations, client.ChainID())
 	c.redeem = &ledger.AutoRedeem{Ledger: c.ledger, Redeemer: redeemer, GasPrice: client.GasPrice, Channels: graph,
 		ClosurePeriod: client.ClosurePeriod(), ClosureNeeds: ledger.MinClosurePeriod(conf, chain.TypicalBlockTime(client.ChainID())),
 		Policy: func() strategy.RedeemPolicy { return n.settings.Get().RedeemPolicy() },
@@ -206,14 +208,6 @@ func (n *Node) onChainEvent(ev chain.Event) {
 	n.chain.ledger.OnEvent(ev)
 }
 
-// confirmations is the --confirmations flag, or the chain's default for -1.
-func confirmations(flag int, chainID uint64) uint64 {
-	if flag < 0 {
-		return chain.DefaultConfirmations(chainID)
-	}
-	return uint64(flag)
-}
-
 // buildMessaging builds the data plane: cover traffic, the inbox that receives, the relay
 // pipeline and the router that sends, and the streams that show what arrives.
 func (n *Node) buildMessaging() (err error) {
@@ -222,7 +216,11 @@ func (n *Node) buildMessaging() (err error) {
 	if err != nil {
 		return err
 	}
-	if n.inbox, err = router.NewInbox(router.InboxConfig{Own: n.cover.Returned, Registerer: n.reg}); err != nil {
+	if n.inbox, err = router.NewInbox(router.InboxConfig{Own: n.cover.Returned, Registerer: n.reg,
+		Relayed: func() { n.stream.Reemit() }, // on the wire this node relays it: docs/TRAFFIC.md
+		Frames: func(r relay.Received) {
+			n.courier.Receive(courier.Received{Text: []byte(r.Text), SentAt: r.SentAt, ReceivedAt: r.ReceivedAt, Reply: r.Reply})
+		}}); err != nil {
 		return err
 	}
 	if n.replay, err = n.db.ReplayTags(time.Now); err != nil {
@@ -236,7 +234,7 @@ func (n *Node) buildMessaging() (err error) {
 	if n.opts.WrapTransport != nil {
 		transport = n.opts.WrapTransport(transport)
 	}
-	cfg := relay.Config{Key: n.id.PrivateKey(), Transport: transport, Replay: n.replay, Deliver: n.inbox.Deliver,
+	cfg := relay.Config{Key: n.id.PrivateKey(), Transport: transport, Replay: n.replay, Deliver: n.inbox.Deliver, ReplyKeyring: n.db.ReplyKeys(),
 		MixDelayMin: mix.Min, MixDelayMax: mix.Max, MixDelayMean: mix.Mean, NoMixDelay: mix.Max == 0,
 		Logger: n.component("relay"), Registerer: n.reg}
 	n.stream, err = stream.New(stream.Config{Rate: func() float64 { return n.settings.Get().SendRate }, Kick: n.settings.Subscribe(),
@@ -265,15 +263,16 @@ func (n *Node) buildMessaging() (err error) {
 	if n.router, err = router.New(rt); err != nil {
 		return err
 	}
-	if n.streams, err = ws.NewAppStreams(n.hub, n.component("api")); err != nil {
+	n.courier, err = courier.New(courier.Config{Network: n.router, Store: n.db, Events: func(e courier.Event) { n.streams.Event(e.Kind, e.ID, e.Reason, e.Message) },
+		MaxBody: func() int { return n.settings.Get().MaxMessageBytes }, Capacity: packet.MaxMessageSize,
+		ReplyCapacity: packet.MaxReplySize, Logger: n.component("courier"), Registerer: n.reg})
+	if err != nil {
+		return err
+	}
+	if n.streams, err = ws.NewAppStreams(n.hub, n.courier, n.component("api")); err != nil {
 		return err
 	}
 	n.inbox.Subscribe(adminReceived(n.hub))
-	n.inbox.Subscribe(func(m router.Message) { n.streams.Deliver(m.Text, m.ReceivedAt) })
-	n.inbox.Subscribe(func(m router.Message) {
-		if m.Relayed { // on the wire this node relays it: docs/TRAFFIC.md
-			n.stream.Reemit()
-		}
-	})
+	n.inbox.Subscribe(func(m router.Message) { n.courier.Keep([]byte(m.Text), m.SentAt, m.ReceivedAt) })
 	return nil
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/cover"
 	"github.com/relayd/relayd/internal/discovery"
 	"github.com/relayd/relayd/internal/identity"
@@ -74,6 +75,7 @@ type Node struct {
 	replay   *store.ReplayTags
 	relay    *relay.Relay
 	inbox    *router.Inbox
+	courier  *courier.Courier
 	router   *router.Router
 	cover    *cover.Cover
 	stream   *stream.Stream
@@ -224,6 +226,7 @@ func (n *Node) Run(ctx context.Context) error {
 	g.Go(func() error { return n.replay.Run(gctx, 200*time.Millisecond) })
 	g.Go(func() error { return n.cover.Run(gctx, n.router.SendLoop) })
 	g.Go(func() error { return n.stream.Run(gctx) })
+	g.Go(func() error { return n.courier.Run(gctx) })
 	g.Go(func() error { return n.disc.Run(gctx) })
 	if c := n.chain; c != nil {
 		g.Go(func() error {

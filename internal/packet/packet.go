@@ -120,10 +120,19 @@ type Message struct {
 	// Drop marks drop cover (docs/TRAFFIC.md): the recipient discards the
 	// packet. Only the recipient can see it; a drop carries no text.
 	Drop bool
+	// Framed marks a text that is a relayd frame (a fragment, an
+	// acknowledgement block's part, an acknowledgement or an answer,
+	// docs/PROTOCOL.md §8), not an app's message. Only the recipient sees
+	// it. A drop is never framed.
+	Framed bool
 }
 
-// dropFlag is the payload length field's bit that marks drop cover.
-const dropFlag = 0x8000
+// dropFlag is the payload length field's bit that marks drop cover,
+// framedFlag the bit that marks a relayd frame (docs/PROTOCOL.md §8).
+const (
+	dropFlag   = 0x8000
+	framedFlag = 0x4000
+)
 
 // The replay window (docs/PROTOCOL.md §3.8). Every hop's routing information
 // carries the packet's creation time as an epoch number; a hop accepts the

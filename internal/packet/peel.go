@@ -198,18 +198,19 @@ func finalHop(p Peeled, keys *hopKeys, ri, payload, dst []byte) (Peeled, error) 
 }
 
 // decodeMessage decodes a payload plaintext: text length (with the drop
-// flag), timestamp, text, zero padding to the end; the text may fill all but
+// and framed flags), timestamp, text, zero padding to the end; the text may fill all but
 // the first 10 bytes. Text aliases plain.
 func decodeMessage(plain []byte) (Message, error) {
 	field := binary.BigEndian.Uint16(plain[0:2])
-	drop, n := field&dropFlag != 0, int(field&^dropFlag)
-	if n > len(plain)-10 || drop && n != 0 || !allZero(plain[10+n:]) {
+	drop, framed, n := field&dropFlag != 0, field&framedFlag != 0, int(field&^(dropFlag|framedFlag))
+	if n > len(plain)-10 || drop && (n != 0 || framed) || !allZero(plain[10+n:]) {
 		return Message{}, ErrPayload
 	}
 	return Message{
 		Text:      plain[10 : 10+n : 10+n],
 		Timestamp: binary.BigEndian.Uint64(plain[2:10]),
 		Drop:      drop,
+		Framed:    framed,
 	}, nil
 }
 
@@ -219,6 +220,9 @@ func encodeMessage(plain []byte, msg Message) {
 	field := uint16(len(msg.Text))
 	if msg.Drop {
 		field |= dropFlag
+	}
+	if msg.Framed {
+		field |= framedFlag
 	}
 	binary.BigEndian.PutUint16(plain[0:2], field)
 	binary.BigEndian.PutUint64(plain[2:10], msg.Timestamp)

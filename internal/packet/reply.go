@@ -138,7 +138,7 @@ func (b *ReplyBlock) Seal(rand io.Reader, msg Message) ([]byte, error) {
 	switch {
 	case len(msg.Text) > MaxReplySize:
 		return nil, ErrReplyTooLarge
-	case msg.Drop && len(msg.Text) > 0:
+	case msg.Drop && (len(msg.Text) > 0 || msg.Framed):
 		return nil, ErrDropText
 	}
 	pkt := make([]byte, PacketSize)

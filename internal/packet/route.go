@@ -108,7 +108,7 @@ func (r *Route) Seal(msg Message, por [][PoRSize]byte) ([]byte, error) {
 	switch {
 	case len(msg.Text) > MaxMessageSize:
 		return nil, ErrMessageTooLarge
-	case msg.Drop && len(msg.Text) > 0:
+	case msg.Drop && (len(msg.Text) > 0 || msg.Framed):
 		return nil, ErrDropText
 	case msg.Timestamp/epochMillis > math.MaxUint32:
 		return nil, ErrTimestamp

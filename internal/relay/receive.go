@@ -221,6 +221,7 @@ func (r *Relay) receive(from peer.ID, prev *peerEntry, id packetID, p *packet.Pe
 		ReceivedAt: r.clock.Now(),
 		Relayed:    tb != nil,
 		Reply:      p.Reply,
+		Framed:     msg.Framed,
 	})
 }
 

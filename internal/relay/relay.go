@@ -75,6 +75,8 @@ type Received struct {
 	// Reply: the message is a reply made with a reply block this node created
 	// (NewReplyBlock); its sender is not known to this node, and SentAt is the replier's clock.
 	Reply bool
+	// Framed: the text is a relayd frame (docs/PROTOCOL.md §8), not an app's message.
+	Framed bool
 }
 
 // Config configures a Relay. Key, Transport, Replay and Deliver are required; other zero

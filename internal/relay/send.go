@@ -31,6 +31,12 @@ func (r *Relay) Send(ctx context.Context, hops []peer.ID, text string) (Sent, er
 	return r.send(ctx, hops, packet.Message{Text: []byte(text)})
 }
 
+// SendMessage sends msg (a framed text, docs/PROTOCOL.md §8, or a plain one) as Send sends a
+// text; the packet layer refuses a text over packet.MaxMessageSize bytes.
+func (r *Relay) SendMessage(ctx context.Context, hops []peer.ID, msg packet.Message) (Sent, error) {
+	return r.send(ctx, hops, msg)
+}
+
 // SendDrop sends drop cover to the last of hops over the others, as Send sends a message: the
 // same packet, ticket and acknowledgement, but the recipient discards it (docs/TRAFFIC.md).
 func (r *Relay) SendDrop(ctx context.Context, hops []peer.ID) (Sent, error) {

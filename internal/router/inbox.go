@@ -29,6 +29,13 @@ type InboxConfig struct {
 	// Own, when set, claims this node's own packets back from a loop (cover traffic): they are
 	// counted there and reach no subscriber.
 	Own func(relay.Received) bool
+	// Frames, when set, takes the frames and answers (relay.Received.Framed or Reply: the
+	// courier's, docs/PROTOCOL.md §8); they reach no subscriber. Without it they are dropped.
+	Frames func(relay.Received)
+	// Relayed, when set, is called for every packet that came over relayers and is not this
+	// node's own loop: a message, a frame or an answer (the stream re-emits one for each,
+	// docs/TRAFFIC.md).
+	Relayed func()
 	// Registerer, when set, receives relayd_message_latency_seconds.
 	Registerer prometheus.Registerer
 }
@@ -37,6 +44,8 @@ type InboxConfig struct {
 // every subscriber, in delivery order, one message at a time.
 type Inbox struct {
 	own     func(relay.Received) bool
+	frames  func(relay.Received)
+	relayed func()
 	latency prometheus.Histogram
 
 	mu   sync.Mutex
@@ -45,7 +54,7 @@ type Inbox struct {
 
 // NewInbox returns an Inbox without subscribers.
 func NewInbox(cfg InboxConfig) (*Inbox, error) {
-	in := &Inbox{own: cfg.Own, latency: prometheus.NewHistogram(prometheus.HistogramOpts{
+	in := &Inbox{own: cfg.Own, frames: cfg.Frames, relayed: cfg.Relayed, latency: prometheus.NewHistogram(prometheus.HistogramOpts{
 		Namespace: "relayd", Name: "message_latency_seconds",
 		Help:    "Time from the sender's timestamp to delivery at this node, for messages it received.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
@@ -69,6 +78,15 @@ func (in *Inbox) Subscribe(fn func(Message)) {
 // Deliver takes a message the relay delivered (relay.Config.Deliver).
 func (in *Inbox) Deliver(r relay.Received) {
 	if in.own != nil && in.own(r) {
+		return
+	}
+	if r.Relayed && in.relayed != nil {
+		in.relayed()
+	}
+	if r.Framed || r.Reply {
+		if in.frames != nil {
+			in.frames(r)
+		}
 		return
 	}
 	m := Message{Text: r.Text, SentAt: r.SentAt, ReceivedAt: r.ReceivedAt, Relayed: r.Relayed}
