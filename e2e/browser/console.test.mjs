@@ -230,7 +230,7 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
       await row.waitFor({ timeout: 60_000 });
       assert.equal(await page.locator('i').count(), 0, 'no i element');
       assert.match(await row.innerText(), /2 replies left/);
-      await page.screenshot({ path: join(artifacts, 'console-inbox.png') });
+      await page.locator('section[aria-labelledby="inbox-title"]').screenshot({ path: join(artifacts, 'console-inbox.png') });
       await row.locator('input').fill('thanks from the console');
       await row.locator('button', { hasText: 'Reply' }).click();
       await page.locator('#status').filter({ hasText: /Answer 0x[0-9a-f]{32} sent/ }).waitFor();
