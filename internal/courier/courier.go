@@ -66,6 +66,7 @@ type Store interface {
 	PopInbox() (store.InboxMessage, bool, error)
 	DeleteInbox(seq uint64) (bool, error)
 	ExpireReplyKeys(nowEpoch uint32) (int, error)
+	PruneOutbox(before time.Time, keep int) (int, error)
 }
 
 // Event is what happened to a message, for the app stream: an outgoing message was delivered or
@@ -292,9 +293,19 @@ func (c *Courier) Delete(seq uint64) (bool, error) {
 	return c.cfg.Store.DeleteInbox(seq)
 }
 
-// expireKeys forgets the keys of reply blocks no hop accepts any more.
-func (c *Courier) expireKeys(now time.Time) {
+// Finished outgoing messages are kept this long, and at most this many, for Status.
+const (
+	keepFinished    = 24 * time.Hour
+	maxKeptFinished = 10_000
+)
+
+// expire forgets the keys of reply blocks no hop accepts any more and the finished outgoing
+// messages past their time.
+func (c *Courier) expire(now time.Time) {
 	if _, err := c.cfg.Store.ExpireReplyKeys(packet.Epoch(now)); err != nil {
 		c.log.Warn("reply keys not expired", "err", err)
+	}
+	if _, err := c.cfg.Store.PruneOutbox(now.Add(-keepFinished), maxKeptFinished); err != nil {
+		c.log.Warn("outbox not pruned", "err", err)
 	}
 }

@@ -95,7 +95,7 @@ func (rx *receiver) run(ctx context.Context) {
 			if now.Sub(lastExpire) >= expireInterval {
 				lastExpire = now
 				rx.incomplete(rx.reasm.Expire(now))
-				rx.c.expireKeys(now)
+				rx.c.expire(now)
 			}
 		}
 	}

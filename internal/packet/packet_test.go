@@ -762,3 +762,47 @@ func TestDrop(t *testing.T) {
 		t.Fatalf("a well-formed drop payload: %+v %v", m, err)
 	}
 }
+
+// TestFramed: the framed mark reaches the recipient with the text, on a forward packet and on a
+// reply; a relayer's packet is the same size either way; a framed drop is refused and a payload
+// with both bits is malformed.
+func TestFramed(t *testing.T) {
+	rand := newSeededReader("framed")
+	nodes := newNodes(t, rand, 3)
+	msg := Message{Timestamp: 1_700_000_000_123, Text: []byte("\x11frame"), Framed: true}
+	pkt, _ := build(t, rand, nodes, msg)
+	for i, n := range nodes {
+		p, err := Peel(n.priv, pkt, sentAt(msg), newMemReplay())
+		if err != nil {
+			t.Fatalf("hop %d: %v", i, err)
+		}
+		if i < len(nodes)-1 {
+			if len(p.Next) != PacketSize {
+				t.Fatalf("relayer %d forwards %d bytes", i, len(p.Next))
+			}
+			pkt = p.Next
+			continue
+		}
+		if !p.Message.Framed || string(p.Message.Text) != "\x11frame" || p.Message.Drop {
+			t.Fatalf("recipient got %+v", p.Message)
+		}
+	}
+	plain := Message{Timestamp: 1, Text: []byte("x")}
+	payload := make([]byte, PayloadSize)
+	encodeMessage(payload, plain)
+	if m, err := decodeMessage(payload); err != nil || m.Framed {
+		t.Fatalf("a plain text decodes as %+v, %v", m, err)
+	}
+	r, err := NewRoute(rand, pubs(nodes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Seal(Message{Drop: true, Framed: true}, testPoR(3)); !errors.Is(err, ErrDropText) {
+		t.Fatalf("a framed drop: %v", err)
+	}
+	clear(payload)
+	binary.BigEndian.PutUint16(payload[0:2], dropFlag|framedFlag)
+	if _, err := decodeMessage(payload); !errors.Is(err, ErrPayload) {
+		t.Fatalf("drop and framed bits together: %v", err)
+	}
+}
