@@ -185,7 +185,9 @@ func FuzzValidation(f *testing.F) {
 		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","alias":"b"}`, `{"alias":{"x":[1,2]}}`, `"\u0000"`,
 		`{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","amount":"1"}`, `{"amount":"0x10","currency":"relay","recipient":"0x035C68d5251AfF759Ea945A05783F2290EA0Accf"}`,
 		`{"body":"hi","recipient":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz"}`, `{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","direction":"incoming"}`,
-		`{"message":"hello"}`, `{"body":"hi","recipient":"me"}`, `{"body":"hi","recipient":"bob","path":[]}`} {
+		`{"message":"hello"}`, `{"body":"hi","recipient":"me"}`, `{"body":"hi","recipient":"bob","path":[]}`,
+		`{"body":"hi","recipient":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","replies":2,"reliable":true}`,
+		`{"body":"hi","recipient":"me","replies":2.5}`, `{"body":"thanks"}`} {
 		f.Add(s)
 	}
 	n := newFakeNode(f)
@@ -202,7 +204,8 @@ func FuzzValidation(f *testing.F) {
 		{http.MethodPost, "/aliases", []int{http.StatusCreated}},
 		{http.MethodPost, "/node/ping", []int{http.StatusOK}},
 		{http.MethodPost, "/account/withdraw", []int{http.StatusOK, http.StatusUnprocessableEntity}},
-		{http.MethodPost, "/messages", []int{http.StatusAccepted}},
+		{http.MethodPost, "/messages", []int{http.StatusAccepted, http.StatusRequestEntityTooLarge}},
+		{http.MethodPost, "/messages/inbox/1/reply", []int{http.StatusAccepted, http.StatusConflict, http.StatusRequestEntityTooLarge}},
 		{http.MethodPost, "/channels", []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}},
 		{http.MethodDelete, "/channels", []int{http.StatusOK, http.StatusNotFound}},
 		{http.MethodPost, "/messages/sign", []int{http.StatusOK}},

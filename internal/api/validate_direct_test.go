@@ -103,6 +103,30 @@ func TestDirectMessageBodyAgreesWithDocument(t *testing.T) {
 	}
 }
 
+// FuzzDirectMessageBody: whatever the body, the direct check of a message accepts exactly what
+// the OpenAPI document accepts, and refuses with the document's answer word for word.
+func FuzzDirectMessageBody(f *testing.F) {
+	for _, s := range []string{`{"body":"a","recipient":"me"}`, `{"body":"a","recipient":"me","replies":16,"reliable":true}`,
+		`{"body":"a","recipient":"me","replies":1e1}`, `{"body":"a","recipient":"me","replies":-0}`, `{"body":"a","recipient":"me","replies":16.000001}`,
+		`{"body":"","recipient":"me"}`, `{"body":"a","recipient":"me","reliable":0}`, `{"body":"a","recipient":"me","x":null}`, `[]`, `{`} {
+		f.Add(s)
+	}
+	v, err := newValidator(slog.New(slog.DiscardHandler))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		okDirect, wDirect := checkMessage(v, body, true)
+		okDoc, wDoc := checkMessage(v, body, false)
+		if okDirect != okDoc {
+			t.Fatalf("%q: direct %v, document %v (%s)", body, okDirect, okDoc, wDoc.Body)
+		}
+		if !okDirect && (wDirect.Code != wDoc.Code || !bytes.Equal(wDirect.Body.Bytes(), wDoc.Body.Bytes())) {
+			t.Fatalf("%q: direct %d %s, document %d %s", body, wDirect.Code, wDirect.Body, wDoc.Code, wDoc.Body)
+		}
+	})
+}
+
 // The handler reads the body the direct check read.
 func TestDirectMessageBodyLeavesTheBodyReadable(t *testing.T) {
 	v, err := newValidator(slog.New(slog.DiscardHandler))
