@@ -44,6 +44,8 @@ func TestTrailingSlash(t *testing.T) {
 		{"GET", "/node/info", ""},
 		{"GET", "/account/addresses", ""},
 		{"POST", "/messages", `{"body":"hi","recipient":"` + bob + `"}`},
+		{"GET", "/messages", ""},
+		{"GET", "/messages/" + messageID(fakeDelivered), ""},
 		{"POST", "/aliases", `{"peerId":"` + bob + `","alias":"carol"}`},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
