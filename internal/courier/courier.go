@@ -58,7 +58,7 @@ type Store interface {
 	GetOutbox(id [16]byte) (store.OutboxMessage, bool, error)
 	UpdateOutbox(id [16]byte, fn func(*store.OutboxMessage) error) error
 	ListOutbox(states ...string) ([]store.OutboxMessage, error)
-	PutInbox(m store.InboxMessage) (seq uint64, dup bool, err error)
+	PutInboxBatch(ms []store.InboxMessage) ([]store.InboxPut, error)
 	GetInbox(seq uint64) (store.InboxMessage, bool, error)
 	TakeReplyBlock(seq uint64) (block []byte, left int, err error)
 	SeenInbox(id [16]byte) (bool, error)

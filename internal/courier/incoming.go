@@ -83,7 +83,7 @@ func (rx *receiver) run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case r := <-rx.in:
-			rx.handle(r)
+			rx.handleQueued(r)
 		case <-tick.C:
 			now := rx.c.cfg.Now()
 			for id, due := range rx.quiet {
@@ -114,18 +114,51 @@ func (rx *receiver) incomplete(list []fragment.Incomplete) {
 	}
 }
 
-// handle reads one packet.
+// maxBatch bounds the one-packet messages kept in one store transaction.
+const maxBatch = 256
+
+// handleQueued reads r and whatever else waits, in order, keeping the one-packet messages
+// among them in one transaction per run of them (an fsync per message would bound a
+// recipient to about a hundred messages a second).
+func (rx *receiver) handleQueued(r Received) {
+	var plain []store.InboxMessage
+	flush := func() {
+		if len(plain) > 0 {
+			rx.storeBatch(plain)
+			plain = plain[:0]
+		}
+	}
+	for n := 0; ; n++ {
+		if r.Plain {
+			var id [16]byte
+			if _, err := rand.Read(id[:]); err != nil {
+				rx.c.log.Warn("message not kept", "err", err)
+			} else {
+				plain = append(plain, store.InboxMessage{ID: id, Received: r.ReceivedAt, SentAt: uint64(r.SentAt.UnixMilli()), Body: r.Text})
+			}
+			if len(plain) == maxBatch {
+				flush()
+			}
+		} else {
+			flush()
+			rx.handle(r)
+		}
+		if n == maxBatch {
+			break
+		}
+		select {
+		case r = <-rx.in:
+			continue
+		default:
+		}
+		break
+	}
+	flush()
+}
+
+// handle reads one frame.
 func (rx *receiver) handle(r Received) {
 	c := rx.c
-	if r.Plain {
-		var id [16]byte
-		if _, err := rand.Read(id[:]); err != nil {
-			c.log.Warn("message not kept", "err", err)
-			return
-		}
-		rx.store(store.InboxMessage{ID: id, Received: r.ReceivedAt, SentAt: uint64(r.SentAt.UnixMilli()), Body: r.Text})
-		return
-	}
 	f, err := fragment.Decode(r.Text)
 	if err != nil {
 		c.m.rxMalformed.Inc()
@@ -222,8 +255,29 @@ func (rx *receiver) seen(id fragment.ID) bool {
 
 // store keeps a whole message in the inbox and tells the app; false when the inbox refused it.
 func (rx *receiver) store(m store.InboxMessage) bool {
+	return rx.storeBatch([]store.InboxMessage{m})[0]
+}
+
+// storeBatch keeps messages in the inbox in one transaction and tells the app of each; it
+// reports which the inbox took (stored now or before).
+func (rx *receiver) storeBatch(ms []store.InboxMessage) []bool {
+	kept := make([]bool, len(ms))
+	res, err := rx.c.cfg.Store.PutInboxBatch(ms)
+	for i, m := range ms {
+		var r store.InboxPut
+		if err == nil {
+			r = res[i]
+		} else {
+			r.Err = err
+		}
+		kept[i] = rx.stored(m, r.Seq, r.Dup, r.Err)
+	}
+	return kept
+}
+
+// stored counts and reports one message's put.
+func (rx *receiver) stored(m store.InboxMessage, seq uint64, dup bool, err error) bool {
 	c := rx.c
-	seq, dup, err := c.cfg.Store.PutInbox(m)
 	if err != nil {
 		c.m.inboxRefused.Inc()
 		if errors.Is(err, store.ErrInboxFull) {

@@ -461,3 +461,40 @@ func TestInboxConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestPutInboxBatch: a batch stores in order, finds duplicates (of stored messages and within
+// the batch), refuses what the quota or validity refuses without stopping the others, and
+// survives a reopen like single puts.
+func TestPutInboxBatch(t *testing.T) {
+	db, dir := openTest(t)
+	mustPutInbox(t, db, testInbox(1))
+	db.SetInboxQuota(4, 1<<20)
+	bad := testInbox(9)
+	bad.ReplyBlocks = [][]byte{{}} // an empty block is invalid
+	batch := []InboxMessage{testInbox(2), testInbox(1), bad, testInbox(3), testInbox(2), testInbox(4), testInbox(5)}
+	res, err := db.PutInboxBatch(batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		seq  uint64
+		dup  bool
+		fail error
+	}{{2, false, nil}, {1, true, nil}, {0, false, ErrInvalid}, {3, false, nil}, {2, true, nil}, {4, false, nil}, {0, false, ErrInboxFull}}
+	for i, w := range want {
+		r := res[i]
+		if r.Seq != w.seq || r.Dup != w.dup || (w.fail == nil) != (r.Err == nil) || (w.fail != nil && !errors.Is(r.Err, w.fail)) {
+			t.Errorf("message %d: %+v, want %+v", i, r, w)
+		}
+	}
+	db = reopen(t, db, dir)
+	msgs, total, err := db.ListInbox(0, 10)
+	if err != nil || total != 4 || len(msgs) != 4 {
+		t.Fatalf("after reopening: %d listed, total %d, %v", len(msgs), total, err)
+	}
+	for i, m := range msgs {
+		if m.Seq != uint64(i+1) || m.ID != msgID(i+1) {
+			t.Fatalf("message %d: seq %d id %x", i, m.Seq, m.ID[:4])
+		}
+	}
+}
