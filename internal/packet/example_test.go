@@ -69,3 +69,64 @@ func Example() {
 	// hop 1: forward 1351 bytes to the next hop
 	// hop 2: recipient got "hello" sent at 1767225600000
 }
+
+// A reply: the creator makes a reply block over one relayer back to itself and
+// keeps its keys; the replier, who learns neither the creator nor the path,
+// seals one message with the block; the relayer peels it like any packet; the
+// creator opens it.
+func Example_reply() {
+	keys := make([]*packet.PrivateKey, 3) // replier, relayer, creator
+	for i := range keys {
+		var scalar [32]byte
+		rand.Read(scalar[:])
+		k, err := packet.NewPrivateKey(scalar[:])
+		if err != nil {
+			panic(err)
+		}
+		keys[i] = k
+	}
+	relayer, creator := keys[1], keys[2]
+	made := time.UnixMilli(1767225600000)
+
+	// Creator: the return path is the relayer, then itself; proof-of-relay
+	// data from the route's secrets (left zero here), then the block.
+	route, err := packet.NewRoute(rand.Reader, []*packet.PublicKey{relayer.PublicKey(), creator.PublicKey()})
+	if err != nil {
+		panic(err)
+	}
+	block, replyKeys, err := route.SealReply(rand.Reader, made, make([][packet.PoRSize]byte, 1))
+	if err != nil {
+		panic(err)
+	}
+	encoded, _ := block.MarshalBinary() // what the replier is given
+
+	// Replier: decode the block, seal the reply, send it to the block's first hop.
+	var b packet.ReplyBlock
+	if err := b.UnmarshalBinary(encoded); err != nil {
+		panic(err)
+	}
+	sent := made.Add(2 * time.Minute)
+	pkt, err := b.Seal(rand.Reader, packet.Message{Text: []byte("the answer"), Timestamp: uint64(sent.UnixMilli())})
+	if err != nil {
+		panic(err)
+	}
+
+	// Relayer, then creator.
+	p, err := packet.Peel(relayer, pkt, sent, memStore{})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("relayer: forward %d bytes, final %v\n", len(p.Next), p.Final)
+	p, err = packet.Peel(creator, p.Next, sent, memStore{})
+	if err != nil {
+		panic(err)
+	}
+	msg, err := packet.OpenReply(replyKeys, &p)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("creator: reply %v, %q\n", p.Reply && p.ReplyID == replyKeys.ID(), msg.Text)
+	// Output:
+	// relayer: forward 1351 bytes, final false
+	// creator: reply true, "the answer"
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/sha256"
+	"crypto/subtle"
 	"math/big"
 	"testing"
 
@@ -19,7 +20,8 @@ import (
 
 // BenchmarkPrimitives measures the alternatives behind the choices in
 // PROTOCOL.md §3: how a hop gets the ephemeral point, which library
-// multiplies, which MAC, and what classic Sphinx blinding would add to a hop.
+// multiplies, which MAC (over the header since reply blocks, over the whole
+// packet before), and what classic Sphinx blinding would add to a hop.
 func BenchmarkPrimitives(b *testing.B) {
 	rand := newSeededReader(b.Name())
 	nodes := newNodes(b, rand, 3)
@@ -86,6 +88,12 @@ func BenchmarkPrimitives(b *testing.B) {
 		}
 	})
 	// Key derivation.
+	b.Run("kdf/packet-keys-128", func(b *testing.B) { // chosen: four blocks of one HMAC state
+		var s [SecretSize]byte
+		for b.Loop() {
+			deriveKeys(&s)
+		}
+	})
 	b.Run("kdf/hkdf-sha256-96", func(b *testing.B) {
 		for b.Loop() {
 			hkdf.Key(sha256.New, key[:], nil, keysLabel, 96)
@@ -98,8 +106,47 @@ func BenchmarkPrimitives(b *testing.B) {
 			}
 		}
 	})
-	// MAC over the whole packet, and the payload layer.
-	b.Run("mac/chacha20poly1305-open", func(b *testing.B) { // chosen: MAC + payload layer
+	// The header MAC (over E ‖ β) and the payload layer, as a relayer does them.
+	b.Run("mac/header-aead-empty+chacha20-payload", func(b *testing.B) { // chosen since reply blocks
+		a, _ := chacha20poly1305.New(key[:])
+		tag := a.Seal(nil, zeroNonce[:], nil, pkt[:offMAC])
+		dst := make([]byte, PayloadSize)
+		for b.Loop() {
+			a, _ := chacha20poly1305.New(key[:])
+			if _, err := a.Open(nil, zeroNonce[:], tag, pkt[:offMAC]); err != nil {
+				b.Fatal(err)
+			}
+			c, _ := chacha20.NewUnauthenticatedCipher(key[:], zeroNonce[:])
+			c.XORKeyStream(dst, pkt[offPayload:])
+		}
+	})
+	b.Run("mac/header-aead-empty+aead-keystream-payload", func(b *testing.B) { // not taken: the layer as ChaCha20-Poly1305's keystream (assembly), a wasted tag
+		a, _ := chacha20poly1305.New(key[:])
+		tag := a.Seal(nil, zeroNonce[:], nil, pkt[:offMAC])
+		zeros := make([]byte, PayloadSize)
+		ks := make([]byte, PayloadSize+16)
+		dst := make([]byte, PayloadSize)
+		for b.Loop() {
+			a, _ := chacha20poly1305.New(key[:])
+			if _, err := a.Open(nil, zeroNonce[:], tag, pkt[:offMAC]); err != nil {
+				b.Fatal(err)
+			}
+			p, _ := chacha20poly1305.New(key[:])
+			p.Seal(ks[:0], zeroNonce[:], zeros, nil)
+			subtle.XORBytes(dst, pkt[offPayload:], ks[:PayloadSize])
+		}
+	})
+	b.Run("mac/header-poly1305+chacha20-payload", func(b *testing.B) {
+		var tag [16]byte
+		dst := make([]byte, PayloadSize)
+		for b.Loop() {
+			poly1305.Sum(&tag, pkt[:offMAC], &key)
+			c, _ := chacha20.NewUnauthenticatedCipher(key[:], zeroNonce[:])
+			c.XORKeyStream(dst, pkt[offPayload:])
+		}
+	})
+	// The layout before reply blocks: one MAC over the whole packet, and the payload layer.
+	b.Run("mac/chacha20poly1305-open", func(b *testing.B) { // chosen before reply blocks: MAC + payload layer
 		a, _ := chacha20poly1305.New(key[:])
 		ct := a.Seal(nil, zeroNonce[:], pkt[offPayload:], pkt[:offMAC])
 		dst := make([]byte, len(ct))

@@ -6,6 +6,11 @@
 // next hop's acknowledgement to the pending ticket and hands the ticket with its proof-of-relay
 // response to Payments as acknowledged (docs/PROTOCOL.md §2, §3, §5.4).
 //
+// Replies: NewReplyBlock makes a reply block over a return path ending at this node, with the
+// proof-of-relay data of every hop, and keeps its keys in a ReplyKeyring; SendReply sends one
+// message with another node's block, paying its first hop; a reply to this node is delivered as
+// a Received with Reply set (PROTOCOL.md §3.9).
+//
 // Payments are internal/ledger's: the relay reaches them, and the transport, only through the
 // interfaces it declares (Payments, Transport), and uses the ledger's types and sentinels; its
 // readiness is a health.Checker (Checks: not ready while the store refuses tickets). It

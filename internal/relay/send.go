@@ -213,9 +213,9 @@ func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, amo
 	return cost, r.sendPacket(ctx, first.id, pkt, tp)
 }
 
-// WaitAck waits until the first hop of a message this node sent acknowledges it (nil), its
-// AckTimeout passes (ErrAckTimeout) or ctx ends. It returns ErrUnknownAck for a challenge Send
-// did not return or that was forgotten (AckTimeout after sending).
+// WaitAck waits until the first hop of a message (or reply) this node sent acknowledges it
+// (nil), its AckTimeout passes (ErrAckTimeout) or ctx ends. It returns ErrUnknownAck for a
+// challenge Send or SendReply did not return or that was forgotten (AckTimeout after sending).
 func (r *Relay) WaitAck(ctx context.Context, challenge por.AckChallenge) error {
 	e, state, done := r.pend.waitSent(challenge)
 	if e == nil {
