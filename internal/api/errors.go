@@ -54,6 +54,7 @@ var errorTable = []struct {
 	{router.ErrBadRoute, http.StatusBadRequest, CodeInvalidInput, "", false},
 	{router.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "", false},
 	{router.ErrBusy, http.StatusServiceUnavailable, CodeUnknownFailure, "", false},
+	{router.ErrReplyBlock, http.StatusConflict, CodeNoReplyBlock, "", false},
 	// The courier wraps its sentinels with counts only (bytes, packets, reply blocks).
 	{courier.ErrEmpty, http.StatusBadRequest, CodeInvalidInput, "cannot %s: the body is empty", false},
 	{courier.ErrInvalid, http.StatusBadRequest, CodeInvalidInput, "cannot %s", true},

@@ -26,6 +26,9 @@ var (
 	ErrSelf = errors.New("the path names this node")
 	// ErrUnreachable: the first relayer cannot be reached right now.
 	ErrUnreachable = errors.New("the first relayer is unreachable right now; nothing was sent")
+	// ErrReplyBlock: a reply block cannot carry the answer: it expired (blocks live 10 to 20
+	// minutes), this node used it already, or it is malformed (docs/PROTOCOL.md §3.9).
+	ErrReplyBlock = errors.New("the reply block cannot be used: it expired (after 10 to 20 minutes) or was used already; nothing was sent")
 	// ErrBusy: the node's queues are full; trying again later may work.
 	ErrBusy = errors.New("the node is busy; nothing was sent, try again")
 )

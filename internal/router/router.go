@@ -231,6 +231,8 @@ func classify(err error) error {
 		s = ErrNoPath
 	case errors.Is(err, relay.ErrBadRoute):
 		s = ErrBadRoute
+	case errors.Is(err, relay.ErrBadReplyBlock), errors.Is(err, relay.ErrReplyBlockExpired), errors.Is(err, relay.ErrReplyBlockUsed):
+		s = ErrReplyBlock
 	case errors.Is(err, p2p.ErrUnreachable), errors.Is(err, p2p.ErrNoAddress):
 		s = ErrUnreachable
 	case errors.Is(err, p2p.ErrQueueFull), errors.Is(err, relay.ErrOverloaded), errors.Is(err, ledger.ErrStopped):
