@@ -92,7 +92,7 @@ type Config struct {
 	MaxBody func() int
 	// Capacity is the text one forward packet carries; ReplyCapacity one reply packet.
 	Capacity, ReplyCapacity int
-	// Rounds bounds the transmission rounds of a message (default 8).
+	// Rounds bounds the transmission rounds of a message (default 8, at most 16).
 	Rounds int
 	// MinTimeout and MaxTimeout bound the wait for a round's acknowledgement (defaults 1 s and
 	// 60 s); the wait itself comes from the measured round trips.
@@ -140,6 +140,7 @@ func New(cfg Config) (*Courier, error) {
 	if cfg.Rounds <= 0 {
 		cfg.Rounds = 8
 	}
+	cfg.Rounds = min(cfg.Rounds, fragment.MaxRound+1) // an ack block part names its round in 4 bits
 	if cfg.MinTimeout <= 0 {
 		cfg.MinTimeout = time.Second
 	}

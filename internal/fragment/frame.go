@@ -53,9 +53,10 @@ const (
 	// body length 3, reply block count 1, reply block size 2.
 	FragmentHeaderSize = 1 + IDSize + 2 + 2 + 3 + 1 + 2
 
-	// AckBlockPartHeaderSize is an AckBlockPart's overhead: kind 1, ID 16, round 2, part
-	// index and count 1 (a nibble each).
-	AckBlockPartHeaderSize = 1 + IDSize + 2 + 1
+	// AckBlockPartHeaderSize is an AckBlockPart's overhead: kind 1, ID 16, and one byte of
+	// round (4 bits), part index (2 bits) and part count less one (2 bits). 18 bytes leave
+	// 482 of a 500-byte text: a 964-byte reply block (packet.ReplyBlockSize) in two parts.
+	AckBlockPartHeaderSize = 1 + IDSize + 1
 
 	// AckHeaderSize is an Ack's size without its bitmap: kind 1, ID 16, round 2, total 2,
 	// flags 1. A complete Ack is this long; an incomplete one adds ⌈total/8⌉ bitmap bytes.
@@ -81,7 +82,11 @@ const (
 	MaxBlockSize = 1<<16 - 1
 
 	// MaxParts is the most parts an ack block is cut into.
-	MaxParts = 15
+	MaxParts = 4
+
+	// MaxRound is the highest round an AckBlockPart names: a sender sends at most MaxRound+1
+	// rounds of a message.
+	MaxRound = 15
 )
 
 // AckSize is the length of an incomplete Ack's text for a message of total fragments.
@@ -177,8 +182,8 @@ func (AckBlockPart) Kind() Kind { return KindAckBlockPart }
 func (p AckBlockPart) MessageID() ID { return p.ID }
 
 func (p AckBlockPart) check() error {
-	if p.Count == 0 || p.Count > MaxParts || p.Index >= p.Count {
-		return fmt.Errorf("%w: ack block part %d of %d", ErrMalformed, p.Index, p.Count)
+	if p.Count == 0 || p.Count > MaxParts || p.Index >= p.Count || p.Round > MaxRound {
+		return fmt.Errorf("%w: ack block part %d of %d, round %d", ErrMalformed, p.Index, p.Count, p.Round)
 	}
 	if len(p.Data) == 0 {
 		return fmt.Errorf("%w: empty ack block part", ErrMalformed)
@@ -194,8 +199,7 @@ func (p AckBlockPart) Encode() ([]byte, error) {
 	b := make([]byte, AckBlockPartHeaderSize, AckBlockPartHeaderSize+len(p.Data))
 	b[0] = Version<<4 | byte(KindAckBlockPart)
 	copy(b[1:], p.ID[:])
-	binary.BigEndian.PutUint16(b[17:], p.Round)
-	b[19] = p.Index<<4 | p.Count
+	b[17] = byte(p.Round)<<4 | p.Index<<2 | (p.Count - 1)
 	return append(b, p.Data...), nil
 }
 
@@ -377,9 +381,9 @@ func Decode(text []byte) (Frame, error) {
 		}
 		f = AckBlockPart{
 			ID:    ID(text[1:17]),
-			Round: binary.BigEndian.Uint16(text[17:]),
-			Index: text[19] >> 4,
-			Count: text[19] & 0x0f,
+			Round: uint16(text[17] >> 4),
+			Index: text[17] >> 2 & 0x03,
+			Count: text[17]&0x03 + 1,
 			Data:  text[AckBlockPartHeaderSize:],
 		}
 	case KindAck:

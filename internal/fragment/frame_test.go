@@ -35,7 +35,7 @@ func TestLayouts(t *testing.T) {
 		{"single empty fragment", Fragment{ID: testID, Count: 1},
 			"11" + testIDHex + "0000 0001 000000 00 0000"},
 		{"ack block part", AckBlockPart{ID: testID, Round: 5, Index: 1, Count: 2, Data: []byte{0xaa}},
-			"12" + testIDHex + "0005 12" + "aa"},
+			"12" + testIDHex + "55" + "aa"}, // round 5, part 1 of 2
 		{"ack", Ack{ID: testID, Round: 7, Total: 10, Bitmap: []byte{0x05, 0x02}},
 			"13" + testIDHex + "0007 000a 00" + "0502"},
 		{"complete ack", Ack{ID: testID, Round: 7, Total: 10, Complete: true},
@@ -69,7 +69,7 @@ func TestLayouts(t *testing.T) {
 }
 
 func TestHeaderSizes(t *testing.T) {
-	if FragmentHeaderSize != 27 || AckBlockPartHeaderSize != 20 || AckHeaderSize != 22 || ReplyHeaderSize != 25 {
+	if FragmentHeaderSize != 27 || AckBlockPartHeaderSize != 18 || AckHeaderSize != 22 || ReplyHeaderSize != 25 {
 		t.Fatalf("header sizes %d %d %d %d", FragmentHeaderSize, AckBlockPartHeaderSize, AckHeaderSize, ReplyHeaderSize)
 	}
 	// An incomplete ack for the most fragments fits the smallest reply text expected (468).
@@ -106,10 +106,10 @@ func TestDecodeRejects(t *testing.T) {
 		{"chunks too long for the content", frag + "0000 0003 000008 00 0000 6161 6161"},
 		{"last fragment longer than the chunk", frag + "0001 0002 000005 00 0000 616161"},
 		{"last fragment not a chunk multiple away", frag + "0002 0003 000008 00 0000 6161 61"},
-		{"short part", "12" + testIDHex + "0005"},
-		{"part count 0", "12" + testIDHex + "0005 00 aa"},
-		{"part index = count", "12" + testIDHex + "0005 22 aa"},
-		{"empty part", "12" + testIDHex + "0005 01"},
+		{"short part", "12" + testIDHex},
+		{"part index 3 of 1", "12" + testIDHex + "0c aa"},
+		{"part index = count", "12" + testIDHex + "59 aa"},
+		{"empty part", "12" + testIDHex + "55"},
 		{"short ack", "13" + testIDHex + "0007 000a"},
 		{"ack total 0", "13" + testIDHex + "0007 0000 01"},
 		{"ack flags 2", "13" + testIDHex + "0007 000a 02 0502"},

@@ -79,8 +79,8 @@ func SplitReply(id ID, seq uint8, body []byte, capacity int) ([][]byte, error) {
 
 // AckBlockParts cuts the reply block a sender attaches in transmission round round of message
 // id, for the recipient's acknowledgement, into the texts of its parts, each at most capacity
-// bytes; every part but the last carries capacity − AckBlockPartHeaderSize bytes (a 960-byte
-// block takes 2 parts at capacity 500). An empty block is ErrBlockSize; one needing more than
+// bytes; every part but the last carries capacity − AckBlockPartHeaderSize bytes (a 964-byte
+// block, packet.ReplyBlockSize, takes 2 parts at capacity 500). An empty block is ErrBlockSize; one needing more than
 // MaxParts parts is ErrTooLarge.
 func AckBlockParts(id ID, round uint16, block []byte, capacity int) ([][]byte, error) {
 	if len(block) == 0 {

@@ -96,9 +96,9 @@ func TestSplitLimits(t *testing.T) {
 
 func TestAckBlockParts(t *testing.T) {
 	rng := newRand(3)
-	block := randBytes(rng, 960)
+	block := randBytes(rng, 1000)
 	for _, tt := range []struct{ size, capacity, parts int }{
-		{960, 500, 2}, {960, 484, 3}, {960, 468, 3}, {1, 500, 1}, {480, 500, 1}, {481, 500, 2},
+		{964, 500, 2}, {965, 500, 3}, {960, 484, 3}, {960, 468, 3}, {1, 500, 1}, {482, 500, 1}, {483, 500, 2},
 	} {
 		texts, err := AckBlockParts(testID, 9, block[:tt.size], tt.capacity)
 		if err != nil || len(texts) != tt.parts {
@@ -126,11 +126,15 @@ func TestAckBlockParts(t *testing.T) {
 	if _, err := AckBlockParts(testID, 0, block, AckBlockPartHeaderSize); !errors.Is(err, ErrCapacity) {
 		t.Fatalf("no room: %v", err)
 	}
-	if _, err := AckBlockParts(testID, 0, make([]byte, MaxParts*480+1), 500); !errors.Is(err, ErrTooLarge) {
-		t.Fatalf("16 parts: %v", err)
+	chunk := 500 - AckBlockPartHeaderSize
+	if _, err := AckBlockParts(testID, 0, make([]byte, MaxParts*chunk+1), 500); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("%d parts: %v", MaxParts+1, err)
 	}
-	if texts, err := AckBlockParts(testID, 0, make([]byte, MaxParts*480), 500); err != nil || len(texts) != MaxParts {
-		t.Fatalf("15 parts: %d, %v", len(texts), err)
+	if texts, err := AckBlockParts(testID, 0, make([]byte, MaxParts*chunk), 500); err != nil || len(texts) != MaxParts {
+		t.Fatalf("%d parts: %d, %v", MaxParts, len(texts), err)
+	}
+	if _, err := AckBlockParts(testID, MaxRound+1, block, 500); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("round %d: %v", MaxRound+1, err)
 	}
 }
 
