@@ -7,9 +7,8 @@
 //
 // It reaches the rooms only through the small interfaces it declares (deps.go), the same rooms the
 // REST API calls, and speaks their vocabulary (the types and sentinels of ledger, router, courier,
-// settings, peers, channels, token; of internal/store only the message values the courier hands
-// out, never its database); it hands lines to internal/ws, the console's transport. It must not
-// import internal/node, internal/api, internal/p2p or internal/chain.
+// settings, peers, channels, token); it hands lines to internal/ws, the console's transport. It
+// must not import internal/node, internal/api, internal/p2p, internal/chain or internal/store.
 package admin
 
 import (

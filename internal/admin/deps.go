@@ -15,7 +15,6 @@ import (
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/settings"
-	"github.com/relayd/relayd/internal/store"
 )
 
 // The interfaces the commands call, each implemented by one of the node's rooms (named in its
@@ -66,9 +65,9 @@ type Messenger interface {
 // router's).
 type Mail interface {
 	Send(req courier.Request) ([16]byte, error)
-	Status(id [16]byte) (store.OutboxMessage, error)
+	Status(id [16]byte) (courier.OutboxMessage, error)
 	Reply(ctx context.Context, seq uint64, body []byte) (id [16]byte, blocksLeft int, err error)
-	Inbox(since uint64, limit int) ([]store.InboxMessage, int, error)
+	Inbox(since uint64, limit int) ([]courier.InboxMessage, int, error)
 }
 
 // Chain is the node's account and channels; *ledger.Operations implements it.

@@ -15,7 +15,6 @@ import (
 
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/router"
-	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/ws"
 )
 
@@ -46,9 +45,9 @@ func (c *console) mailCommands() []Command {
 // message frame); one of this node's messages delivered or failed, and a message to it given up
 // incomplete, as one log line. A message whose lines the router's inbox already publishes
 // (Received) must not come here too.
-func MailEvent(hub *ws.Hub) func(kind string, id [16]byte, reason string, m store.InboxMessage) {
+func MailEvent(hub *ws.Hub) func(kind string, id [16]byte, reason string, m courier.InboxMessage) {
 	received := Received(hub)
-	return func(kind string, id [16]byte, reason string, m store.InboxMessage) {
+	return func(kind string, id [16]byte, reason string, m courier.InboxMessage) {
 		var line string
 		switch kind {
 		case "received":
@@ -133,7 +132,7 @@ func (c *console) inbox(_ context.Context, args string) ([]string, error) {
 
 // inboxLine is one kept message: its seq, when it arrived, what it answers or how many answers it
 // can still get, and its text (the frame escapes it), shortened.
-func inboxLine(m store.InboxMessage) string {
+func inboxLine(m courier.InboxMessage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d %s", m.Seq, m.Received.UTC().Format(ws.TimeFormat))
 	if m.Reply {
@@ -205,7 +204,7 @@ func (c *console) status(_ context.Context, args string) ([]string, error) {
 }
 
 // acknowledged counts the fragments of m the recipient acknowledged.
-func acknowledged(m store.OutboxMessage) int {
+func acknowledged(m courier.OutboxMessage) int {
 	n := 0
 	for i, b := range m.Acked {
 		if i*8 >= m.Fragments {

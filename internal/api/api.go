@@ -5,10 +5,8 @@
 // sentinels of ledger, router, courier, settings, peers, channels, tickets,
 // token, identity and health; origin decides which names and pages it
 // answers), and is the one place that turns their sentinels into status codes
-// (errors.go). Of internal/store it reads only the message values the courier
-// hands out (store.InboxMessage, store.OutboxMessage), never the database. It
-// must not import internal/node, internal/admin, internal/ws, internal/p2p or
-// internal/chain.
+// (errors.go). It must not import internal/node, internal/admin, internal/ws,
+// internal/p2p, internal/chain or internal/store.
 package api
 
 import (

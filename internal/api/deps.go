@@ -16,7 +16,6 @@ import (
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/settings"
-	"github.com/relayd/relayd/internal/store"
 )
 
 // The interfaces the handlers call, each implemented by one of the node's rooms (named in its
@@ -77,21 +76,20 @@ type Messenger interface {
 
 // Mail sends this node's messages of any length, reliably, with reply blocks, and keeps the
 // messages delivered to it until the app reads them; *courier.Courier implements it. Its errors
-// are courier's sentinels (and, for Reply, which sends at once, router's). The messages it hands
-// out are the store's values (store.OutboxMessage, store.InboxMessage), which api only reads.
+// are courier's sentinels (and, for Reply, which sends at once, router's).
 type Mail interface {
 	// Send accepts a message, stores it as queued and returns its id at once.
 	Send(req courier.Request) ([16]byte, error)
 	// Status is the state of one of this node's outgoing messages (courier.ErrNotFound).
-	Status(id [16]byte) (store.OutboxMessage, error)
+	Status(id [16]byte) (courier.OutboxMessage, error)
 	// Reply answers the inbox message seq on its reply blocks; it returns the answer's id and the
 	// blocks left (courier.ErrNoReplyBlock, courier.ErrReplyTooLarge, courier.ErrNotFound).
 	Reply(ctx context.Context, seq uint64, body []byte) (id [16]byte, blocksLeft int, err error)
 	// Inbox lists the kept messages with a seq above since, oldest first, at most limit, and how
 	// many are kept.
-	Inbox(since uint64, limit int) ([]store.InboxMessage, int, error)
+	Inbox(since uint64, limit int) ([]courier.InboxMessage, int, error)
 	// Pop removes and returns the oldest kept message; false when there is none.
-	Pop() (store.InboxMessage, bool, error)
+	Pop() (courier.InboxMessage, bool, error)
 	// Delete removes the kept message seq; false when there is none.
 	Delete(seq uint64) (bool, error)
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/peers"
-	"github.com/relayd/relayd/internal/store"
 )
 
 // MessageRequest is the body of POST /messages. Recipient is a PeerId, an alias or "me", as in
@@ -224,7 +223,7 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) {
 }
 
 // outgoingView is an outgoing message as the API shows it.
-func outgoingView(m store.OutboxMessage) OutgoingMessage {
+func outgoingView(m courier.OutboxMessage) OutgoingMessage {
 	acked := 0
 	for i, b := range m.Acked {
 		if i*8 >= m.Fragments {
@@ -244,7 +243,7 @@ func outgoingView(m store.OutboxMessage) OutgoingMessage {
 }
 
 // inboxView is a kept message as the API shows it.
-func inboxView(m store.InboxMessage) InboxMessage {
+func inboxView(m courier.InboxMessage) InboxMessage {
 	v := InboxMessage{Seq: m.Seq, ID: messageID(m.ID), Body: string(m.Body), ReceivedAt: m.Received.UTC().Format(TimeFormat),
 		Reply: m.Reply, RepliesLeft: len(m.ReplyBlocks)}
 	if m.SentAt != 0 && m.SentAt <= maxMillis {

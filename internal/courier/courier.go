@@ -310,3 +310,10 @@ func (c *Courier) expire(now time.Time) {
 		c.log.Warn("outbox not pruned", "err", err)
 	}
 }
+
+// The message values the courier hands out, under the courier's names so that the faces (api,
+// admin) need not import the store.
+type (
+	InboxMessage  = store.InboxMessage
+	OutboxMessage = store.OutboxMessage
+)

@@ -67,14 +67,13 @@ var rules = map[string]rule{
 	"internal/courier":   {may: []string{"internal/fragment", "internal/packet", "internal/store"}},
 	"internal/discovery": {may: []string{"internal/chain", "internal/channels", "internal/peers"}},
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
-	// of their own and speak their vocabulary; neither imports the other, the transport or the
-	// chain client. Of the store they read only the message values the courier hands out
-	// (store.InboxMessage, store.OutboxMessage), never its database.
+	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
+	// client or the store (the courier names the messages it hands out, courier.InboxMessage).
 	"internal/api": {may: []string{"internal/api/openapi", "internal/channels", "internal/courier", "internal/health", "internal/identity",
-		"internal/ledger", "internal/origin", "internal/packet", "internal/peers", "internal/router", "internal/settings", "internal/store",
+		"internal/ledger", "internal/origin", "internal/packet", "internal/peers", "internal/router", "internal/settings",
 		"internal/tickets", "internal/token"}},
 	"internal/admin": {may: []string{"internal/channels", "internal/courier", "internal/identity", "internal/ledger", "internal/packet",
-		"internal/peers", "internal/router", "internal/settings", "internal/store", "internal/token", "internal/ws"}},
+		"internal/peers", "internal/router", "internal/settings", "internal/token", "internal/ws"}},
 	"internal/api/openapi":     {noTransport: true},
 	"internal/ws":              {may: []string{"internal/origin", "internal/store", "internal/webui"}, noTransport: true},
 	"internal/origin":          {noTransport: true},

@@ -20,7 +20,7 @@ func TestAdminSendToThisNode(t *testing.T) {
 	n := startNode(t, testConfig(t))
 	admin := dialAdmin(t, n)
 	self := n.id.PeerID().String()
-	const usage = ". Usage: send [,]<peer>|<r1>,<r2>,<peer> <message>"
+	const usage = ". Usage: send [--replies <n>] [--reliable] [,]<peer>|<r1>,<r2>,<peer> <message>"
 	key, _, err := crypto.GenerateSecp256k1Key(rand.Reader)
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ import (
 // benchNet is the four-node network of the benchmarks.
 type benchNet struct {
 	tb         testing.TB
+	nodes      []*Node // A, R1, R2, B
 	a, b       *Node
 	recipient  string // B's PeerId
 	client     *http.Client
@@ -49,6 +50,14 @@ var benchTokens = tokens(1_000_000)
 
 func newBenchNet(tb testing.TB) *benchNet {
 	tb.Helper()
+	return newBenchNetWith(tb, false)
+}
+
+// newBenchNetWith is newBenchNet; with back it also opens B → R2 → R1 → A
+// (each channel then holds half a node's tokens), the return path of
+// acknowledgements and answers.
+func newBenchNetWith(tb testing.TB, back bool) *benchNet {
+	tb.Helper()
 	ctx := tb.Context()
 	ch := startDevChain(tb)
 	var nodes []*Node
@@ -57,7 +66,7 @@ func newBenchNet(tb testing.TB) *benchNet {
 		cfg.Network, cfg.HeartbeatInterval = "bench", 2*time.Second
 		nodes = append(nodes, startBenchNode(tb, cfg))
 	}
-	net := &benchNet{tb: tb, a: nodes[0], b: nodes[3], recipient: nodes[3].id.PeerID().String(),
+	net := &benchNet{tb: tb, nodes: nodes, a: nodes[0], b: nodes[3], recipient: nodes[3].id.PeerID().String(),
 		client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	// Before the nodes stop: an idle connection that never carried a
 	// request holds up a node's graceful shutdown.
@@ -71,11 +80,16 @@ func newBenchNet(tb testing.TB) *benchNet {
 		return true
 	})
 	funding := new(big.Int).Sub(benchTokens, tokens(1))
-	for i := range 3 {
-		from, to := nodes[i], nodes[i+1]
+	pairs := [][2]int{{0, 1}, {1, 2}, {2, 3}}
+	if back {
+		funding.Rsh(funding, 1)
+		pairs = append(pairs, [2]int{3, 2}, [2]int{2, 1}, [2]int{1, 0})
+	}
+	for _, p := range pairs {
+		i, from, to := p[0], nodes[p[0]], nodes[p[1]]
 		body := fmt.Sprintf(`{"peerId":%q,"amount":%q}`, to.id.PeerID(), funding.String())
 		if status, raw := net.post(ctx, from, "/channels", body); status != http.StatusCreated {
-			tb.Fatalf("open channel %d → %d: %d %s", i+1, i+2, status, raw)
+			tb.Fatalf("open channel %d → %d: %d %s", i+1, p[1]+1, status, raw)
 		}
 		poll(tb, "every node indexed the channel", func() bool {
 			for _, n := range nodes {
@@ -178,9 +192,14 @@ func (net *benchNet) watchB() {
 // send posts message seq from A to B and returns the channel closed on its
 // delivery.
 func (net *benchNet) send(ctx context.Context, seq int) (<-chan struct{}, error) {
+	return net.sendSized(ctx, seq, 100)
+}
+
+// sendSized is send with a text of size bytes.
+func (net *benchNet) sendSized(ctx context.Context, seq, size int) (<-chan struct{}, error) {
 	d := make(chan struct{})
 	net.deliveries.Store(seq, d)
-	text := bench.MessageText("gobench0", seq, 100)
+	text := bench.MessageText("gobench0", seq, size)
 	status, raw := net.post(ctx, net.a, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, text, net.recipient))
 	if status != http.StatusAccepted {
 		net.deliveries.Delete(seq)

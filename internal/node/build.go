@@ -9,6 +9,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/relayd/relayd/internal/admin"
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/courier"
@@ -263,7 +264,11 @@ func (n *Node) buildMessaging() (err error) {
 	if n.router, err = router.New(rt); err != nil {
 		return err
 	}
-	n.courier, err = courier.New(courier.Config{Network: n.router, Store: n.db, Events: func(e courier.Event) { n.streams.Event(e.Kind, e.ID, e.Reason, e.Message) },
+	toAdmin := admin.MailEvent(n.hub) // the admin console's frames for what the courier reports
+	n.courier, err = courier.New(courier.Config{Network: n.router, Store: n.db, Events: func(e courier.Event) {
+		n.streams.Event(e.Kind, e.ID, e.Reason, e.Message)
+		toAdmin(e.Kind, e.ID, e.Reason, e.Message)
+	},
 		MaxBody: func() int { return n.settings.Get().MaxMessageBytes }, Capacity: packet.MaxMessageSize,
 		ReplyCapacity: packet.MaxReplySize, Logger: n.component("courier"), Registerer: n.reg})
 	if err != nil {
@@ -272,7 +277,6 @@ func (n *Node) buildMessaging() (err error) {
 	if n.streams, err = ws.NewAppStreams(n.hub, n.courier, n.component("api")); err != nil {
 		return err
 	}
-	n.inbox.Subscribe(adminReceived(n.hub))
 	n.inbox.Subscribe(func(m router.Message) { n.courier.Keep([]byte(m.Text), m.SentAt, m.ReceivedAt) })
 	return nil
 }

@@ -181,12 +181,15 @@ func TestAdminSendDirectAndExplicit(t *testing.T) {
 	}
 	expectMessage(t, bFrames, "over  two")
 
+	// A body longer than one packet goes to the courier, up to maxMessageBytes: beyond it, refused
+	// before anything is sent.
+	admin.run("settings maxMessageBytes 500", func(string) bool { return true })
 	out = admin.run("send "+b.id.PeerID().String()+" "+strings.Repeat("x", 501), func(string) bool { return true })
-	if !strings.Contains(out[0], "longer than 500 bytes") {
+	if !strings.Contains(out[0], "501 bytes, at most 500") {
 		t.Fatalf("too long: %q", out)
 	}
 	var errBody struct{ Status, Error string }
-	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, strings.Repeat("x", 501), b.id.PeerID()), &errBody); s != http.StatusBadRequest || errBody.Status != "MESSAGE_TOO_LARGE" || !strings.Contains(errBody.Error, "500 bytes") {
+	if s := net.call(a, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, strings.Repeat("x", 501), b.id.PeerID()), &errBody); s != http.StatusRequestEntityTooLarge || errBody.Status != "PAYLOAD_TOO_LARGE" || !strings.Contains(errBody.Error, "at most 500") {
 		t.Fatalf("REST too long: %d %+v", s, errBody)
 	}
 	out = admin.run("tickets", func(s string) bool { return strings.HasPrefix(s, "- Rejected Value:") })

@@ -18,13 +18,9 @@ import (
 	"github.com/relayd/relayd/internal/health"
 	"github.com/relayd/relayd/internal/origin"
 	"github.com/relayd/relayd/internal/profile"
-	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/version"
 	"github.com/relayd/relayd/internal/ws"
 )
-
-// adminReceived is the admin console's lines for a received message.
-func adminReceived(hub *ws.Hub) func(router.Message) { return admin.Received(hub) }
 
 // servers are the node's HTTP servers: the REST API, the admin WebSocket and web console, and
 // with --profileAddress Go's profiles.
@@ -56,7 +52,7 @@ func (n *Node) buildServers() error {
 		Mail: n.courier, Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host, n.relay},
 		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), Origins: origins, Logger: n.component("api")}
 	adminCfg := admin.Config{Version: version.Release, Network: n.cfg.Network, Self: n.id, Peers: n.dir, Transport: n.host,
-		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Quit: quitOnce(n.quit)}
+		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Mail: n.courier, Quit: quitOnce(n.quit)}
 	if c := n.chain; c != nil {
 		apiCfg.Chain, apiCfg.Tickets, apiCfg.ChainInfo, apiCfg.Indexer, apiCfg.Graph = c.ops, c.ops, c.client, c.indexer, c.graph
 		apiCfg.Health[0] = c.indexer
