@@ -2,10 +2,8 @@ package admin
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
@@ -58,11 +56,11 @@ func MailEvent(hub *ws.Hub) func(kind string, id [16]byte, reason string, m cour
 			received(router.Message{Text: string(m.Body), SentAt: sent, ReceivedAt: m.Received})
 			return
 		case courier.StateDelivered:
-			line = "Message " + messageID(id) + " delivered"
+			line = "Message " + courier.FormatID(id) + " delivered"
 		case courier.StateFailed:
-			line = "Message " + messageID(id) + " failed: " + reason
+			line = "Message " + courier.FormatID(id) + " failed: " + reason
 		case "incomplete":
-			line = "A message to this node (" + messageID(id) + ") was given up: " + reason
+			line = "A message to this node (" + courier.FormatID(id) + ") was given up: " + reason
 		default:
 			return
 		}
@@ -80,7 +78,7 @@ func (c *console) sendMail(to peer.ID, a sendArgs) ([]string, error) {
 		return nil, mailFailure(err)
 	}
 	return []string{fmt.Sprintf("Message %s accepted for %s: %d bytes, %d reply blocks. The node sends it until it is delivered; status %[1]s shows how far it got.",
-		messageID(id), to, len(a.Text), a.Replies)}, nil
+		courier.FormatID(id), to, len(a.Text), a.Replies)}, nil
 }
 
 // mailFailure says why the courier refused: its sentence with the counts it adds, without the
@@ -136,7 +134,7 @@ func inboxLine(m courier.InboxMessage) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#%d %s", m.Seq, m.Received.UTC().Format(ws.TimeFormat))
 	if m.Reply {
-		fmt.Fprintf(&b, ", reply to %s", messageID(m.InReplyTo))
+		fmt.Fprintf(&b, ", reply to %s", courier.FormatID(m.InReplyTo))
 	}
 	if n := len(m.ReplyBlocks); n > 0 {
 		fmt.Fprintf(&b, ", %d replies left", n)
@@ -176,11 +174,11 @@ func (c *console) reply(ctx context.Context, args string) ([]string, error) {
 	case err != nil:
 		return nil, mailFailure(err)
 	}
-	return []string{fmt.Sprintf("Reply %s sent on message #%d's reply blocks; %d left.", messageID(id), seq, left)}, nil
+	return []string{fmt.Sprintf("Reply %s sent on message #%d's reply blocks; %d left.", courier.FormatID(id), seq, left)}, nil
 }
 
 func (c *console) status(_ context.Context, args string) ([]string, error) {
-	id, ok := parseMessageID(args)
+	id, ok := courier.ParseID(args)
 	if !ok {
 		return nil, usage("status needs a message id: 0x and 32 hexadecimal digits")
 	}
@@ -189,45 +187,16 @@ func (c *console) status(_ context.Context, args string) ([]string, error) {
 	}
 	m, err := c.cfg.Mail.Status(id)
 	if errors.Is(err, courier.ErrNotFound) {
-		return nil, fmt.Errorf("this node sent no message %s through the courier", messageID(id))
+		return nil, fmt.Errorf("this node sent no message %s through the courier", courier.FormatID(id))
 	}
 	if err != nil {
 		return nil, mailFailure(err)
 	}
 	line := fmt.Sprintf("Message %s to %s: %s, %d of %d packets acknowledged, %d rounds, %d reply blocks; accepted %s, last change %s",
-		messageID(m.ID), m.Recipient, m.State, acknowledged(m), m.Fragments, m.Attempts, m.Replies,
+		courier.FormatID(m.ID), m.Recipient, m.State, courier.Acknowledged(m), m.Fragments, m.Attempts, m.Replies,
 		m.Created.UTC().Format(ws.TimeFormat), m.Updated.UTC().Format(ws.TimeFormat))
 	if m.Reason != "" {
 		line += "; " + m.Reason
 	}
 	return []string{line}, nil
-}
-
-// acknowledged counts the fragments of m the recipient acknowledged.
-func acknowledged(m courier.OutboxMessage) int {
-	n := 0
-	for i, b := range m.Acked {
-		if i*8 >= m.Fragments {
-			break
-		}
-		if rest := m.Fragments - i*8; rest < 8 {
-			b &= byte(1)<<rest - 1
-		}
-		n += bits.OnesCount8(b)
-	}
-	return n
-}
-
-// messageID writes a message id as the REST API does: 0x and 32 lower-case hexadecimal digits.
-func messageID(id [16]byte) string { return "0x" + hex.EncodeToString(id[:]) }
-
-// parseMessageID reads a message id: 0x and 32 hexadecimal digits, in either case.
-func parseMessageID(s string) ([16]byte, bool) {
-	var id [16]byte
-	h, ok := strings.CutPrefix(s, "0x")
-	if !ok || len(h) != 2*len(id) {
-		return id, false
-	}
-	_, err := hex.Decode(id[:], []byte(h))
-	return id, err == nil
 }

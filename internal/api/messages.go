@@ -1,12 +1,9 @@
 package api
 
 import (
-	"encoding/hex"
 	"errors"
-	"math/bits"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -180,19 +177,8 @@ func (s *Server) mail(w http.ResponseWriter, op string) (Mail, bool) {
 	return s.cfg.Mail, true
 }
 
-// messageID writes a message id: 0x and 32 lower-case hexadecimal digits.
-func messageID(id [16]byte) string { return "0x" + hex.EncodeToString(id[:]) }
-
-// ParseMessageID reads a message id: 0x and 32 hexadecimal digits, in either case.
-func ParseMessageID(s string) ([16]byte, bool) {
-	var id [16]byte
-	h, ok := strings.CutPrefix(s, "0x")
-	if !ok || len(h) != 2*len(id) {
-		return id, false
-	}
-	_, err := hex.Decode(id[:], []byte(h))
-	return id, err == nil
-}
+// messageID writes a message id as the API shows it (courier.FormatID).
+func messageID(id [16]byte) string { return courier.FormatID(id) }
 
 // inboxSeq reads the {seq} of an inbox path, answering 400 when it is not one.
 func inboxSeq(w http.ResponseWriter, r *http.Request) (uint64, bool) {
@@ -205,7 +191,7 @@ func inboxSeq(w http.ResponseWriter, r *http.Request) (uint64, bool) {
 }
 
 func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) {
-	id, ok := ParseMessageID(r.PathValue("id"))
+	id, ok := courier.ParseID(r.PathValue("id"))
 	if !ok {
 		writeError(w, http.StatusBadRequest, CodeInvalidInput, "id must be a message id: 0x and 32 hexadecimal digits")
 		return
@@ -224,16 +210,7 @@ func (s *Server) getMessage(w http.ResponseWriter, r *http.Request) {
 
 // outgoingView is an outgoing message as the API shows it.
 func outgoingView(m courier.OutboxMessage) OutgoingMessage {
-	acked := 0
-	for i, b := range m.Acked {
-		if i*8 >= m.Fragments {
-			break
-		}
-		if rest := m.Fragments - i*8; rest < 8 {
-			b &= byte(1)<<rest - 1 // bits past the last fragment do not count
-		}
-		acked += bits.OnesCount8(b)
-	}
+	acked := courier.Acknowledged(m)
 	return OutgoingMessage{
 		ID: messageID(m.ID), Recipient: m.Recipient, State: m.State, Reason: m.Reason,
 		Fragments: m.Fragments, Acknowledged: acked, Attempts: m.Attempts,
