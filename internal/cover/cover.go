@@ -231,7 +231,7 @@ func (c *Cover) sendOne(ctx context.Context, send Send) {
 		if ctx.Err() != nil {
 			return // shutting down
 		}
-		reason := reasonOf(err)
+		reason := router.Reason(err)
 		c.m.skipped.WithLabelValues(reason).Inc()
 		// Not the error itself: it may name the peers of the path.
 		c.log.Debug("cover packet not sent", "reason", reason)
@@ -240,17 +240,6 @@ func (c *Cover) sendOne(ctx context.Context, send Send) {
 	c.m.sent.Inc()
 	c.m.bytes.Add(relay.MsgFrameLen)
 	c.m.tokens.Add(token.FromUint256(&sent.Cost).Float64())
-}
-
-// reasonOf names why a cover send failed.
-func reasonOf(err error) string {
-	switch {
-	case errors.Is(err, router.ErrNoChain), errors.Is(err, router.ErrNoPath):
-		return reasonNoPath
-	case errors.Is(err, router.ErrNotEnoughBalance):
-		return reasonNoBalance
-	}
-	return reasonFailed
 }
 
 // text makes a new cover text: a random nonce and its HMAC, in base64url.

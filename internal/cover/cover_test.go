@@ -203,7 +203,7 @@ func TestCoverReason(t *testing.T) {
 		router.ErrNotEnoughBalance: reasonNoBalance,
 		errors.New("boom"):         reasonFailed,
 	} {
-		if got := reasonOf(err); got != want {
+		if got := router.Reason(err); got != want {
 			t.Errorf("%v: %s, want %s", err, got, want)
 		}
 	}

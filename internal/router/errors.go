@@ -32,3 +32,16 @@ var (
 	// ErrBusy: the node's queues are full; trying again later may work.
 	ErrBusy = errors.New("the node is busy; nothing was sent, try again")
 )
+
+// Reason is the metric label of why a cover or drop packet was not sent, for err from a send:
+// "no_path" (no chain, no channels or no path of open channels yet), "no_balance" (paths exist,
+// no channel on them pays the tickets) or "send_failed".
+func Reason(err error) string {
+	switch {
+	case errors.Is(err, ErrNoChain), errors.Is(err, ErrNoPath):
+		return "no_path"
+	case errors.Is(err, ErrNotEnoughBalance):
+		return "no_balance"
+	}
+	return "send_failed"
+}

@@ -355,24 +355,13 @@ func (s *Stream) drop(ctx context.Context, kind string) {
 		if ctx.Err() != nil {
 			return // shutting down
 		}
-		reason := reasonOf(err)
+		reason := router.Reason(err)
 		s.m.skipped.WithLabelValues(reason).Inc()
 		s.log.Debug("stream: drop not sent", "kind", kind, "reason", reason) // not err: it may name peers
 		return
 	}
 	s.m.sent.WithLabelValues(kind).Inc()
 	s.m.tokens.WithLabelValues(kind).Add(token.FromUint256(&sent.Cost).Float64())
-}
-
-// reasonOf names why a drop was not sent.
-func reasonOf(err error) string {
-	switch {
-	case errors.Is(err, router.ErrNoChain), errors.Is(err, router.ErrNoPath):
-		return reasonNoPath
-	case errors.Is(err, router.ErrNotEnoughBalance):
-		return reasonNoBalance
-	}
-	return reasonFailed
 }
 
 // interval draws the wait before the next tick at rate packets per second.
