@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relayd/relayd/internal/observe"
 	"github.com/relayd/relayd/internal/sim"
 	"github.com/relayd/relayd/internal/token"
 )
@@ -60,6 +61,11 @@ func run(args []string, stdout io.Writer) error {
 	fs.Float64Var(&cfg.DropRate, "dropRate", 0, "drop cover outside a stream, packets per second per node (0: none)")
 	fs.BoolVar(&cfg.Reemit, "reemit", false, "a message's recipient sends a drop packet for it after an exponential delay")
 	fs.DurationVar(&cfg.ReemitDelay, "reemitDelay", 0, "with --reemit: the delay's mean (0: the mixing delay mean)")
+	fs.IntVar(&cfg.Fragments, "fragments", 0, "packets of every message, as the courier frames it (fragments and acknowledgement block parts; 0 or 1: one)")
+	fs.DurationVar(&cfg.FragmentGap, "fragmentGap", 0, "with --fragments: time between a message's packets at its sender")
+	fs.BoolVar(&cfg.Ack, "ack", false, "the recipient acknowledges each whole message with one packet back on a return path")
+	fs.BoolVar(&cfg.Answer, "answer", false, "the recipient answers each whole message with one packet back on a return path")
+	fs.DurationVar(&cfg.AnswerDelay, "answerDelay", 0, "with --answer: mean of the exponential time before the answer (0: at once)")
 	fs.DurationVar(&cfg.ChainDelay, "chainDelay", cfg.ChainDelay, "time for a transaction to be mined")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "each node's promiscuous strategy's maxChannels")
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's messages and cover loops where such a path exists (2 or 3; 0: 2)")
@@ -196,7 +202,14 @@ func runTable(cfg sim.Config, tb table, stdout, progress io.Writer) error {
 	}
 	for i := range reports {
 		if p := reports[i].Privacy; p != nil {
-			p.Timing.PerMessage, p.Size.PerMessage = nil, nil
+			p.Timing.PerMessage, p.Size.PerMessage, p.Grouped.PerMessage = nil, nil, nil
+		}
+		if f := reports[i].Framed; f != nil {
+			for _, b := range []*observe.Report{f.Answer, f.Back} {
+				if b != nil {
+					b.Timing.PerMessage, b.Size.PerMessage, b.Grouped.PerMessage = nil, nil, nil
+				}
+			}
 		}
 	}
 	if tb.jsonFile != "" {
@@ -234,6 +247,60 @@ func writeTable(w io.Writer, cfg sim.Config, rs []sim.Report) error {
 			p.Timing.Top1OverRandom, ms(r.LatencyP50), ms(r.LatencyP99), r.BytesPerNode, 100*r.CoverShare)
 		if err != nil {
 			return err
+		}
+	}
+	if cfg.Fragments > 1 || cfg.Ack || cfg.Answer {
+		return writeFramed(w, cfg, rs)
+	}
+	return nil
+}
+
+// writeFramed prints the observer's results on framed messages: the forward packets one by one
+// (the table above) and combined per message, the answers, and every packet sent back, one by
+// one and combined per message. Entropy shares and top-1 are against each row's own candidates
+// (the senders forward, the recipients back).
+func writeFramed(w io.Writer, cfg sim.Config, rs []sim.Report) error {
+	ms := func(d time.Duration) string {
+		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
+	}
+	fmt.Fprintf(w, "# framed: %d packets a message, %v apart, ack %v, answer %v (delay %v)\n",
+		max(1, cfg.Fragments), cfg.FragmentGap, cfg.Ack, cfg.Answer, cfg.AnswerDelay)
+	fmt.Fprintf(w, "%-8s %-6s %-14s %8s %7s %9s %6s %8s %9s %9s %9s\n",
+		"mean_ms", "cover", "scored", "n", "H_bits", "H/max", "top1", "top1/rnd", "whole", "whole_p50", "back_in")
+	row := func(r sim.Report, what string, n int, a observe.AttackResult, rnd float64) error {
+		f := r.Framed
+		_, err := fmt.Fprintf(w, "%-8s %-6g %-14s %8d %7.2f %8.1f%% %6.3f %8.1f %5d/%-5d %7sms %4d/%-4d\n",
+			ms(r.MixDelayMean), r.CoverRate, what, n, a.MeanEntropy, 100*a.EntropyShare, a.Top1, a.Top1/rnd,
+			f.Complete, f.Messages, ms(f.CompleteP50), f.AcksArrived+f.AnswersArrived, f.Acks+f.Answers)
+		return err
+	}
+	for _, r := range rs {
+		p, f := r.Privacy, r.Framed
+		if p == nil || f == nil {
+			continue
+		}
+		if err := row(r, "packets", p.Messages, p.Timing, p.RandomGuess); err != nil {
+			return err
+		}
+		if p.Groups > 0 {
+			if err := row(r, "messages", p.Groups, p.Grouped, p.GroupRandomGuess); err != nil {
+				return err
+			}
+		}
+		if a := f.Answer; a != nil {
+			if err := row(r, "answers", a.Messages, a.Timing, a.RandomGuess); err != nil {
+				return err
+			}
+		}
+		if b := f.Back; b != nil {
+			if err := row(r, "back-packets", b.Messages, b.Timing, b.RandomGuess); err != nil {
+				return err
+			}
+			if b.Groups > 0 {
+				if err := row(r, "back-messages", b.Groups, b.Grouped, b.GroupRandomGuess); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return nil

@@ -150,3 +150,26 @@ func TestShapesTable(t *testing.T) {
 		t.Fatalf("table:\n%s", out.String())
 	}
 }
+
+// TestPrivacyTableOfFramedMessages: with --fragments, --ack and --answer the privacy table is
+// followed by the framed rows: packets, per message, answers, packets sent back (one by one and
+// per message), each with whole messages and packets back counted.
+func TestPrivacyTableOfFramedMessages(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"--privacy", "--nodes", "12", "--senders", "4", "--recipients", "4", "--rate", "5", "--duration", "5s",
+		"--latency", "100us-300us", "--mixDelayMeans", "20ms", "--coverRates", "0", "--fragments", "3", "--fragmentGap", "1ms",
+		"--ack", "--answer"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"# framed: 3 packets a message, 1ms apart, ack true, answer true", " packets ", " messages ",
+		" answers ", " back-packets ", " back-messages "} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("no %q in\n%s", want, text)
+		}
+	}
+	if err := run([]string{"--fragments", "-1"}, &out); err == nil {
+		t.Fatal("--fragments -1 accepted")
+	}
+}

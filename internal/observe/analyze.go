@@ -38,6 +38,9 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 	if len(tx) == 0 || len(msgs) == 0 {
 		return Report{}, ErrNoInput
 	}
+	if opts.Groups != nil && len(opts.Groups) != len(msgs) {
+		return Report{}, fmt.Errorf("observe: %d groups for %d messages", len(opts.Groups), len(msgs))
+	}
 	if opts.ThreeRelayerShare < 0 || opts.ThreeRelayerShare > 1 {
 		return Report{}, fmt.Errorf("observe: ThreeRelayerShare %v outside [0, 1]", opts.ThreeRelayerShare)
 	}
@@ -72,6 +75,7 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 		isSender[s] = true
 	}
 	var maxH, guess float64
+	groups := newGrouping(opts.Groups)
 	for _, i := range scored {
 		m := msgs[i]
 		cands := len(senders)
@@ -86,6 +90,8 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 			res := &rep.Timing
 			if a == 1 {
 				res = &rep.Size
+			} else {
+				groups.add(i, m, distribution(scores, senders, m.Recipient), senders)
 			}
 			res.PerMessage = append(res.PerMessage, MessageScore{Index: i, Entropy: h, Top1: top})
 		}
@@ -106,6 +112,7 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 		res.EntropyShare = res.MeanEntropy / rep.MaxEntropy
 		res.Top1OverRandom = res.Top1 / rep.RandomGuess
 	}
+	groups.score(&rep, senders)
 	return rep, nil
 }
 
@@ -339,6 +346,141 @@ func score(mass map[int]float64, isSender map[int]bool, recipient, sender, cands
 		return h, 1 / float64(ties)
 	}
 	return h, 0
+}
+
+// distribution is the observer's distribution over the candidate senders (never the
+// recipient) from the tracing's mass: uniform where no mass reached a candidate. It is indexed
+// like senders (0 for the recipient).
+func distribution(mass map[int]float64, senders []int, recipient int) []float64 {
+	p := make([]float64, len(senders))
+	var total float64
+	for j, s := range senders {
+		if s != recipient && mass[s] > 0 {
+			p[j] = mass[s]
+			total += p[j]
+		}
+	}
+	if total == 0 {
+		n := 0
+		for _, s := range senders {
+			if s != recipient {
+				n++
+			}
+		}
+		for j, s := range senders {
+			if s != recipient {
+				p[j] = 1 / float64(n)
+			}
+		}
+		return p
+	}
+	for j := range p {
+		p[j] /= total
+	}
+	return p
+}
+
+// groupSmoothing is the share of the uniform distribution mixed into each packet's before the
+// grouped attack multiplies them.
+const groupSmoothing = 0.01
+
+// grouping collects the timing distributions of the scored packets of each group.
+type grouping struct {
+	of      []int // Options.Groups
+	order   []int // groups in the order of their first scored packet
+	members map[int]*group
+}
+
+type group struct {
+	first, sender, recipient int
+	logp                     []float64 // sum over the packets of log(smoothed p)
+}
+
+func newGrouping(of []int) *grouping {
+	return &grouping{of: of, members: map[int]*group{}}
+}
+
+// add takes scored message i's distribution p over the candidates senders.
+func (g *grouping) add(i int, m Message, p []float64, senders []int) {
+	if g.of == nil || g.of[i] < 0 {
+		return
+	}
+	gr := g.members[g.of[i]]
+	if gr == nil {
+		gr = &group{first: i, sender: m.Sender, recipient: m.Recipient, logp: make([]float64, len(p))}
+		g.members[g.of[i]] = gr
+		g.order = append(g.order, g.of[i])
+	}
+	n := 0
+	for _, s := range senders {
+		if s != m.Recipient {
+			n++
+		}
+	}
+	for j, x := range p {
+		if senders[j] == m.Recipient {
+			gr.logp[j] = math.Inf(-1)
+			continue
+		}
+		gr.logp[j] += math.Log((1-groupSmoothing)*x + groupSmoothing/float64(n))
+	}
+}
+
+// score fills rep.Grouped from the groups collected over the candidates senders (the
+// recipient excluded by its -Inf).
+func (g *grouping) score(rep *Report, senders []int) {
+	if len(g.order) == 0 {
+		return
+	}
+	res := &rep.Grouped
+	for _, id := range g.order {
+		gr := g.members[id]
+		top := math.Inf(-1)
+		for _, l := range gr.logp {
+			top = max(top, l)
+		}
+		var total float64
+		p := make([]float64, len(gr.logp))
+		cands := 0
+		for j, l := range gr.logp {
+			if !math.IsInf(l, -1) {
+				p[j] = math.Exp(l - top)
+				total += p[j]
+				cands++
+			}
+		}
+		var h float64
+		ties, trueBest := 0, false
+		for j := range p {
+			p[j] /= total
+			if p[j] > 0 {
+				h -= p[j] * math.Log2(p[j])
+			}
+			if !math.IsInf(gr.logp[j], -1) && gr.logp[j] >= top-1e-9 {
+				ties++
+				if senders[j] == gr.sender {
+					trueBest = true
+				}
+			}
+		}
+		t := 0.0
+		if trueBest {
+			t = 1 / float64(ties)
+		}
+		res.PerMessage = append(res.PerMessage, MessageScore{Index: gr.first, Entropy: h, Top1: t})
+		res.MeanEntropy += h
+		res.Top1 += t
+		rep.GroupMaxEntropy += math.Log2(float64(cands))
+		rep.GroupRandomGuess += 1 / float64(cands)
+	}
+	n := float64(len(g.order))
+	rep.Groups = len(g.order)
+	res.MeanEntropy /= n
+	res.Top1 /= n
+	rep.GroupMaxEntropy /= n
+	rep.GroupRandomGuess /= n
+	res.EntropyShare = res.MeanEntropy / rep.GroupMaxEntropy
+	res.Top1OverRandom = res.Top1 / rep.GroupRandomGuess
 }
 
 // index holds the message events by receiving host, in time order.

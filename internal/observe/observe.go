@@ -57,6 +57,12 @@ type Options struct {
 	MaxScored int
 	// LongTerm tunes the patient observer's attacks (LongTerm), which Analyze runs too.
 	LongTerm LongTermOptions
+	// Groups, when not nil, has one entry per message: messages with the same non-negative
+	// entry are packets of one framed message (its fragments, docs/PROTOCOL.md §8), from one
+	// sender to one recipient; -1 is a packet alone. The grouped attack (Report.Grouped)
+	// combines the timing traces of a group's scored packets. The observer is given the
+	// grouping from the ground truth: an upper bound on one who groups a burst by its timing.
+	Groups []int
 }
 
 // Report is what the attacks achieved.
@@ -69,6 +75,16 @@ type Report struct {
 	RandomGuess float64
 	// Timing and Size are the two attacks' results.
 	Timing, Size AttackResult
+	// Grouped is the timing attack with the traces of each group's scored packets combined
+	// (Options.Groups; empty without): per group, the product of the packets' distributions
+	// over the senders, each first mixed with 1 % of the uniform one so that no single trace
+	// rules a sender out. PerMessage's Index is the group's first scored packet; Groups is how
+	// many groups were scored, GroupMaxEntropy their mean log2 of the candidates and
+	// GroupRandomGuess the mean top-1 rate of a uniform guess.
+	Grouped          AttackResult `json:",omitzero"`
+	Groups           int          `json:",omitempty"`
+	GroupMaxEntropy  float64      `json:",omitempty"`
+	GroupRandomGuess float64      `json:",omitempty"`
 	// MessageSize is the flight size taken as one message packet; SizeClasses counts the
 	// flights by size (bytes → flights), the first 16 sizes by count.
 	MessageSize int

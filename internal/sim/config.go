@@ -83,6 +83,20 @@ type Config struct {
 	// recipient side).
 	Reemit      bool
 	ReemitDelay time.Duration
+	// Fragments, when above 1, makes every message a framed one as internal/courier sends it
+	// (docs/PROTOCOL.md §8): that many packets (its fragments and its acknowledgement block's
+	// parts), each over a path of its own, FragmentGap apart at its sender. Ack makes the
+	// recipient acknowledge a message once all its packets arrived: one packet back to the
+	// sender over a return path (a reply block's: relayers as a message's, from the recipient's
+	// channels to the sender). Answer makes the recipient also answer every message with one
+	// packet over another return path, an exponential time of mean AnswerDelay (0: at once)
+	// after the message arrived whole. Nothing is resent: a packet lost leaves its message
+	// incomplete. With SendRate every packet, also those sent back, waits for a tick of its
+	// node's stream (FragmentGap does not apply), as the router paces the courier's.
+	Fragments   int
+	FragmentGap time.Duration
+	Ack, Answer bool
+	AnswerDelay time.Duration
 	// Observe records what an observer of every link sees (each packet and acknowledgement:
 	// time, ends, size) and the messages' ground truth, and runs internal/observe's attacks
 	// on them at the end of the run (Report.Privacy). It costs memory: a few transmissions per
@@ -119,6 +133,13 @@ func DefaultConfig() Config {
 	}
 }
 
+// maxFragments is the most packets of one framed message: fragment.MaxFragments and three
+// acknowledgement block parts.
+const maxFragments = 3072 + 3
+
+// framed tells whether messages are framed ones: several packets, acknowledged or answered.
+func (c Config) framed() bool { return c.Fragments > 1 || c.Ack || c.Answer }
+
 // minNodes is the fewest nodes with a path: a sender, two relayers and a recipient.
 const minNodes = 4
 
@@ -154,6 +175,8 @@ func (c Config) Validate() error {
 		return bad("sendRate/dropRate", "must be between 0 and 1000 packets per second per node")
 	case c.ReemitDelay < 0:
 		return bad("reemitDelay", "must not be negative")
+	case c.Fragments < 0 || c.Fragments > maxFragments || c.FragmentGap < 0 || c.AnswerDelay < 0:
+		return bad("fragments/fragmentGap/answerDelay", fmt.Sprintf("must be 0 to %d packets, and durations not negative", maxFragments))
 	case c.Warmup < 0 || c.Duration <= 0 || c.Drain < 0 || c.JoinWindow < 0 || c.ChainDelay < 0:
 		return bad("warmup/duration/drain/joinWindow/chainDelay", "must not be negative (duration positive)")
 	case c.StrategyInterval <= 0 || c.HeartbeatInterval <= 0:

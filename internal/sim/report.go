@@ -107,8 +107,12 @@ type Report struct {
 	QueueP99  time.Duration `json:"queueP99Ns"`
 	MaxQueue  int           `json:"maxQueue"`
 	Unsent    int           `json:"unsent"`
-	// Privacy is what the global passive observer achieved (with Config.Observe).
+	// Privacy is what the global passive observer achieved (with Config.Observe): with framed
+	// messages, over their packets one by one (Timing) and combined per message (Grouped).
 	Privacy *observe.Report `json:"privacy,omitempty"`
+	// Framed is what became of framed messages and the packets sent back (Config.Fragments,
+	// Ack, Answer); nil without.
+	Framed *FramedReport `json:"framed,omitempty"`
 }
 
 func share(a, b int) float64 {
@@ -197,8 +201,18 @@ stream %.2g/s per node, drop cover %.2g/s, re-emission %v: %d drop packets (%d r
 		100*r.ZeroIncoming,
 		r.MixDelayMean, r.CoverRate, r.CoverSent, r.CoverReturned, r.CoverTokens, r.BytesPerNode, 100*r.CoverShare,
 		r.SendRate, r.DropRate, r.Reemit, r.DropSent, r.Reemitted, ms(r.QueueMean), ms(r.QueueP99), r.MaxQueue, r.Unsent, r.PacketsPerNode)
-	if err != nil || r.Privacy == nil {
+	if err != nil {
 		return err
+	}
+	if f := r.Framed; f != nil {
+		_, err = fmt.Fprintf(w, "framed: %d packets a message; %d messages, %d whole (p50 %s, p99 %s); sent back: %d/%d acks and %d/%d answers arrived, %d without a path, %d lost\n",
+			f.Fragments, f.Messages, f.Complete, ms(f.CompleteP50), ms(f.CompleteP99), f.AcksArrived, f.Acks, f.AnswersArrived, f.Answers, f.BackNoPath, f.BackLost)
+		if err != nil {
+			return err
+		}
+	}
+	if r.Privacy == nil {
+		return nil
 	}
 	p := r.Privacy
 	_, err = fmt.Fprintf(w, `observer: %d messages scored over %d senders (max entropy %.2f bits, random guess %.3f)
@@ -209,6 +223,27 @@ stream %.2g/s per node, drop cover %.2g/s, re-emission %v: %d drop packets (%d r
 		p.Size.MeanEntropy, 100*p.Size.EntropyShare, p.Size.Top1, p.Size.Top1OverRandom)
 	if err != nil {
 		return err
+	}
+	if p.Groups > 0 {
+		if _, err := fmt.Fprintf(w, "  grouped per message: %d scored, entropy %.2f bits (%.1f%% of max), top-1 %.3f (%.1f× random)\n",
+			p.Groups, p.Grouped.MeanEntropy, 100*p.Grouped.EntropyShare, p.Grouped.Top1, p.Grouped.Top1OverRandom); err != nil {
+			return err
+		}
+	}
+	if f := r.Framed; f != nil {
+		for _, b := range []struct {
+			name string
+			rep  *observe.Report
+		}{{"answers", f.Answer}, {"sent back", f.Back}} {
+			if b.rep == nil {
+				continue
+			}
+			q := b.rep
+			if _, err := fmt.Fprintf(w, "  %s, traced to the recipients: %d scored, entropy %.2f bits (%.1f%% of max), top-1 %.3f (%.1f× random)\n",
+				b.name, q.Messages, q.Timing.MeanEntropy, 100*q.Timing.EntropyShare, q.Timing.Top1, q.Timing.Top1OverRandom); err != nil {
+				return err
+			}
+		}
 	}
 	lt := p.LongTerm
 	for _, side := range []struct {

@@ -18,6 +18,11 @@ import (
 type pending struct {
 	to    int
 	asked time.Duration
+	// msg is the framed message the packet belongs to (nil: a message of one packet); back
+	// makes it the acknowledgement or answer of kind to msg.
+	msg  *framedMsg
+	back bool
+	kind backKind
 }
 
 // Shape names a traffic shape, for the privacy table of `relaysim --privacy --shapes`.
@@ -118,7 +123,19 @@ func (s *Sim) offer(from, to int) {
 		s.send(from, to)
 		return
 	}
-	s.queues[from] = append(s.queues[from], pending{to: to, asked: s.now})
+	if s.cfg.framed() { // each packet of the message takes a tick of its own
+		m := s.newFramed(from, to, s.now)
+		for range m.left {
+			s.enqueue(from, pending{to: to, asked: s.now, msg: m})
+		}
+		return
+	}
+	s.enqueue(from, pending{to: to, asked: s.now})
+}
+
+// enqueue queues a packet for node from's stream.
+func (s *Sim) enqueue(from int, p pending) {
+	s.queues[from] = append(s.queues[from], p)
 	s.st.maxQueue = max(s.st.maxQueue, len(s.queues[from]))
 }
 
@@ -155,7 +172,14 @@ func (s *Sim) tick() {
 			m := q[0]
 			s.queues[i] = q[1:]
 			s.st.queueDelays = append(s.st.queueDelays, s.now-m.asked)
-			s.sendAsked(i, m.to, m.asked)
+			switch {
+			case m.back:
+				s.sendBack(m.msg, m.kind)
+			case m.msg != nil:
+				s.sendPacket(i, m.to, m.asked, m.msg)
+			default:
+				s.sendAsked(i, m.to, m.asked)
+			}
 		case s.cfg.StreamLoops:
 			s.sendCover(i)
 		default:

@@ -130,6 +130,15 @@ type Sim struct {
 	// messages in the order they were sent.
 	tx    []observe.Transmission
 	truth []observe.Message
+	// With framed messages (Config.Fragments, Ack, Answer): each truth entry's message (-1:
+	// a packet alone), the messages, and the ground truth of the packets sent back on return
+	// paths with their kind and message.
+	groups      []int
+	framed      []*framedMsg
+	backTruth   []observe.Message
+	backKind    []backKind
+	backGroup   []int
+	framedStats framedStats
 }
 
 type stats struct {
@@ -234,14 +243,24 @@ func (s *Sim) Run() (Report, error) {
 	s.start()
 	s.runUntil(s.cfg.Warmup + s.cfg.Duration + s.cfg.Drain)
 	r := s.report()
+	r.Framed = s.framedReport()
 	if !s.cfg.Observe {
 		return r, nil
 	}
-	pr, err := observe.Analyze(s.tx, s.truth, s.ObserverOptions())
+	opts := s.ObserverOptions()
+	if s.cfg.framed() {
+		opts.Groups = s.groups
+	}
+	pr, err := observe.Analyze(s.tx, s.truth, opts)
 	if err != nil {
 		return r, fmt.Errorf("observer: %w", err)
 	}
 	r.Privacy = &pr
+	if r.Framed != nil {
+		if err := s.observeBack(r.Framed); err != nil {
+			return r, fmt.Errorf("observer, packets sent back: %w", err)
+		}
+	}
 	return r, nil
 }
 
@@ -424,6 +443,16 @@ func (s *Sim) send(from, to int) { s.sendAsked(from, to, s.now) }
 // sendAsked sends a message from from to to now that was asked for at asked: its latency
 // counts from then, and the ground truth has it sent then (as the API was called).
 func (s *Sim) sendAsked(from, to int, asked time.Duration) {
+	if s.cfg.framed() {
+		s.sendFramed(from, to, asked)
+		return
+	}
+	s.sendPacket(from, to, asked, nil)
+}
+
+// sendPacket sends one packet of a message from from to to now (m: of a framed message, nil:
+// a message of one packet).
+func (s *Sim) sendPacket(from, to int, asked time.Duration, m *framedMsg) {
 	s.st.messages++
 	hops, err := s.pickPath(from, to)
 	if err != nil {
@@ -445,10 +474,15 @@ func (s *Sim) sendAsked(from, to int, asked time.Duration) {
 	}
 	s.st.accepted++
 	s.st.relayers += relayers
-	f := flight{truth: -1}
+	f := flight{truth: -1, msg: m}
 	if s.cfg.Observe {
 		f.truth = len(s.truth)
-		s.truth = append(s.truth, observe.Message{Sender: from, Recipient: to, Sent: simTime(asked)})
+		sent, group := asked, -1
+		if m != nil {
+			sent, group = s.now, m.id
+		}
+		s.truth = append(s.truth, observe.Message{Sender: from, Recipient: to, Sent: simTime(sent)})
+		s.groups = append(s.groups, group)
 	}
 	if !s.pay(from, first, relayers) {
 		s.st.lost++
@@ -464,6 +498,7 @@ const (
 	messagePacket packetKind = iota
 	loopPacket               // loop cover, back to its sender
 	dropPacket               // drop cover (or a re-emission), dropped by its last hop
+	backPacket               // an acknowledgement or an answer on a return path
 )
 
 // flight says what a packet is, and for a message its index in the ground truth (-1: not
@@ -471,6 +506,10 @@ const (
 type flight struct {
 	kind  packetKind
 	truth int
+	// msg is the framed message a packet belongs to (a message packet's, or the one a packet
+	// sent back answers), nil for a message of one packet; back is what a packet sent back is.
+	msg  *framedMsg
+	back backKind
 }
 
 // simTime is a simulated time as the observer's clock reads it.
@@ -481,7 +520,7 @@ func (s *Sim) transmit(at time.Duration, from, to, size int, f flight) {
 	if size == FrameSize {
 		s.st.frames++
 	}
-	if f.kind != messagePacket {
+	if f.kind == loopPacket || f.kind == dropPacket {
 		s.st.coverBytes += int64(size)
 	} else {
 		s.st.messageBytes += int64(size)
@@ -497,6 +536,8 @@ func (s *Sim) lose(f flight) {
 		s.st.coverLost++
 	case messagePacket:
 		s.st.lost++
+	case backPacket:
+		s.framedStats.backLost++
 	}
 }
 
@@ -565,6 +606,8 @@ func (s *Sim) forward(hops []int, k, prev int, start time.Duration, f flight) {
 				s.st.coverReturned++
 			case dropPacket:
 				s.st.dropReceived++
+			case backPacket:
+				s.backArrived(f, p)
 			default:
 				s.st.delivered++
 				s.st.latencies = append(s.st.latencies, s.now+p-start)
@@ -573,6 +616,9 @@ func (s *Sim) forward(hops []int, k, prev int, start time.Duration, f flight) {
 				}
 				if s.cfg.Reemit {
 					s.reemit(cur, p)
+				}
+				if f.msg != nil {
+					s.arrived(f.msg, p)
 				}
 			}
 			return
