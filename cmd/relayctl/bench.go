@@ -16,7 +16,7 @@ import (
 )
 
 const benchUsage = `usage: relayctl bench [--env cluster.env] [--senders 1] [--recipient N | --recipients 1]
-                     [--messages 1000] [--rate 500] [--concurrency 16] [--size 100] [--timeout 30s]
+                     [--messages 1000] [--rate 500] [--concurrency 16] [--size 100] [--replies 0] [--timeout 30s]
                      [--json] [--plot latency.svg] [--floorRounds 1000] [--relayers 0]
                      [--correspondents roundrobin|fixed [--burstRate 2] [--burstOn 10s] [--burstOff 10s] [--seed 1]]
 
@@ -66,6 +66,7 @@ type benchOptions struct {
 	rate        float64
 	concurrency int
 	size        int
+	replies     int
 	timeout     time.Duration
 	maxDuration time.Duration
 	json        bool
@@ -91,7 +92,8 @@ func parseBenchFlags(args []string, stderr io.Writer) (benchOptions, error) {
 	fs.IntVar(&o.messages, "messages", 1000, "messages to send in total")
 	fs.Float64Var(&o.rate, "rate", 500, "messages per second over all senders; 0 = as fast as the API accepts")
 	fs.IntVar(&o.concurrency, "concurrency", 16, "most POST requests in flight")
-	fs.IntVar(&o.size, "size", 100, fmt.Sprintf("bytes of message text (at most %d)", bench.MaxMessageSize))
+	fs.IntVar(&o.size, "size", 100, fmt.Sprintf("bytes of message text (at most %d; beyond %d the sender's courier sends it as several packets, delivered when whole)", bench.MaxBodySize, bench.MaxMessageSize))
+	fs.IntVar(&o.replies, "replies", 0, fmt.Sprintf("reply blocks sent with every message (at most %d; above 0 the message is framed, whatever its size)", bench.MaxReplies))
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Second, "how long to wait for stragglers after the last API answer")
 	fs.DurationVar(&o.maxDuration, "maxDuration", 10*time.Minute, "longest time spent sending; the rest is reported as not sent")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON")
@@ -171,7 +173,7 @@ func benchMain(ctx context.Context, args []string, stdout, stderr io.Writer, tty
 	}
 	cfg := bench.Config{
 		Env: env, Senders: senders, Recipients: recipients, Messages: o.messages, Rate: o.rate,
-		Concurrency: o.concurrency, Size: o.size, Timeout: o.timeout, MaxDuration: o.maxDuration,
+		Concurrency: o.concurrency, Size: o.size, Replies: o.replies, Timeout: o.timeout, MaxDuration: o.maxDuration,
 		FloorRounds: o.floorRounds, Relayers: o.relayers, Patient: o.patient,
 	}
 	pr := &progressPrinter{w: stderr, tty: tty}

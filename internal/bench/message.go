@@ -63,6 +63,7 @@ type record struct {
 	answered    time.Time     // the API answered
 	delivered   time.Time     // the recipient's message frame arrived (zero: not yet)
 	nodeLatency time.Duration // the recipient's "Latency: n ms" line; -1: not seen
+	received    time.Time     // the time of the recipient's "NODE RECEIVED MESSAGE" line; zero: not seen
 }
 
 // tracker matches sends and deliveries of one run by sequence number.
@@ -185,6 +186,20 @@ func (t *tracker) nodeLatency(text string, node int, d time.Duration) {
 	defer t.mu.Unlock()
 	if seq < t.issued && t.recs[seq].recipient == node && t.recs[seq].nodeLatency < 0 {
 		t.recs[seq].nodeLatency = d
+	}
+}
+
+// nodeReceived records when the recipient says it received text (its "NODE RECEIVED MESSAGE"
+// line), read on node's admin server (ignored unless node is the message's recipient).
+func (t *tracker) nodeReceived(text string, node int, at time.Time) {
+	run, seq, ok := ParseMessageText(text)
+	if !ok || run != t.run {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if seq < t.issued && t.recs[seq].recipient == node && t.recs[seq].received.IsZero() {
+		t.recs[seq].received = at
 	}
 }
 

@@ -15,8 +15,16 @@ import (
 	"time"
 )
 
-// MaxMessageSize is the longest message text the API accepts (bytes).
+// MaxMessageSize is the longest message text one packet carries (bytes): a longer one the
+// node sends as a framed message through its courier.
 const MaxMessageSize = 500
+
+// MaxBodySize is the longest message text the tool sends: a node's default maxMessageBytes,
+// 64 KiB, which its courier sends as fragments (docs/PROTOCOL.md §8).
+const MaxBodySize = 64 << 10
+
+// MaxReplies is the most reply blocks a message may ask for (courier.MaxReplies).
+const MaxReplies = 16
 
 // Config configures a Run. Env, Senders, Recipient or Recipients (one of
 // the two) and Messages are required; zero values of the rest take the
@@ -41,8 +49,13 @@ type Config struct {
 	// Concurrency bounds the POST requests in flight (default 16).
 	Concurrency int
 	// Size is the message text's length in bytes (default 100, at most
-	// MaxMessageSize; never shorter than the id, about 20 bytes).
+	// MaxBodySize; never shorter than the id, about 20 bytes). Beyond MaxMessageSize the
+	// sender's courier sends it as a framed message of several packets (the nodes need their
+	// inbox), delivered when it is whole.
 	Size int
+	// Replies is how many reply blocks go with every message ("replies" of POST /messages,
+	// at most MaxReplies): above 0 the message is a framed one, whatever its size.
+	Replies int
 	// Timeout is how long to wait for stragglers once every request has
 	// been answered (default 30 s).
 	Timeout time.Duration
@@ -97,6 +110,11 @@ type Sample struct {
 	Accepted  bool
 	Delivered bool
 	Latency   time.Duration // send to delivery; 0 unless Delivered
+	// Received is when the recipient says it received the message (the time in its "NODE
+	// RECEIVED MESSAGE" line, truncated to the millisecond); zero when it said nothing. The
+	// tool's own delivery time comes later by the node's inbox write and the admin WebSocket:
+	// tens of milliseconds for a framed message.
+	Received time.Time
 }
 
 // Report is the outcome of a run; its JSON form is `relayctl bench --json`.
@@ -110,6 +128,7 @@ type Report struct {
 	Rate        float64   `json:"rate"` // asked for; 0 = as fast as possible
 	Concurrency int       `json:"concurrency"`
 	Size        int       `json:"size"`
+	Replies     int       `json:"replies,omitempty"`
 
 	// Patient is the workload of patient senders, when the run had it, and Correspondents each
 	// sender's correspondent in it.
@@ -233,8 +252,10 @@ func (c *Config) validate() error {
 		return fmt.Errorf("relayers must be between 0 (infer) and 10, not %g", c.Relayers)
 	case c.Concurrency > 4096:
 		return fmt.Errorf("concurrency must be at most 4096, not %d", c.Concurrency)
-	case c.Size > MaxMessageSize:
-		return fmt.Errorf("size must be at most %d bytes (the API's limit), not %d", MaxMessageSize, c.Size)
+	case c.Size > MaxBodySize:
+		return fmt.Errorf("size must be at most %d bytes (the nodes' default maxMessageBytes), not %d", MaxBodySize, c.Size)
+	case c.Replies < 0 || c.Replies > MaxReplies:
+		return fmt.Errorf("replies must be between 0 and %d, not %d", MaxReplies, c.Replies)
 	case len(c.Senders) == 0:
 		return errors.New("no sender")
 	case c.Recipient != 0 && len(c.Recipients) > 0:
@@ -657,7 +678,7 @@ func sendAll(sendCtx, runCtx context.Context, cfg Config, tr *tracker) {
 		tr.issue(seq, sender.Index, recipient.Index, cfg.Clock.Now())
 		wg.Go(func() {
 			defer func() { <-sem }()
-			ok, reason, httpAnswer := post(runCtx, cfg, sender, recipient.PeerID, text)
+			ok, reason, httpAnswer := post(runCtx, cfg, sender, recipient.PeerID, text, cfg.Replies)
 			tr.answer(seq, cfg.Clock.Now(), ok, reason, httpAnswer)
 		})
 	}
@@ -673,15 +694,16 @@ func pair(cfg Config, seq int) (sender, recipient Node) {
 	return sender, recipient
 }
 
-// post sends one message and reports whether the API accepted it, and if
-// not why and whether an HTTP answer came at all.
-func post(ctx context.Context, cfg Config, sender Node, recipient, text string) (accepted bool, reason string, httpAnswer bool) {
+// post sends one message with replies reply blocks and reports whether the API accepted it,
+// and if not why and whether an HTTP answer came at all.
+func post(ctx context.Context, cfg Config, sender Node, recipient, text string, replies int) (accepted bool, reason string, httpAnswer bool) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.RequestTimeout)
 	defer cancel()
 	body, _ := json.Marshal(struct {
 		Body      string `json:"body"`
 		Recipient string `json:"recipient"`
-	}{text, recipient})
+		Replies   int    `json:"replies,omitempty"`
+	}{text, recipient, replies})
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sender.APIURL+"/api/v2/messages", bytes.NewReader(body))
 	if err != nil {
 		return false, "request: " + err.Error(), false
@@ -720,7 +742,7 @@ func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage)
 	defer tr.mu.Unlock()
 	rep := &Report{
 		RunID: cfg.RunID, Start: start, Senders: cfg.Senders, Recipient: cfg.Recipient, Recipients: cfg.Recipients, Messages: cfg.Messages,
-		Rate: cfg.Rate, Patient: cfg.Patient, Concurrency: cfg.Concurrency, Size: len(MessageText(cfg.RunID, 0, cfg.Size)),
+		Rate: cfg.Rate, Patient: cfg.Patient, Concurrency: cfg.Concurrency, Size: len(MessageText(cfg.RunID, 0, cfg.Size)), Replies: cfg.Replies,
 		Attempted: tr.issued, NotSent: cfg.Messages - tr.issued, Sent: tr.accepted,
 		Rejected: tr.rejected + tr.failed, Rejections: map[string]int{}, Duplicates: tr.duplicates, Misrouted: tr.misrouted,
 		TotalSeconds: end.Sub(start).Seconds(),
@@ -767,6 +789,7 @@ func buildReport(cfg Config, tr *tracker, start, end time.Time, usages []*usage)
 			rep.Delivered++
 			pr.Delivered++
 			s.Delivered, s.Latency = true, r.delivered.Sub(r.sent)
+			s.Received = r.received
 			lat = append(lat, s.Latency)
 			if r.nodeLatency >= 0 {
 				nodeLat = append(nodeLat, r.nodeLatency)

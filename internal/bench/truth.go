@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"net/url"
+	"time"
 
 	"github.com/relayd/relayd/internal/observe"
 )
@@ -35,7 +36,12 @@ func (e Env) HostAddrs() (map[netip.Addr]int, error) {
 }
 
 // GroundTruth is what an observer is scored against: for every message the API accepted, who
-// sent it to whom, when, and when it was delivered (zero if never), in sequence order; seqs
+// sent it to whom, when, and when it was delivered (zero if never), in sequence order. The
+// delivery is the tool's, or the recipient's own time of receipt plus a millisecond (its line
+// has milliseconds) when that is earlier: the observer starts its trace from the last message
+// packet into the recipient before the delivery, and the tool sees a message later than the
+// node by the node's inbox write and its WebSocket, long enough for another packet to arrive
+// (tens of milliseconds for a framed message). seqs
 // holds each message's sequence number. The patient observer's scoring (observe.LongTerm)
 // reads from it each target's correspondents, when it sent or received its k-th message and
 // in which windows it was active.
@@ -48,6 +54,11 @@ func GroundTruth(rep *Report) (msgs []observe.Message, seqs []int) {
 		m := observe.Message{Sender: s.Sender, Recipient: s.Recipient, Sent: sent}
 		if s.Delivered {
 			m.Delivered = sent.Add(s.Latency)
+			if !s.Received.IsZero() {
+				if node := s.Received.Add(time.Millisecond); node.Before(m.Delivered) {
+					m.Delivered = node
+				}
+			}
 		}
 		msgs = append(msgs, m)
 		seqs = append(seqs, s.Seq)

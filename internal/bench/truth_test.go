@@ -39,4 +39,12 @@ func TestGroundTruth(t *testing.T) {
 	if !msgs[1].Delivered.IsZero() {
 		t.Errorf("undelivered message has a delivery time: %+v", msgs[1])
 	}
+	// The node's own time of receipt, a millisecond later, when it is earlier than the tool's.
+	rep.Samples[0].Received = t0.Add(time.Second + 20*time.Millisecond)
+	rep.Samples = append(rep.Samples, Sample{Seq: 3, Sender: 1, Recipient: 4, SentAt: 4 * time.Second, Accepted: true, Delivered: true,
+		Latency: 10 * time.Millisecond, Received: t0.Add(4*time.Second + 10*time.Millisecond)})
+	msgs, _ = GroundTruth(rep)
+	if !msgs[0].Delivered.Equal(t0.Add(1021*time.Millisecond)) || !msgs[2].Delivered.Equal(t0.Add(4010*time.Millisecond)) {
+		t.Errorf("deliveries %v and %v: want the node's time + 1 ms, and the tool's when earlier", msgs[0].Delivered, msgs[2].Delivered)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -24,8 +25,9 @@ type watcher struct {
 	t     *tracker
 	clock Clock
 
-	lastMessage string // text of the last "Message: " line, for its "Latency:" line
-	foreign     int    // message frames that are not this run's
+	lastMessage  string    // text of the last "Message: " line, for its "Latency:" line
+	lastReceived time.Time // time of the last "NODE RECEIVED MESSAGE" line, for the message frame after it
+	foreign      int       // message frames that are not this run's
 }
 
 // dialWatcher connects to the admin server at rawURL and returns once the
@@ -68,7 +70,7 @@ func (w *watcher) read(ctx context.Context) (ws.Frame, error) {
 }
 
 // handle processes one frame. The node publishes a received message as
-// "#### NODE RECEIVED MESSAGE […] ####", "Message: <text>",
+// "#### NODE RECEIVED MESSAGE [<time received>] ####", "Message: <text>",
 // "Latency: <n> ms" and the message frame, back to back.
 func (w *watcher) handle(f ws.Frame) {
 	switch f.Type {
@@ -76,15 +78,34 @@ func (w *watcher) handle(f ws.Frame) {
 		at := w.clock.Now()
 		if !w.t.deliver(f.Msg, w.node, at) {
 			w.foreign++
+		} else if !w.lastReceived.IsZero() {
+			w.t.nodeReceived(f.Msg, w.node, w.lastReceived)
 		}
+		w.lastReceived = time.Time{}
 	case ws.TypeLog:
-		if text, ok := strings.CutPrefix(f.Msg, "Message: "); ok {
+		if ts, ok := receivedLine(f.Msg); ok {
+			w.lastReceived = ts
+		} else if text, ok := strings.CutPrefix(f.Msg, "Message: "); ok {
 			w.lastMessage = text
 		} else if d, ok := parseNodeLatency(f.Msg); ok && w.lastMessage != "" {
 			w.t.nodeLatency(w.lastMessage, w.node, d)
 			w.lastMessage = ""
 		}
 	}
+}
+
+// receivedLine reads the time of a "#### NODE RECEIVED MESSAGE [<ws.TimeFormat>] ####" line.
+func receivedLine(line string) (time.Time, bool) {
+	rest, ok := strings.CutPrefix(line, "#### NODE RECEIVED MESSAGE [")
+	if !ok {
+		return time.Time{}, false
+	}
+	ts, _, ok := strings.Cut(rest, "]")
+	if !ok {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(ws.TimeFormat, ts)
+	return t, err == nil
 }
 
 // run reads frames until ctx ends or the connection fails; it returns nil

@@ -47,6 +47,7 @@ type Network struct {
 	posts    int
 	scrapes  []int
 	messages []string // every accepted text, in order of acceptance
+	replies  []int    // the reply blocks each asked for
 	routes   map[[2]int]int
 }
 
@@ -81,7 +82,10 @@ func Start(t testing.TB, o Options) *Network {
 				http.Error(w, `{"status":403}`, http.StatusForbidden)
 				return
 			}
-			var req struct{ Body, Recipient string }
+			var req struct {
+				Body, Recipient string
+				Replies         int
+			}
 			if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 				writeError(w, http.StatusBadRequest, "INVALID_INPUT")
 				return
@@ -101,6 +105,7 @@ func Start(t testing.TB, o Options) *Network {
 			n.mu.Lock()
 			n.posts++
 			n.messages = append(n.messages, req.Body)
+			n.replies = append(n.replies, req.Replies)
 			n.routes[[2]int{i + 1, to + 1}]++
 			n.mu.Unlock()
 			if o.Misroute != nil {
@@ -161,6 +166,13 @@ func (n *Network) Accepted() []string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return append([]string(nil), n.messages...)
+}
+
+// Replies returns the reply blocks each accepted message asked for, in the order of Accepted.
+func (n *Network) Replies() []int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return append([]int(nil), n.replies...)
 }
 
 // Routes returns how many messages the fake accepted from each sender to
