@@ -205,7 +205,7 @@ func (rx *receiver) handle(r Received) {
 	switch res.Kind {
 	case fragment.Complete:
 		delete(rx.quiet, id)
-		if rx.store(store.InboxMessage{ID: id, Received: now, SentAt: uint64(r.SentAt.UnixMilli()),
+		if rx.store(store.InboxMessage{ID: id, Received: arrived(r, now), SentAt: uint64(r.SentAt.UnixMilli()),
 			Body: res.Body, ReplyBlocks: res.Blocks}) {
 			rx.acknowledge(id)
 		}
@@ -236,7 +236,7 @@ func (rx *receiver) answer(r Received, f fragment.Reply) {
 	if err != nil || res.Kind != fragment.Complete {
 		return
 	}
-	rx.store(store.InboxMessage{ID: answerID(f.ID, f.Seq), Received: now, SentAt: uint64(r.SentAt.UnixMilli()),
+	rx.store(store.InboxMessage{ID: answerID(f.ID, f.Seq), Received: arrived(r, now), SentAt: uint64(r.SentAt.UnixMilli()),
 		Body: res.Body, Reply: true, InReplyTo: f.ID})
 }
 
@@ -353,4 +353,13 @@ func (rx *receiver) sendAck(block []byte, ack fragment.Ack) {
 // (a "received" event), in delivery order with the framed ones. It never blocks.
 func (c *Courier) Keep(body []byte, sentAt, receivedAt time.Time) {
 	c.Receive(Received{Text: body, SentAt: sentAt, ReceivedAt: receivedAt, Plain: true})
+}
+
+// arrived is when the packet that completed a message was peeled (the relay's clock), or now
+// when the caller did not say.
+func arrived(r Received, now time.Time) time.Time {
+	if r.ReceivedAt.IsZero() {
+		return now
+	}
+	return r.ReceivedAt
 }
