@@ -3,16 +3,22 @@
 # gcc: the pinned Solidity compiler and OpenZeppelin sources (npm ci, from
 # contracts/package-lock.json), geth at the go-ethereum version go.mod pins
 # (go install into $(go env GOPATH)/bin, for e2e/geth_test.go; about 2.5
-# minutes on 2 cores), and, as root, tc for the network-namespace tests.
+# minutes on 2 cores), and, as root, tc and iptables for the network-namespace tests.
 # Safe to run again. SKIP_GETH=1 skips geth.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 for tool in go node npm gcc; do
 	command -v "$tool" >/dev/null || { echo "setup: $tool is required but not installed" >&2; exit 1; }
 done
-# tc (iproute2) shapes links in the network-namespace tests, which run as root only.
-if [ "$(id -u)" = 0 ] && ! command -v tc >/dev/null; then
-	apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends iproute2
+# tc (iproute2) shapes links in the network-namespace tests, which run as root only; iptables
+# drops a share of a node's packets at random there (the statistic match) in the loss tests.
+if [ "$(id -u)" = 0 ]; then
+	missing=()
+	command -v tc >/dev/null || missing+=(iproute2)
+	command -v iptables >/dev/null || missing+=(iptables)
+	if [ "${#missing[@]}" -gt 0 ]; then
+		apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+	fi
 fi
 (cd "$root/contracts" && npm ci --silent --no-audit --no-fund)
 (cd "$root" && go mod download)
