@@ -34,6 +34,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/relayd/relayd/internal/hostnet"
 	"github.com/relayd/relayd/internal/testlog"
 	"github.com/relayd/relayd/internal/wait"
 )
@@ -72,8 +73,9 @@ type testCluster struct {
 	chainRPC string
 	nodes    []node
 	symbol   string
-	netns    bool // nodes in network namespaces (--netns)
-	count    int  // nodes (nodeCount unless --nodes says otherwise)
+	netns    bool        // nodes in network namespaces (--netns)
+	count    int         // nodes (nodeCount unless --nodes says otherwise)
+	restarts map[int]int // by node: restarts the cluster reported before the last kill
 }
 
 // buildRelayd builds cmd/relayd into dir.
@@ -141,11 +143,12 @@ func startCluster(t *testing.T, extra ...string) *testCluster {
 
 	base := portBase(t)
 	c := &testCluster{
-		t:       t,
-		done:    make(chan struct{}),
-		output:  &testlog.Buffer{},
-		envPath: filepath.Join(tmp, "cluster.env"),
-		dataDir: filepath.Join(tmp, "data"),
+		t:        t,
+		done:     make(chan struct{}),
+		output:   &testlog.Buffer{},
+		envPath:  filepath.Join(tmp, "cluster.env"),
+		dataDir:  filepath.Join(tmp, "data"),
+		restarts: map[int]int{},
 	}
 	c.cmd = exec.Command(bin, "cluster",
 		"--nodes", strconv.Itoa(nodeCount),
@@ -589,4 +592,78 @@ func (c *testCluster) nodePID(n node) int {
 		}
 	}
 	return 0
+}
+
+// dropIncoming makes n's host (a --netns cluster) drop each packet it receives with probability
+// p, at random: `iptables -A INPUT -m statistic --mode random --probability p -j DROP` in n's
+// namespace. The returned function removes the rule again and reports how many packets it
+// dropped; the rule goes with the namespace at the latest.
+func (c *testCluster) dropIncoming(n node, p float64) (remove func() (hits uint64)) {
+	c.t.Helper()
+	return c.inputRule(n, "-m", "statistic", "--mode", "random", "--probability", strconv.FormatFloat(p, 'f', -1, 64), "-j", "DROP")
+}
+
+// resetIncoming makes n's host answer every nth TCP packet it receives from another node, from
+// the (n/2)th on, with a reset instead (`-m statistic --mode nth --every n --packet n/2 -j REJECT
+// --reject-with tcp-reset`; a packet may be several segments the veth merged): the
+// connection ends, and with it whatever was under way on it, as when a middlebox drops a
+// connection. The chain and the test's own requests (from the bridge's address) are spared. The
+// returned function removes the rule and reports how many packets it answered so.
+func (c *testCluster) resetIncoming(n node, every int) (remove func() (hits uint64)) {
+	c.t.Helper()
+	return c.inputRule(n, "-p", "tcp", "!", "-s", c.bridgeAddr(), "-m", "statistic", "--mode", "nth",
+		"--every", strconv.Itoa(every), "--packet", strconv.Itoa(every/2), "-j", "REJECT", "--reject-with", "tcp-reset")
+}
+
+// bridgeAddr is the address of a --netns cluster's bridge (the chain's host).
+func (c *testCluster) bridgeAddr() string {
+	u, err := url.Parse(c.chainRPC)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return u.Hostname()
+}
+
+// inputRule appends rule to the INPUT chain of n's host (`ip netns exec <host> iptables -A
+// INPUT <rule>`) and returns a function that reports how many packets it matched and removes it.
+// The rule must be the chain's only one with its target.
+func (c *testCluster) inputRule(n node, rule ...string) (remove func() (hits uint64)) {
+	c.t.Helper()
+	if !c.netns {
+		c.t.Fatal("iptables rules need a cluster in network namespaces (--netns)")
+	}
+	if _, err := exec.LookPath("iptables"); err != nil {
+		c.t.Fatal("iptables is not installed (scripts/setup.sh installs it as root)")
+	}
+	ns := fmt.Sprintf("%s-n%d", hostnet.DefaultPrefix, n.index) // hostnet's name of host n
+	target := rule[slices.Index(rule, "-j")+1]
+	rule = append([]string{"INPUT"}, rule...)
+	iptables := func(args ...string) (string, error) {
+		out, err := exec.Command("ip", append([]string{"netns", "exec", ns, "iptables"}, args...)...).CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("iptables %s in %s: %v: %s", strings.Join(args, " "), ns, err, bytes.TrimSpace(out))
+		}
+		return string(out), nil
+	}
+	if _, err := iptables(append([]string{"-A"}, rule...)...); err != nil {
+		c.t.Fatal(err)
+	}
+	t := c.t
+	return func() uint64 {
+		t.Helper()
+		list, err := iptables("-L", "INPUT", "-v", "-x", "-n") // exact counters: pkts bytes target …
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hits uint64
+		for _, line := range strings.Split(list, "\n") {
+			if f := strings.Fields(line); len(f) > 2 && f[2] == target {
+				hits, _ = strconv.ParseUint(f[0], 10, 64)
+			}
+		}
+		if _, err := iptables(append([]string{"-D"}, rule...)...); err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
 }
