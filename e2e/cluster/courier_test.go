@@ -235,11 +235,7 @@ func TestKillDuringLongTransfer(t *testing.T) {
 		// knownFailure, when set, skips the case unless RELAY_E2E_KNOWN_FAILURES=1.
 		knownFailure string
 	}{
-		{"recipient after a partial acknowledgement", recipient, &slow, "the courier's sender unites the bitmaps of " +
-			"every acknowledgement and never sends again a fragment acknowledged once (fragment.Outgoing.Apply, the outbox's " +
-			"Acked), while a recipient keeps the fragments of an incomplete message in memory only (fragment.Reassembler): " +
-			"killed after a partial acknowledgement, it forgets them, acknowledges the rest after its restart, and the " +
-			"sender says delivered although the recipient never has the message (2 runs in 3)"},
+		{"recipient after a partial acknowledgement", recipient, &slow, ""},
 		{"sender", sender, nil, ""},
 		{"relayer", relayer, nil, ""},
 		{"recipient", recipient, nil, ""},
@@ -473,7 +469,11 @@ func TestReliableUnderChurn(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("relayd cluster --netns creates network namespaces: needs root")
 	}
-	c := startCluster(t, "--netns", "--nodes", "10", "--topology", "sparse", "--maxChannels", "3",
+	// A reliable message is three packets (its fragment and two parts of an acknowledgement
+	// block), each paying up to 0.09 tokens at its first hop, and resends cost again: at 100 tokens
+	// a channel a sender ran dry after some 1,400 messages (no path to one recipient for the
+	// rest), so every channel holds 1,000.
+	c := startCluster(t, "--netns", "--nodes", "10", "--topology", "sparse", "--maxChannels", "3", "--channelFunding", "1000",
 		"--churn", "0.1", "--churnInterval", "15s", "--churnDowntime", "5s", "--churnExclude", "1,2,9,10")
 	senders, recipients := []int{1, 2}, []int{9, 10}
 	ensurePaths(c, 3, senders, recipients)

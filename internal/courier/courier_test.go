@@ -235,3 +235,62 @@ func TestPlainMessagesKeptInOrder(t *testing.T) {
 		t.Fatal("messages dropped")
 	}
 }
+
+// TestRecipientRestartAfterAPartialAck: the recipient acknowledges part of a message, then
+// restarts and forgets the fragments it held in memory. The sender must not count them as
+// delivered: it goes by the newest acknowledgement, sends again what that lacks, and says
+// delivered only when the recipient keeps the whole message.
+func TestRecipientRestartAfterAPartialAck(t *testing.T) {
+	net := newTestNet(0, 1)
+	a := startNode(t, net, newPeer(t), t.TempDir(), nil)
+	bdir := t.TempDir()
+	b := startNode(t, net, newPeer(t), bdir, nil)
+	dropped := false
+	net.dropFrame = func(text []byte) bool { // lose fragment 3 of the first round
+		f, err := fragment.Decode(text)
+		if frag, ok := f.(fragment.Fragment); err == nil && ok && frag.Index == 3 && !dropped {
+			dropped = true
+			return true
+		}
+		return false
+	}
+	partial := make(chan struct{})
+	var once bool
+	net.onReply = func() { // B's first (partial) acknowledgement: B goes down before A hears it
+		net.mu.Lock()
+		defer net.mu.Unlock()
+		if !once {
+			once = true
+			net.down[b.id] = true
+			close(partial)
+		}
+	}
+	msg := body(4000, 5) // 9 fragments
+	id, err := a.c.Send(Request{Recipient: b.id, Body: msg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-partial:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no partial acknowledgement")
+	}
+	b.stop()
+	b = startNode(t, net, b.id, bdir, nil) // its reassembly starts empty
+	net.mu.Lock()
+	net.down[b.id] = false
+	net.mu.Unlock()
+	waitFor(t, 60*time.Second, "delivered", func() bool {
+		m, err := a.c.Status(id)
+		if err == nil && m.State == StateDelivered {
+			return true
+		}
+		if err == nil && m.State == StateFailed {
+			t.Fatalf("failed: %s", m.Reason)
+		}
+		return false
+	})
+	if got := inbox(t, b); len(got) != 1 || !bytes.Equal(got[0].Body, msg) {
+		t.Fatalf("A says delivered; B keeps %d messages", len(got))
+	}
+}

@@ -28,12 +28,17 @@ type testNet struct {
 	used   map[string]bool
 	loss   float64
 	rng    *mrand.Rand
+	// dropFrame, when set, loses the frames it returns true for; onReply runs before a reply
+	// packet is handed over (under no lock); down refuses frames to a node.
+	dropFrame func(text []byte) bool
+	onReply   func()
+	down      map[peer.ID]bool
 	// counts
 	frames, replies, lost, reused int
 }
 
 func newTestNet(loss float64, seed uint64) *testNet {
-	return &testNet{nodes: map[peer.ID]*Courier{}, blocks: map[string]peer.ID{}, used: map[string]bool{},
+	return &testNet{nodes: map[peer.ID]*Courier{}, blocks: map[string]peer.ID{}, used: map[string]bool{}, down: map[peer.ID]bool{},
 		loss: loss, rng: mrand.New(mrand.NewPCG(seed, 1))}
 }
 
@@ -57,9 +62,13 @@ func (e endpoint) SendFrame(ctx context.Context, recipient peer.ID, text []byte)
 	e.net.mu.Lock()
 	to := e.net.nodes[recipient]
 	e.net.frames++
+	down, drop := e.net.down[recipient], e.net.dropFrame
 	e.net.mu.Unlock()
-	if to == nil {
+	if to == nil || down {
 		return errors.New("no path")
+	}
+	if drop != nil && drop(text) {
+		return nil
 	}
 	if e.net.drop() {
 		return nil // lost on the way: the sender cannot tell
@@ -89,10 +98,13 @@ func (e endpoint) SendReply(ctx context.Context, block []byte, text []byte) erro
 	}
 	e.net.used[string(block)] = true
 	e.net.replies++
-	to := e.net.nodes[owner]
+	to, hook := e.net.nodes[owner], e.net.onReply
 	e.net.mu.Unlock()
 	if e.net.drop() {
 		return nil
+	}
+	if hook != nil {
+		hook()
 	}
 	to.Receive(Received{Text: append([]byte(nil), text...), SentAt: time.Now(), ReceivedAt: time.Now(), Reply: true})
 	return nil

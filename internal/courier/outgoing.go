@@ -58,15 +58,14 @@ func (c *Courier) deliver(ctx context.Context, id [16]byte) {
 		c.finish(id, StateFailed, err.Error())
 		return
 	}
-	out, err := fragment.NewOutgoing(fragment.ID(id), len(frags))
-	if err != nil {
-		c.finish(id, StateFailed, err.Error())
-		return
+	// The recipient's newest acknowledgement (the highest round) says what it holds now: it
+	// keeps an incomplete message in memory only, so after a restart it may hold less than an
+	// older acknowledgement said. What is missing from the newest is sent again, and only a
+	// complete acknowledgement (sent once the message is in its inbox) delivers.
+	out := &holding{total: len(frags)}
+	if len(m.Acked) > 0 { // acknowledged before a restart: a start, corrected by the next ack
+		out.latest = &fragment.Ack{ID: fragment.ID(id), Total: uint16(len(frags)), Bitmap: m.Acked}
 	}
-	if len(m.Acked) > 0 { // acknowledged before a restart
-		out.Apply(fragment.Ack{ID: fragment.ID(id), Total: uint16(len(frags)), Bitmap: m.Acked})
-	}
-
 	wait := backoff.ExponentialBackOff{InitialInterval: 500 * time.Millisecond, RandomizationFactor: 0.3,
 		Multiplier: 2, MaxInterval: 30 * time.Second}
 	wait.Reset()
@@ -106,10 +105,13 @@ func (c *Courier) deliver(ctx context.Context, id [16]byte) {
 				if ack.Round == uint16(round) {
 					c.rtt.observe(c.cfg.Now().Sub(sentAt))
 				}
-				if len(out.Apply(ack)) > 0 {
+				if ack.Total != uint16(len(frags)) {
+					continue // not an acknowledgement of this message's fragments
+				}
+				if out.take(ack) {
 					c.saveAcked(id, out)
 				}
-				if out.Done() {
+				if ack.Complete {
 					timer.Stop()
 					c.finish(id, StateDelivered, "")
 					return
@@ -158,7 +160,7 @@ func (c *Courier) appBlocks(ctx context.Context, recipient peer.ID, m *store.Out
 // round sends one transmission round: a fresh acknowledgement block in parts, then every
 // fragment not yet acknowledged, each over its own path. It returns when the last packet left
 // (zero when none did) and the last error.
-func (c *Courier) round(ctx context.Context, recipient peer.ID, id [16]byte, round uint16, frags [][]byte, out *fragment.Outgoing) (time.Time, error) {
+func (c *Courier) round(ctx context.Context, recipient peer.ID, id [16]byte, round uint16, frags [][]byte, out *holding) (time.Time, error) {
 	var texts [][]byte
 	var last error
 	block, err := c.cfg.Network.NewReplyBlock(ctx, recipient)
@@ -168,7 +170,7 @@ func (c *Courier) round(ctx context.Context, recipient peer.ID, id [16]byte, rou
 	if err != nil {
 		last = fmt.Errorf("no acknowledgement block: %w", err)
 	}
-	for _, i := range out.Pending() {
+	for _, i := range out.missing() {
 		texts = append(texts, frags[i])
 	}
 	var sentAt time.Time
@@ -181,7 +183,7 @@ func (c *Courier) round(ctx context.Context, recipient peer.ID, id [16]byte, rou
 		c.m.packets.Inc()
 	}
 	if round > 0 {
-		c.m.resent.Add(float64(len(out.Pending())))
+		c.m.resent.Add(float64(len(out.missing())))
 	}
 	return sentAt, last
 }
@@ -203,17 +205,49 @@ func (c *Courier) sendFrame(ctx context.Context, recipient peer.ID, text []byte)
 	return err
 }
 
-// saveAcked writes the acknowledged fragments to the outbox.
-func (c *Courier) saveAcked(id [16]byte, out *fragment.Outgoing) {
-	bitmap := make([]byte, (out.Total()+7)/8)
-	for i := range out.Total() {
-		if out.Acked(i) {
-			bitmap[i/8] |= 1 << (i % 8)
+// holding is what the recipient holds of a message by its newest acknowledgement.
+type holding struct {
+	total  int
+	latest *fragment.Ack
+}
+
+// take keeps ack when it is at least as new as the newest so far; it reports whether it did.
+func (h *holding) take(ack fragment.Ack) bool {
+	if h.latest != nil && ack.Round < h.latest.Round {
+		return false // an older round's, arriving late
+	}
+	h.latest = &ack
+	return true
+}
+
+// missing lists the fragments the newest acknowledgement does not name (all before any).
+func (h *holding) missing() []int {
+	var out []int
+	for i := range h.total {
+		if h.latest == nil || !h.latest.Has(i) {
+			out = append(out, i)
 		}
 	}
+	return out
+}
+
+// bitmap is the newest acknowledgement's bitmap, all ones when it was complete.
+func (h *holding) bitmap() []byte {
+	b := make([]byte, (h.total+7)/8)
+	for i := range h.total {
+		if h.latest != nil && h.latest.Has(i) {
+			b[i/8] |= 1 << (i % 8)
+		}
+	}
+	return b
+}
+
+// saveAcked writes what the recipient holds to the outbox.
+func (c *Courier) saveAcked(id [16]byte, out *holding) {
+	bitmap := out.bitmap()
 	if err := c.cfg.Store.UpdateOutbox(id, func(o *store.OutboxMessage) error {
 		o.Acked = bitmap
-		o.Fragments = out.Total()
+		o.Fragments = out.total
 		return nil
 	}); err != nil {
 		c.log.Warn("outgoing message not updated", "err", err)
