@@ -281,9 +281,13 @@ func (c *cluster) startChain(ctx context.Context) error {
 }
 
 // tokensPerNode is what each node receives: its channels' funding and
-// SpareTokens.
+// SpareTokens, or one channel's funding when that is more (a node can always
+// open one more channel like its others).
 func (c *cluster) tokensPerNode() *big.Int {
 	t := new(big.Int).Mul(c.cfg.ChannelFunding, big.NewInt(int64(c.cfg.channelsPerNode())))
+	if c.cfg.ChannelFunding.Cmp(SpareTokens) > 0 {
+		return t.Add(t, c.cfg.ChannelFunding)
+	}
 	return t.Add(t, SpareTokens)
 }
 

@@ -59,7 +59,8 @@ var (
 	// DefaultChannelFunding is what every channel of the mesh is funded
 	// with: 100 tokens, enough for 10,000 relayer payments of 0.01.
 	DefaultChannelFunding = token.Tokens(100).Big()
-	// SpareTokens is what every node holds beyond its channels' funding.
+	// SpareTokens is what every node holds beyond its channels' funding, at
+	// least (one channel's funding when that is more).
 	SpareTokens = token.Tokens(100).Big()
 	// NativeFunding is every node's native balance at genesis, for gas:
 	// 100 coins pay for far more transactions than a local test sends.
