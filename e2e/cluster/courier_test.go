@@ -232,18 +232,13 @@ func TestKillDuringLongTransfer(t *testing.T) {
 		// slow, when set, delays the packets it relays (3 s on average) and is killed after the
 		// victim, which is killed once the sender holds a partial acknowledgement.
 		slow *node
-		// knownFailure, when set, skips the case unless RELAY_E2E_KNOWN_FAILURES=1.
-		knownFailure string
 	}{
-		{"recipient after a partial acknowledgement", recipient, &slow, ""},
-		{"sender", sender, nil, ""},
-		{"relayer", relayer, nil, ""},
-		{"recipient", recipient, nil, ""},
+		{"recipient after a partial acknowledgement", recipient, &slow},
+		{"sender", sender, nil},
+		{"relayer", relayer, nil},
+		{"recipient", recipient, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.knownFailure != "" && os.Getenv("RELAY_E2E_KNOWN_FAILURES") != "1" {
-				t.Skip("known failure (RELAY_E2E_KNOWN_FAILURES=1 runs it): " + tc.knownFailure)
-			}
 			c.t = t
 			defer func() { c.t = nil }()
 			c.awaitMesh()
