@@ -161,10 +161,10 @@ func TestLongMessagesUnderLoss(t *testing.T) {
 }
 
 // lossRuns returns the drop probabilities TestLongMessagesUnderLoss runs, the reset intervals
-// (every nth segment from another node) and the messages it sends in each run: drops of 1 % and
-// 5 %, a reset of every 1000th packet (from the 500th: one or two a host), 5 messages; RELAY_E2E_LOSS (probabilities, e.g. 0.2,0.4),
-// RELAY_E2E_RESETS (intervals, e.g. 300,100; "none" for either) and RELAY_E2E_LOSS_MESSAGES
-// choose others.
+// (every nth packet from another node) and the messages it sends in each run: drops of 1 % and
+// 5 %, a reset of every 1000th packet (from the 500th: one or two a host), 5 messages.
+// RELAY_E2E_LOSS (probabilities, e.g. 0.2,0.4), RELAY_E2E_RESETS (intervals, e.g. 600,300;
+// "none" for either) and RELAY_E2E_LOSS_MESSAGES choose others.
 func lossRuns(t *testing.T) (losses []float64, resets []int, messages int) {
 	t.Helper()
 	losses, resets, messages = []float64{0.01, 0.05}, []int{1000}, 5
