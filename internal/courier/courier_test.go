@@ -144,7 +144,7 @@ func TestFailsAfterItsRounds(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "the message failed", func() bool { return len(a.eventsOf(StateFailed)) == 1 })
 	m, err := a.c.Status(id)
-	if err != nil || m.State != StateFailed || m.Reason == "" || m.Attempts != 3 {
+	if err != nil || m.State != StateFailed || m.Reason == "" || m.Attempts != 3 || m.Fragments != 5 {
 		t.Fatalf("status %+v, %v", m, err)
 	}
 }

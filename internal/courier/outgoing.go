@@ -80,6 +80,7 @@ func (c *Courier) deliver(ctx context.Context, id [16]byte) {
 		}
 		if err := c.cfg.Store.UpdateOutbox(id, func(o *store.OutboxMessage) error {
 			o.Attempts = round + 1
+			o.Fragments = len(frags)
 			o.Updated = c.cfg.Now()
 			if o.State == StateQueued && !sentAt.IsZero() {
 				o.State = StateSent
