@@ -66,6 +66,8 @@ type Config struct {
 	MixDelayMax       time.Duration // cap of each per-hop delay, at most 30 s (relay.MaxMixDelay); 0: min + 10 × the mean, at most 30 s (relay.MixingFor)
 	CoverRate         float64       // initial coverRate setting: loop cover packets per second (0 to settings.MaxCoverRate; 0: off)
 	SendRate          float64       // initial sendRate setting: the constant-rate stream's packets per second (0 to settings.MaxSendRate; 0: off)
+	AutoRedeem        bool          // initial autoRedeem setting
+	AutoFund          bool          // initial autoFund setting: top up outgoing channels below half of channelFunding
 	Relayers          int           // initial relayers setting: relayers of the node's own paths (settings.MinRelayers to settings.MaxRelayers; 0: the default)
 	ShutdownTimeout   time.Duration
 	Strategy          string        // initial channel strategy setting: passive (default) or promiscuous
@@ -89,6 +91,7 @@ var defaults = settings.Defaults()
 func (c Config) InitialSettings() (settings.Values, error) {
 	v := settings.Defaults()
 	v.MixDelayMean, v.CoverRate, v.SendRate = c.MixDelayMean, c.CoverRate, c.SendRate
+	v.AutoRedeem, v.AutoFund = c.AutoRedeem, c.AutoFund
 	if c.Relayers != 0 {
 		v.Relayers = c.Relayers
 	}
@@ -205,7 +208,9 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.IntVar(&c.Relayers, "relayers", defaults.Relayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried) (until the relayers setting is changed over the API or console: then the stored value wins)", settings.MinRelayers, settings.MaxRelayers))
 	fs.StringVar(&c.Strategy, "strategy", string(defaults.Strategy), "channel strategy, passive or promiscuous (until the strategy setting is changed over the API or console: then the stored value wins)")
 	fs.IntVar(&c.MaxChannels, "maxChannels", defaults.MaxChannels, fmt.Sprintf("outgoing channels the promiscuous strategy keeps open, 1 to %d (until the maxChannels setting is changed over the API or console)", settings.MaxChannelsLimit))
-	fs.StringVar(&c.ChannelFunding, "channelFunding", defaults.ChannelFunding.String(), "tokens each channel the strategy opens is funded with (until the channelFunding setting is changed over the API or console)")
+	fs.StringVar(&c.ChannelFunding, "channelFunding", defaults.ChannelFunding.String(), "tokens each channel the strategy opens is funded with, and what --autoFund tops a channel up to (until the channelFunding setting is changed over the API or console)")
+	fs.BoolVar(&c.AutoRedeem, "autoRedeem", defaults.AutoRedeem, "redeem acknowledged tickets by themselves past the autoRedeemCount or autoRedeemValue setting (until the autoRedeem setting is changed over the API or console)")
+	fs.BoolVar(&c.AutoFund, "autoFund", defaults.AutoFund, "top up an outgoing channel to --channelFunding once its balance fell below half of it, from the node's token balance (until the autoFund setting is changed over the API or console)")
 	fs.DurationVar(&c.StrategyInterval, "strategyInterval", 30*time.Second, "time between channel strategy ticks")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")

@@ -100,20 +100,36 @@ func (o *Operations) OpenChannel(ctx context.Context, dst common.Address, amount
 	if ch, ok := o.Channels.Channel(o.Self, dst); ok && ch.Status != channels.Closed {
 		return id, tx, fmt.Errorf("%w: the channel to %s is %s", ErrChannelAlreadyOpen, dst.Hex(), ch.Status)
 	}
-	balance, err := o.Chain.TokenBalance(ctx, o.Self)
-	if err != nil {
-		return id, tx, FromChain(err)
-	}
-	if amount.Cmp(balance) > 0 {
-		return id, tx, fmt.Errorf("%w: amount %s is more than the token balance %s", ErrNotEnoughBalance, o.Amount(false, amount), o.Amount(false, balance))
-	}
-	if tx, err = o.Chain.FundChannel(ctx, dst, amount); err != nil {
-		return id, tx, FromChain(err)
-	}
-	if err := o.synced(ctx); err != nil {
+	if tx, err = o.fund(ctx, dst, amount); err != nil {
 		return id, tx, err
 	}
 	return channels.IDOf(o.Self, dst), tx, nil
+}
+
+// fund funds the channel to dst with amount from the token balance (ErrNotEnoughBalance when that
+// is lower) and waits until the node's view has it.
+func (o *Operations) fund(ctx context.Context, dst common.Address, amount *big.Int) (tx common.Hash, err error) {
+	balance, err := o.Chain.TokenBalance(ctx, o.Self)
+	if err != nil {
+		return tx, FromChain(err)
+	}
+	if amount.Cmp(balance) > 0 {
+		return tx, fmt.Errorf("%w: amount %s is more than the token balance %s", ErrNotEnoughBalance, o.Amount(false, amount), o.Amount(false, balance))
+	}
+	if tx, err = o.Chain.FundChannel(ctx, dst, amount); err != nil {
+		return tx, FromChain(err)
+	}
+	return tx, o.synced(ctx)
+}
+
+// TopUpChannel adds amount to the open outgoing channel to dst (ErrChannelNotFound when it is not
+// open), from the node's token balance (ErrNotEnoughBalance when that is lower), and waits until
+// the node's view has it.
+func (o *Operations) TopUpChannel(ctx context.Context, dst common.Address, amount *big.Int) (tx common.Hash, err error) {
+	if ch, ok := o.Channels.Channel(o.Self, dst); !ok || ch.Status != channels.Open {
+		return tx, fmt.Errorf("%w: no open channel to %s", ErrChannelNotFound, dst.Hex())
+	}
+	return o.fund(ctx, dst, amount)
 }
 
 // CloseChannel closes the channel with other: outgoing (this node → other) in two steps, first

@@ -82,6 +82,12 @@ func (w ChannelWorld) Open(ctx context.Context, peer common.Address, amount *big
 	return err
 }
 
+// TopUp implements strategy.World.
+func (w ChannelWorld) TopUp(ctx context.Context, peer common.Address, amount *big.Int) error {
+	_, err := w.Ops.TopUpChannel(ctx, peer, amount)
+	return err
+}
+
 // Close implements strategy.World.
 func (w ChannelWorld) Close(ctx context.Context, peer common.Address) error {
 	_, _, err := w.Ops.CloseChannel(ctx, peer, true)

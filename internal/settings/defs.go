@@ -35,7 +35,11 @@ func Defaults() Values {
 		Strategy:    strategy.Passive,
 		MaxChannels: strategy.DefaultMaxChannels,
 		// 1,000 relayer payments of 0.01.
-		ChannelFunding:  token.Tokens(10),
+		ChannelFunding: token.Tokens(10),
+		// Tokens circulate by themselves: what the node earns relaying is redeemed and funds its
+		// channels again, which the constant-rate stream spends (docs/TRAFFIC.md, "Price").
+		AutoRedeem:      true,
+		AutoFund:        true,
 		AutoRedeemCount: 100,
 		AutoRedeemValue: token.One,
 		// An automatic redemption spends at most 5 % of what it redeems on gas.
@@ -44,7 +48,10 @@ func Defaults() Values {
 		// observer who times one message at a time, at a p50 of about 300 ms.
 		MixDelayMean: 100 * time.Millisecond,
 		CoverRate:    1,
-		Relayers:     3,
+		// What PRIVACY.md measured to hide who sends and receives from a patient observer at a
+		// p50 of about 410 ms (issue 26).
+		SendRate: 10,
+		Relayers: 3,
 		// 64 KiB: some 140 packets at 470 bytes of text each.
 		MaxMessageBytes: 64 << 10,
 	}
@@ -146,12 +153,15 @@ var defs = []Def{
 	intDef("maxChannels", about{what: "outgoing channels the promiscuous strategy keeps open", flag: "maxChannels",
 		applies: appliesStrategy}, 1, MaxChannelsLimit,
 		func(v *Values) *int { return &v.MaxChannels }),
-	amountDef("channelFunding", about{what: "what each channel the strategy opens is funded with", flag: "channelFunding",
-		applies: "the next channel the strategy opens"},
+	amountDef("channelFunding", about{what: "what each channel the strategy opens is funded with, and what autoFund tops a channel up to", flag: "channelFunding",
+		applies: "the next channel the strategy opens or tops up"},
 		func(v *Values) *token.Amount { return &v.ChannelFunding }),
 	boolDef("autoRedeem", about{what: "redeem acknowledged tickets by themselves past autoRedeemCount or autoRedeemValue; a closing incoming channel's tickets are redeemed whatever this says",
-		applies: appliesRedeem},
+		flag: "autoRedeem", applies: appliesRedeem},
 		func(v *Values) *bool { return &v.AutoRedeem }),
+	boolDef("autoFund", about{what: "top up an open outgoing channel to a reachable peer to channelFunding once its balance fell below half of it, from the node's token balance, under either strategy (docs/TRAFFIC.md, \"Price\")",
+		flag: "autoFund", applies: appliesStrategy},
+		func(v *Values) *bool { return &v.AutoFund }),
 	intDef("autoRedeemCount", about{what: "unredeemed tickets that make autoRedeem redeem", rng: "0: no count limit",
 		applies: appliesRedeem}, 0, MaxAutoRedeemCount,
 		func(v *Values) *int { return &v.AutoRedeemCount }),

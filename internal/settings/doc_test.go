@@ -48,7 +48,7 @@ func TestFlags(t *testing.T) {
 	}
 	// A value other than the default for every setting a flag sets.
 	other := map[string]string{"strategy": "promiscuous", "maxChannels": "3", "channelFunding": "2.5",
-		"mixDelayMean": "50ms", "coverRate": "2", "relayers": "2", "sendRate": "5"}
+		"mixDelayMean": "50ms", "coverRate": "2", "relayers": "2", "sendRate": "5", "autoRedeem": "false", "autoFund": "false"}
 	var flagged []string
 	for _, d := range settings.Defs() {
 		if d.Flag == "" {
@@ -60,7 +60,7 @@ func TestFlags(t *testing.T) {
 			t.Errorf("%s: the test has no value for --%s", d.Name, d.Flag)
 			continue
 		}
-		c, err := config.Parse([]string{"--" + d.Flag, text}, func(string) string { return "" }, io.Discard)
+		c, err := config.Parse([]string{"--" + d.Flag + "=" + text}, func(string) string { return "" }, io.Discard)
 		if err != nil {
 			t.Errorf("--%s %s: %v", d.Flag, text, err)
 			continue

@@ -35,6 +35,7 @@ type Values struct {
 	MaxChannels      int
 	ChannelFunding   token.Amount
 	AutoRedeem       bool
+	AutoFund         bool // top up outgoing channels below half of ChannelFunding
 	AutoRedeemCount  int
 	AutoRedeemValue  token.Amount
 	// AutoRedeemMaxGasShare is the most an automatic redemption's gas may cost as a share of the
@@ -249,7 +250,7 @@ func (v Values) RedeemPolicy() strategy.RedeemPolicy {
 func (v Values) Policy() strategy.Policy {
 	depleted := tickets.PaddedAmount(v.Relayers, tickets.PadMax)
 	return strategy.Policy{Strategy: v.Strategy, MaxChannels: v.MaxChannels, ChannelFunding: v.ChannelFunding.Big(),
-		DepletedBelow: depleted.ToBig()}
+		DepletedBelow: depleted.ToBig(), TopUp: v.AutoFund}
 }
 
 // SetText returns v with one setting set from its text form (the admin console's and the

@@ -808,6 +808,26 @@ func (w world) Open(_ context.Context, peer common.Address, amt *big.Int) error 
 	return nil
 }
 
+func (w world) TopUp(_ context.Context, peer common.Address, amt *big.Int) error {
+	s, n := w.s, w.s.nodes[w.i]
+	j, ok := s.byAddr[peer]
+	var c *channel
+	if ok {
+		c = s.outChannel(w.i, j)
+	}
+	switch {
+	case c == nil || c.state != open:
+		return fmt.Errorf("top up %s: %w", peer.Hex(), errNoChannel)
+	case n.balance.Cmp(amt) < 0:
+		return fmt.Errorf("top up %s: balance too low", peer.Hex())
+	}
+	n.balance.Sub(n.balance, amt)
+	var add uint256.Int
+	add.SetFromBig(amt)
+	c.balance.Add(&c.balance, &add)
+	return nil
+}
+
 func (w world) Close(_ context.Context, peer common.Address) error {
 	s, n := w.s, w.s.nodes[w.i]
 	j, ok := s.byAddr[peer]

@@ -15,6 +15,10 @@ import (
 // DefaultInterval is how often a Runner decides (the original node's strategy tick was 60 s).
 const DefaultInterval = 30 * time.Second
 
+// DefaultTopUpInterval is how often a Runner looks for channels to top up between its ticks: a
+// node streaming at 10 packets a second spends about 0.65 tokens a second through its channels.
+const DefaultTopUpInterval = 5 * time.Second
+
 // World is what a Runner reads and changes; the node implements it over its chain client,
 // channel graph and transport.
 type World interface {
@@ -25,6 +29,8 @@ type World interface {
 	// Close initiates the closure of the outgoing channel to peer, or finalizes it once its
 	// closure period is over.
 	Close(ctx context.Context, peer common.Address) error
+	// TopUp adds amount to the open outgoing channel to peer.
+	TopUp(ctx context.Context, peer common.Address, amount *big.Int) error
 }
 
 // RunnerConfig configures a Runner. Policy and World are required.
@@ -35,6 +41,9 @@ type RunnerConfig struct {
 	World  World
 	// Interval is the time between ticks (DefaultInterval); the first tick is at once.
 	Interval time.Duration
+	// TopUpInterval is the time between the top-up ticks in between (DefaultTopUpInterval, at
+	// most Interval), which only top up channels.
+	TopUpInterval time.Duration
 	// Rand picks among eligible peers (a random source when nil).
 	Rand *rand.Rand
 	// Logger receives what the strategy did (slog.Default() when nil).
@@ -50,6 +59,8 @@ type RunnerConfig struct {
 type Runner struct {
 	cfg   RunnerConfig
 	peers map[common.Address]bool // the announced peers at the last tick
+	// held are the peers whose top-up failed, until when no top-up is tried again.
+	held map[common.Address]time.Time
 }
 
 // ErrBadRunner means a required RunnerConfig field is missing.
@@ -63,13 +74,17 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultInterval
 	}
+	if cfg.TopUpInterval <= 0 {
+		cfg.TopUpInterval = DefaultTopUpInterval
+	}
+	cfg.TopUpInterval = min(cfg.TopUpInterval, cfg.Interval)
 	if cfg.Rand == nil {
 		cfg.Rand = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Runner{cfg: cfg}, nil
+	return &Runner{cfg: cfg, held: map[common.Address]time.Time{}}, nil
 }
 
 // Run ticks until ctx ends; it returns nil then. Failures of one tick are logged and retried at
@@ -77,15 +92,34 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 func (r *Runner) Run(ctx context.Context) error {
 	t := time.NewTicker(r.cfg.Interval)
 	defer t.Stop()
+	up := time.NewTicker(r.cfg.TopUpInterval)
+	defer up.Stop()
 	for {
 		r.Tick(ctx)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		case <-r.cfg.Kick:
+	between:
+		for {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-t.C:
+				break between
+			case <-r.cfg.Kick:
+				break between
+			case <-up.C:
+				r.TopUpTick(ctx)
+			}
 		}
 	}
+}
+
+// TopUpTick tops up the channels that need it and does nothing else (the ticks in between).
+func (r *Runner) TopUpTick(ctx context.Context) ([]Action, []error) {
+	p := r.cfg.Policy()
+	if !p.TopUp {
+		return nil, nil
+	}
+	p.Strategy = Passive
+	return r.decide(ctx, p)
 }
 
 // settled reports whether peers are the ones of the last tick, and remembers them.
@@ -104,9 +138,14 @@ func (r *Runner) settled(peers []Peer) bool {
 // when it succeeded).
 func (r *Runner) Tick(ctx context.Context) ([]Action, []error) {
 	p := r.cfg.Policy()
-	if p.WithDefaults().Strategy == Passive {
+	if p.WithDefaults().Strategy == Passive && !p.TopUp {
 		return nil, nil
 	}
+	return r.decide(ctx, p)
+}
+
+// decide reads the State, decides under p and carries the actions out.
+func (r *Runner) decide(ctx context.Context, p Policy) ([]Action, []error) {
 	st, err := r.cfg.World.State(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -114,8 +153,16 @@ func (r *Runner) Tick(ctx context.Context) ([]Action, []error) {
 		}
 		return nil, nil
 	}
+	now := time.Now()
+	for a, until := range r.held {
+		if now.After(until) {
+			delete(r.held, a)
+		} else {
+			st.Busy = append(st.Busy, a)
+		}
+	}
 	actions := Decide(p, st, r.cfg.Rand)
-	if !r.settled(st.Peers) {
+	if p.WithDefaults().Strategy != Passive && !r.settled(st.Peers) {
 		actions = slices.DeleteFunc(actions, func(a Action) bool { return a.Kind == Open })
 	}
 	errs := make([]error, len(actions))
@@ -129,11 +176,20 @@ func (r *Runner) Tick(ctx context.Context) ([]Action, []error) {
 			errs[i] = r.cfg.World.Open(ctx, a.Peer, a.Amount)
 		case Close:
 			errs[i] = r.cfg.World.Close(ctx, a.Peer)
+		case TopUp:
+			if errs[i] = r.cfg.World.TopUp(ctx, a.Peer, a.Amount); errs[i] != nil {
+				r.held[a.Peer] = now.Add(r.cfg.Interval)
+			}
 		}
 		if errs[i] != nil {
 			r.cfg.Logger.Warn("strategy: "+a.Kind.String()+" channel failed", "peer", a.Peer.Hex(), "reason", a.Reason, "err", errs[i])
 		} else {
-			r.cfg.Logger.Info("strategy: "+a.Kind.String()+" channel", "strategy", string(p.Strategy), "peer", a.Peer.Hex(), "reason", a.Reason)
+			// A streaming node tops a channel up every few seconds: that is no news.
+			level := slog.LevelInfo
+			if a.Kind == TopUp {
+				level = slog.LevelDebug
+			}
+			r.cfg.Logger.Log(ctx, level, "strategy: "+a.Kind.String()+" channel", "strategy", string(p.Strategy), "peer", a.Peer.Hex(), "reason", a.Reason)
 		}
 	}
 	return actions, errs

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ethereum/go-ethereum/common"
 )
@@ -20,6 +21,20 @@ type world struct {
 	open     map[common.Address]*big.Int
 	failOpen map[common.Address]bool
 	opens    int
+	failUp   bool
+	topUps   int
+}
+
+func (w *world) TopUp(_ context.Context, p common.Address, amount *big.Int) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.topUps++
+	if w.failUp {
+		return errors.New("chain says no")
+	}
+	w.balance.Sub(w.balance, amount)
+	w.open[p] = new(big.Int).Add(w.open[p], amount)
+	return nil
 }
 
 func (w *world) State(context.Context) (State, error) {
@@ -112,6 +127,35 @@ func TestRunnerConverges(t *testing.T) {
 	r.Tick(t.Context())
 	if len(w.open) != 4 {
 		t.Fatalf("channel to an unreachable peer kept, or not replaced: %d open", len(w.open))
+	}
+}
+
+// TestRunnerTopsUp: the top-up ticks only top up, even under promiscuous; a failed top-up is not
+// tried again before the next full interval.
+func TestRunnerTopsUp(t *testing.T) {
+	w := &world{balance: tok(100), open: map[common.Address]*big.Int{addr(1): tok(2)}, failUp: true,
+		peers: []Peer{{Address: addr(1), Quality: 1}, {Address: addr(2), Quality: 1}}}
+	policy := Policy{Strategy: Promiscuous, MaxChannels: 4, ChannelFunding: tok(10), TopUp: true}
+	r, err := NewRunner(RunnerConfig{Policy: func() Policy { return policy }, World: w, Interval: time.Hour,
+		Rand: rand.New(rand.NewPCG(1, 2)), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if as, errs := r.TopUpTick(t.Context()); len(as) != 1 || as[0].Kind != TopUp || errs[0] == nil || w.opens != 0 {
+		t.Fatalf("top-up tick: %+v %v (%d opens)", as, errs, w.opens)
+	}
+	w.failUp = false
+	if as, _ := r.TopUpTick(t.Context()); len(as) != 0 || w.topUps != 1 {
+		t.Fatalf("a failed top-up was tried again at once: %+v", as)
+	}
+	r.held[addr(1)] = time.Now().Add(-time.Second) // the interval passed
+	if as, errs := r.TopUpTick(t.Context()); len(as) != 1 || errs[0] != nil || w.open[addr(1)].Cmp(tok(10)) != 0 {
+		t.Fatalf("top-up after the hold: %+v %v, channel %v", as, errs, w.open[addr(1)])
+	}
+	policy.TopUp = false
+	w.open[addr(1)] = tok(1)
+	if as, _ := r.TopUpTick(t.Context()); len(as) != 0 {
+		t.Fatalf("topped up with TopUp off: %+v", as)
 	}
 }
 

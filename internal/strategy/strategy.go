@@ -17,6 +17,12 @@
 //
 // It also finalizes the closure of its outgoing channels once their closure period is over, so
 // that their balance returns. Passive opens and closes nothing.
+//
+// Top-ups (Policy.TopUp, under either strategy): an open outgoing channel to a reachable peer whose
+// balance fell below half of ChannelFunding is funded back up to ChannelFunding from the node's
+// token balance, before any channel is opened, so that a node that spends through its channels
+// all the time (the constant-rate stream) keeps paying while auto-redeem brings back what it earns
+// relaying (docs/TRAFFIC.md, "Price"). A depleted channel that is topped up is not closed.
 package strategy
 
 import (
@@ -75,6 +81,9 @@ type Policy struct {
 	CloseQuality float64
 	// MaxOpensPerTick bounds the channels one Decide opens.
 	MaxOpensPerTick int
+	// TopUp funds an open outgoing channel back up to ChannelFunding once its balance fell below
+	// half of it (under Passive too).
+	TopUp bool
 }
 
 // WithDefaults fills the zero fields of p with the defaults.
@@ -135,6 +144,7 @@ type Kind int
 const (
 	Open Kind = iota + 1
 	Close
+	TopUp
 )
 
 func (k Kind) String() string {
@@ -143,34 +153,49 @@ func (k Kind) String() string {
 		return "open"
 	case Close:
 		return "close"
+	case TopUp:
+		return "top up"
 	}
 	return fmt.Sprintf("Kind(%d)", int(k))
 }
 
-// Action is one channel to open (funded with Amount) or close.
+// Action is one channel to open (funded with Amount), top up (by Amount) or close.
 type Action struct {
 	Kind   Kind
 	Peer   common.Address
-	Amount *big.Int // Open only
+	Amount *big.Int // Open and TopUp only
 	// Reason says why, for the log.
 	Reason string
 }
 
-// Decide returns what p does in st: closes first, then opens; r picks among the eligible peers.
+// Decide returns what p does in st: closes first, then top-ups, then opens; r picks among the
+// eligible peers. Under Passive it returns the top-ups only.
 func Decide(p Policy, st State, r *rand.Rand) []Action {
 	p = p.WithDefaults()
-	if p.Strategy != Promiscuous || p.ChannelFunding == nil || p.ChannelFunding.Sign() <= 0 {
+	if p.ChannelFunding == nil || p.ChannelFunding.Sign() <= 0 {
 		return nil
 	}
 	quality := make(map[common.Address]float64, len(st.Peers))
 	for _, pe := range st.Peers {
 		quality[pe.Address] = pe.Quality
 	}
-	var out []Action
+	left := new(big.Int)
+	if st.Balance != nil {
+		left.Set(st.Balance)
+	}
 	busy := map[common.Address]bool{}
 	for _, a := range st.Busy {
 		busy[a] = true
 	}
+	ups := topUps(p, st, quality, busy, left)
+	if p.Strategy != Promiscuous {
+		return ups
+	}
+	topped := map[common.Address]bool{}
+	for _, a := range ups {
+		topped[a.Peer] = true
+	}
+	var out []Action
 	for _, a := range st.Finalizable {
 		busy[a] = true
 		out = append(out, Action{Kind: Close, Peer: a, Reason: "closure period over"})
@@ -180,6 +205,8 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 		busy[c.Peer] = true
 		q, known := quality[c.Peer]
 		switch {
+		case topped[c.Peer]:
+			kept++
 		case c.Balance == nil || c.Balance.Sign() == 0 || (p.DepletedBelow != nil && c.Balance.Cmp(p.DepletedBelow) < 0):
 			out = append(out, Action{Kind: Close, Peer: c.Peer, Reason: "depleted"})
 		case !known || q < p.CloseQuality:
@@ -188,6 +215,7 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 			kept++
 		}
 	}
+	out = append(out, ups...)
 	var candidates []Peer
 	for _, pe := range st.Peers {
 		if !busy[pe.Address] && pe.Quality >= p.OpenQuality {
@@ -196,10 +224,6 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 	}
 	// A stable order before drawing, so that r alone decides.
 	slices.SortFunc(candidates, func(a, b Peer) int { return a.Address.Cmp(b.Address) })
-	left := new(big.Int)
-	if st.Balance != nil {
-		left.Set(st.Balance)
-	}
 	for opens := 0; len(candidates) > 0 && opens < p.MaxOpensPerTick && kept < p.MaxChannels && left.Cmp(p.ChannelFunding) >= 0; opens++ {
 		i := draw(candidates, r)
 		pe := candidates[i]
@@ -208,6 +232,33 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 			Reason: fmt.Sprintf("quality %.2f, %d incoming channels", pe.Quality, pe.Incoming)})
 		left.Sub(left, p.ChannelFunding)
 		kept++
+	}
+	return out
+}
+
+// topUps returns the top-ups of p in st, paid from left (which it lowers): every open channel to a
+// reachable peer that is not busy, whose balance is below half of ChannelFunding, in the order of
+// st.Open, while left pays for bringing it back to ChannelFunding.
+func topUps(p Policy, st State, quality map[common.Address]float64, busy map[common.Address]bool, left *big.Int) []Action {
+	if !p.TopUp {
+		return nil
+	}
+	half := new(big.Int).Rsh(p.ChannelFunding, 1)
+	var out []Action
+	for _, c := range st.Open {
+		balance := c.Balance
+		if balance == nil {
+			balance = new(big.Int)
+		}
+		if q, known := quality[c.Peer]; !known || q < p.CloseQuality || busy[c.Peer] || balance.Cmp(half) >= 0 {
+			continue
+		}
+		amount := new(big.Int).Sub(p.ChannelFunding, balance)
+		if left.Cmp(amount) < 0 {
+			continue
+		}
+		left.Sub(left, amount)
+		out = append(out, Action{Kind: TopUp, Peer: c.Peer, Amount: amount, Reason: "below half of channelFunding"})
 	}
 	return out
 }

@@ -119,6 +119,62 @@ func TestDecide(t *testing.T) {
 	}
 }
 
+// TestDecideTopsUp: under either strategy, with TopUp, a channel to a reachable peer below half of
+// ChannelFunding is brought back to ChannelFunding from the balance; a channel above half, to an
+// unreachable or busy peer, or one the balance cannot pay for is left; a topped-up channel is
+// not closed as depleted, and what the top-ups take is not spent on openings.
+func TestDecideTopsUp(t *testing.T) {
+	peers := []Peer{{Address: addr(1), Quality: 1}, {Address: addr(2), Quality: 1}, {Address: addr(3), Quality: 0.05},
+		{Address: addr(4), Quality: 1}, {Address: addr(5), Quality: 1}}
+	low := []Channel{{Peer: addr(1), Balance: tok(4)}, {Peer: addr(2), Balance: tok(6)}, {Peer: addr(3), Balance: tok(1)},
+		{Peer: addr(4), Balance: nil}}
+	want := map[common.Address]*big.Int{addr(1): tok(6), addr(4): tok(10)}
+	for _, tc := range []struct {
+		name    string
+		policy  Policy
+		balance *big.Int
+		busy    []common.Address
+		ups     map[common.Address]*big.Int
+		opens   int
+	}{
+		{name: "passive without TopUp does nothing", policy: Policy{Strategy: Passive, ChannelFunding: tok(10)}, balance: tok(100)},
+		{name: "passive", policy: Policy{Strategy: Passive, ChannelFunding: tok(10), TopUp: true}, balance: tok(100), ups: want},
+		{name: "not what the balance cannot pay", policy: Policy{Strategy: Passive, ChannelFunding: tok(10), TopUp: true},
+			balance: tok(9), ups: map[common.Address]*big.Int{addr(1): tok(6)}},
+		{name: "not a busy peer", policy: Policy{Strategy: Passive, ChannelFunding: tok(10), TopUp: true},
+			balance: tok(100), busy: []common.Address{addr(4)}, ups: map[common.Address]*big.Int{addr(1): tok(6)}},
+		{name: "promiscuous tops up before it opens", policy: Policy{Strategy: Promiscuous, MaxChannels: 8, ChannelFunding: tok(10),
+			DepletedBelow: tok(1), TopUp: true}, balance: tok(26), ups: want, opens: 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := State{Balance: tc.balance, Peers: peers, Open: low, Busy: tc.busy}
+			as := Decide(tc.policy, st, rand.New(rand.NewPCG(1, 1)))
+			got := map[common.Address]*big.Int{}
+			for _, a := range as {
+				switch a.Kind {
+				case TopUp:
+					got[a.Peer] = a.Amount
+				case Close:
+					if a.Peer != addr(3) { // the unreachable one
+						t.Fatalf("closed %s: %+v", a.Peer, as)
+					}
+				}
+			}
+			if len(got) != len(tc.ups) {
+				t.Fatalf("top-ups %v, want %v", got, tc.ups)
+			}
+			for p, amt := range tc.ups {
+				if got[p] == nil || got[p].Cmp(amt) != 0 {
+					t.Fatalf("top-up of %s: %v, want %v", p, got[p], amt)
+				}
+			}
+			if n := count(as, Open); n != tc.opens {
+				t.Fatalf("%d opens, want %d: %+v", n, tc.opens, as)
+			}
+		})
+	}
+}
+
 // TestDecideSpreads: different random sources pick different peers, so a network of promiscuous
 // nodes does not pile its channels on the same few.
 func TestDecideSpreads(t *testing.T) {
