@@ -94,6 +94,8 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.DurationVar(&cfg.MixDelayMax, "mixDelayMax", cfg.MixDelayMax, "every node's cap of each per-hop mixing delay (0: 10 × --mixDelayMean, at most 30 s; with --mixDelayMean 0: uniform up to this)")
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's own messages and cover loops (2 or 3)")
 	fs.Float64Var(&cfg.CoverRate, "coverRate", cfg.CoverRate, "loop cover packets per second every node sends over random paths back to itself (0: none)")
+	fs.BoolVar(&cfg.AutoRedeem, "autoRedeem", cfg.AutoRedeem, "every node redeems its acknowledged tickets by itself (the autoRedeem setting)")
+	fs.BoolVar(&cfg.AutoFund, "autoFund", cfg.AutoFund, "every node tops its outgoing channels up to --channelFunding once below half of it (the autoFund setting)")
 	fs.Float64Var(&cfg.SendRate, "sendRate", cfg.SendRate, "packets per second of every node's constant-rate stream: messages in its Poisson slots, drop cover in the others, received messages re-emitted (0: off; docs/TRAFFIC.md)")
 	fs.Func("channelFunding", "tokens each channel of the mesh is funded with, whole or decimal (default 100)", func(v string) error {
 		amount, err := token.ParsePositive(v)

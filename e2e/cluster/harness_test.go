@@ -159,9 +159,10 @@ func startCluster(t *testing.T, extra ...string) *testCluster {
 		"--adminPortBase", strconv.Itoa(base+1+nodeCount),
 		"--p2pPortBase", strconv.Itoa(base+1+2*nodeCount),
 		"--mixDelayMean", "0", "--mixDelayMax", "5ms", // uniform 0-5 ms: quick tests
-		// Paths of two relayers and no cover traffic: the tests count tickets and amounts per
-		// message (TestObserver sets the defaults back through the settings).
-		"--relayers", "2", "--coverRate", "0",
+		// Paths of two relayers, no cover traffic, no stream and no automatic redemption or
+		// funding: the tests count tickets and amounts per message (TestObserver sets the
+		// defaults back through the settings; TestStreamAtDefaults runs with the defaults).
+		"--relayers", "2", "--coverRate", "0", "--sendRate", "0", "--autoRedeem=false", "--autoFund=false",
 	)
 	c.cmd.Args = append(c.cmd.Args, extra...)
 	c.netns = slices.Contains(extra, "--netns")

@@ -333,13 +333,16 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--coverRate", strconv.FormatFloat(c.cfg.CoverRate, 'f', -1, 64),
 		"--sendRate", strconv.FormatFloat(c.cfg.SendRate, 'f', -1, 64),
 		"--relayers", strconv.Itoa(cmp.Or(c.cfg.Relayers, settings.Defaults().Relayers)),
+		// What the strategy opens channels with and what autoFund tops them up to.
+		"--channelFunding", token.Of(c.cfg.ChannelFunding).String(),
+		"--autoRedeem=" + strconv.FormatBool(c.cfg.AutoRedeem), "--autoFund=" + strconv.FormatBool(c.cfg.AutoFund),
 	}
 	if c.cfg.ProfilePortBase != 0 {
 		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))
 	}
 	if c.cfg.Topology == Sparse {
 		args = append(args, "--strategy", "promiscuous", "--maxChannels", strconv.Itoa(c.cfg.MaxChannels),
-			"--channelFunding", token.Of(c.cfg.ChannelFunding).String(), "--strategyInterval", DefaultStrategyInterval.String(),
+			"--strategyInterval", DefaultStrategyInterval.String(),
 			"--heartbeatInterval", DefaultStrategyInterval.String())
 	}
 	return args

@@ -106,6 +106,9 @@ type Config struct {
 	CoverRate float64
 	// SendRate is every node's --sendRate: its constant-rate stream's packets per second (0: off).
 	SendRate float64
+	// AutoRedeem and AutoFund are every node's --autoRedeem and --autoFund: what it earns relaying
+	// is redeemed and tops its channels up to ChannelFunding.
+	AutoRedeem, AutoFund bool
 	// Relayers is every node's --relayers: relayers of its own messages and cover loops
 	// (0: settings.Defaults().Relayers).
 	Relayers int
@@ -162,6 +165,8 @@ func DefaultConfig() Config {
 		MixDelayMean:   settings.Defaults().MixDelayMean,
 		CoverRate:      settings.Defaults().CoverRate,
 		SendRate:       settings.Defaults().SendRate,
+		AutoRedeem:     settings.Defaults().AutoRedeem,
+		AutoFund:       settings.Defaults().AutoFund,
 		Relayers:       settings.Defaults().Relayers,
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,

@@ -56,6 +56,10 @@ func MinClosurePeriod(confirmations uint64, blockTime time.Duration) time.Durati
 	return time.Duration(confirmations+5)*blockTime + 30*time.Second
 }
 
+// whyThreshold is the reason of a routine automatic redemption: with the stream on, one every
+// few seconds, so Redeem logs it at debug level (the metrics count what it redeemed).
+const whyThreshold = "auto-redeem threshold reached"
+
 // Run carries out the strategy until ctx ends, then returns nil.
 func (a *AutoRedeem) Run(ctx context.Context) error {
 	every := a.Interval
@@ -139,7 +143,7 @@ func (a *AutoRedeem) redeemClosing(ctx context.Context, src common.Address, log 
 func (a *AutoRedeem) check(ctx context.Context, p strategy.RedeemPolicy, from *common.Address, log *slog.Logger) error {
 	var list []AckedTicket
 	var err error
-	why := "auto-redeem threshold reached"
+	why := whyThreshold
 	if from != nil {
 		why = "incoming channel closing"
 		list, err = a.Ledger.TicketsFrom(*from)

@@ -87,7 +87,11 @@ func (l *Ledger) Redeem(ctx context.Context, r Redeemer, from *common.Address, w
 		return RedeemReport{}, nil
 	}
 	log := l.log.With("why", why)
-	log.Info("redeeming tickets", "tickets", len(rows))
+	level := slog.LevelInfo
+	if why == whyThreshold {
+		level = slog.LevelDebug
+	}
+	log.Log(ctx, level, "redeeming tickets", "tickets", len(rows))
 	start := l.now()
 	rep, err := l.redeem(ctx, r, rows, log)
 	attrs := []any{"redeemed", rep.Redeemed, "value", token.Of(rep.Value.ToBig()).String(), "losing", rep.Losing,
@@ -95,7 +99,7 @@ func (l *Ledger) Redeem(ctx context.Context, r Redeemer, from *common.Address, w
 	if err != nil {
 		log.Warn("ticket redemption stopped", append(attrs, "err", err)...)
 	} else {
-		log.Info("tickets redeemed", attrs...)
+		log.Log(ctx, level, "tickets redeemed", attrs...)
 	}
 	return rep, err
 }
