@@ -71,6 +71,10 @@ func writeCosts(b *bytes.Buffer, v Values) {
 	first := mul(mean, rate)     // the cover's first tickets a second
 	net := mul(rat(least), rate) // what its relayers earn a second: the padding comes back
 	funding := rat(v.ChannelFunding)
+	stream := new(big.Rat)
+	stream.SetFloat64(v.SendRate)
+	streamFirst := mul(mean, stream)
+	streamNet := mul(rat(least), stream)
 	packets := "packets"
 	if v.CoverRate == 1 {
 		packets = "packet"
@@ -92,17 +96,26 @@ value divided by its win probability, and it pays that face as often as the prob
   tokens a second on average (what `+"`relayd_cover_tokens_spent_total`"+` grows by), %s a day. A loop
   ends at the node itself, so the padding comes back as a ticket it holds and can redeem: cover
   costs %s tokens a second net (%s a day), what its relayers earn.
+- **The stream** at the default `+"`sendRate`"+`, %s packets a second (drop cover in the slots no message
+  takes, docs/TRAFFIC.md): first tickets worth %s tokens a second on average (what
+  `+"`relayd_stream_tokens_spent_total`"+` grows by), %s a day. Its relayers net %s a second (%s a day);
+  the padding goes to the drop's random end, and as much comes back on average from the drops that
+  end at the node. At the network's average load a node relays %d packets for each it sends and
+  earns what its own packets pay their relayers: spent equals earned.
 - **Channels**: first tickets draw on the node's outgoing channels as they are signed, whatever is
   redeemed, so cover alone spends the default `+"`channelFunding`"+` (%s tokens) of channel balance in
-  about %s seconds. The promiscuous strategy keeps `+"`maxChannels`"+` (%d) channels funded with it (%s
-  tokens) and replaces each one it closes as depleted: below %s tokens, the largest first ticket
-  over %d relayers.
+  about %s seconds, the stream in about %s. `+"`autoRedeem`"+` (on) turns what the node earns relaying
+  into tokens and `+"`autoFund`"+` (on) tops every open outgoing channel below half of `+"`channelFunding`"+`
+  back up to it from them, so that tokens circulate. The promiscuous strategy keeps `+"`maxChannels`"+`
+  (%d) channels funded with it (%s tokens) and replaces each one it closes as depleted (below %s
+  tokens, the largest first ticket over %d relayers) when it cannot top it up.
 `,
 		price, tickets.PadMax, decimal3(pad),
 		v.Relayers, least, most, decimal3(mean), price, least,
 		decimal3(rate), packets, v.Relayers, decimal3(first), decimal3(mul(first, day)),
 		decimal3(net), decimal3(mul(net, day)),
-		v.ChannelFunding, seconds(funding, first),
+		decimal3(stream), decimal3(streamFirst), decimal3(mul(streamFirst, day)), decimal3(streamNet), decimal3(mul(streamNet, day)), v.Relayers,
+		v.ChannelFunding, seconds(funding, first), seconds(funding, streamFirst),
 		v.MaxChannels, decimal3(mul(funding, big.NewRat(int64(v.MaxChannels), 1))), most, v.Relayers)
 }
 
