@@ -16,7 +16,8 @@
 //     bounded memory, reports a message once when its last fragment arrives, remembers
 //     completed ids to suppress duplicates, gives the acknowledgement bitmap (Status) and hands
 //     out each ack block once (TakeAckBlock). It has no clock: every call takes the time.
-//   - Outgoing, at the sender, records which fragments an Ack acknowledged and which remain.
+//   - Ack, the recipient's acknowledgement: a bitmap of the fragments it holds (Has), and
+//     whether the message is whole and stored (Complete). The sender goes by the newest one.
 //
 // The engine that sends rounds, times out and retries is not here. The package is pure: no I/O,
 // no clock, no randomness (the caller draws message IDs from crypto/rand), no globals. It imports

@@ -36,8 +36,8 @@ var (
 	// piece is not stored.
 	ErrFull = errors.New("fragment: reassembly buffer full")
 
-	// ErrKind is returned by Reassembler.Add for an Ack: acknowledgements are the sender's
-	// (Outgoing.Apply), not the reassembler's.
+	// ErrKind is returned by Reassembler.Add for an Ack: acknowledgements are the sender's,
+	// not the reassembler's.
 	ErrKind = errors.New("fragment: frame kind not handled here")
 
 	// ErrLimits is returned by NewReassembler for limits that are not all positive.

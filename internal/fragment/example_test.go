@@ -15,7 +15,6 @@ func Example() {
 	texts, _ := fragment.Split(id, body, nil, 500)
 	ackBlock := bytes.Repeat([]byte{0xab}, 960) // from the packet layer in a real sender
 	parts, _ := fragment.AckBlockParts(id, 0, ackBlock, 500)
-	out, _ := fragment.NewOutgoing(id, len(texts))
 	fmt.Println(len(texts), "fragments,", len(parts), "ack block parts")
 
 	r, _ := fragment.NewReassembler(fragment.DefaultLimits())
@@ -33,10 +32,16 @@ func Example() {
 	fmt.Println("ack of", len(text), "bytes")
 
 	f, _ := fragment.Decode(text)
-	fmt.Println(len(out.Apply(f.(fragment.Ack))), "fragments acknowledged, done:", out.Done())
+	acked := 0
+	for i := range texts {
+		if f.(fragment.Ack).Has(i) {
+			acked++
+		}
+	}
+	fmt.Println(acked, "fragments acknowledged, complete:", f.(fragment.Ack).Complete)
 	// Output:
 	// 139 fragments, 2 ack block parts
 	// complete: true
 	// ack of 22 bytes
-	// 139 fragments acknowledged, done: true
+	// 139 fragments acknowledged, complete: true
 }
