@@ -66,6 +66,11 @@ var rules = map[string]rule{
 	// network only through the router's interface and keeps its state in the store.
 	"internal/courier":   {may: []string{"internal/fragment", "internal/packet", "internal/store"}},
 	"internal/discovery": {may: []string{"internal/chain", "internal/channels", "internal/peers"}},
+	// The rooms of sessions (docs/SESSIONS.md): the transport, the exit's policy and the SOCKS5
+	// entry import no relayd package; node wires them to the router.
+	"internal/session": {noTransport: true},
+	"internal/exit":    {noTransport: true},
+	"internal/socks5":  {noTransport: true},
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
 	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
 	// client or the store (the courier names the messages it hands out, courier.InboxMessage).
