@@ -20,9 +20,9 @@ func TestSettingsDefaults(t *testing.T) {
 		t.Fatalf("%d %s", status, body)
 	}
 	want := map[string]any{"strategy": "passive", "includeRecipient": false, "maxChannels": 8.0,
-		"channelFunding": "10000000000000000000", "autoRedeem": false, "autoRedeemCount": 100.0,
+		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100.0,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
-		"winProb": "min", "relayers": 3.0, "coverRate": 1.0, "sendRate": 0.0, "maxMessageBytes": 65536.0}
+		"winProb": "min", "relayers": 3.0, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536.0}
 	if len(got) != len(want) || len(got) != len(settings.Names()) {
 		t.Fatalf("%d settings, want %d: %s", len(got), len(want), body)
 	}

@@ -34,8 +34,10 @@ func Defaults() Values {
 	return Values{
 		Strategy:    strategy.Passive,
 		MaxChannels: strategy.DefaultMaxChannels,
-		// 1,000 relayer payments of 0.01.
-		ChannelFunding: token.Tokens(10),
+		// 10,000 relayer payments of 0.01; at the default stream (10/s) a channel carries some
+		// 0.1–0.3 tokens a second of first tickets and forwarded ones, so autoFund tops it up
+		// every few minutes rather than every few seconds (each top-up is a transaction).
+		ChannelFunding: token.Tokens(100),
 		// Tokens circulate by themselves: what the node earns relaying is redeemed and funds its
 		// channels again, which the constant-rate stream spends (docs/TRAFFIC.md, "Price").
 		AutoRedeem:      true,

@@ -45,7 +45,7 @@ func TestDefaultsAndJSON(t *testing.T) {
 	s := open(t, &memStore{}, Config{})
 	got := s.Get().JSON()
 	want := map[string]any{"strategy": "passive", "includeRecipient": false, "maxChannels": strategy.DefaultMaxChannels,
-		"channelFunding": "10000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100,
+		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
 		"winProb": "min", "relayers": 3, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536}
 	if len(got) != len(want) {
