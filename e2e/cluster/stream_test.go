@@ -19,7 +19,7 @@ import (
 
 // TestStreamAtDefaults is issue 26's "cover a node can afford" on real processes: five nodes at
 // the defaults (the 10/s stream, cover 1/s, 3 relayers, mixing 100 ms, autoRedeem and autoFund),
-// with channels of the nodes' default channelFunding (10 tokens) so that they drain within a
+// with channels of 10 tokens (a tenth of the default channelFunding) so that they drain within a
 // minute. Every node's stream spends more than its channels held at the start, its channels are
 // topped up from what it redeems, its token balance holds (it pays for its stream with what it
 // earns relaying), and messages sent meanwhile all arrive.
@@ -31,17 +31,17 @@ func TestStreamAtDefaults(t *testing.T) {
 	if d.SendRate == 0 || !d.AutoRedeem || !d.AutoFund {
 		t.Fatalf("the defaults no longer stream and circulate: %+v", d)
 	}
-	funding := token.Of(d.ChannelFunding.Big()).String()
+	funding := token.Tokens(10)
 	c := startCluster(t, "--sendRate", fmt.Sprint(d.SendRate), "--coverRate", fmt.Sprint(d.CoverRate),
 		"--relayers", fmt.Sprint(d.Relayers), "--mixDelayMean", d.MixDelayMean.String(), "--mixDelayMax", "0",
-		"--autoRedeem=true", "--autoFund=true", "--channelFunding", funding)
+		"--autoRedeem=true", "--autoFund=true", "--channelFunding", funding.String())
 	defer c.stop(30 * time.Second)
 
 	start := map[int]*big.Int{}
 	for _, n := range c.nodes {
 		_, start[n.index] = c.balances(n)
 	}
-	channelsAtStart := new(big.Int).Mul(d.ChannelFunding.Big(), big.NewInt(int64(len(c.nodes)-1)))
+	channelsAtStart := new(big.Int).Mul(funding.Big(), big.NewInt(int64(len(c.nodes)-1)))
 	spent := func(n node) *big.Int {
 		a, err := token.Parse(strconv.FormatFloat(metricSum(t, c, n, "relayd_stream_tokens_spent_total", ""), 'f', 6, 64))
 		if err != nil {
