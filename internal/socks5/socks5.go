@@ -329,8 +329,7 @@ type clientConn struct {
 	ctx context.Context
 }
 
-// handle serves one client connection: the library reads the greeting and the request within
-// the handshake timeout and calls a command handler.
+// handle serves one client connection and gives its slot back.
 func (s *Server) handle(ctx context.Context, conn net.Conn) {
 	defer func() {
 		_ = conn.Close()
@@ -340,6 +339,13 @@ func (s *Server) handle(ctx context.Context, conn net.Conn) {
 	}()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
+	s.serveConn(ctx, conn)
+}
+
+// serveConn runs the library on one connection: it reads the greeting and the request within
+// the handshake timeout and calls a command handler. It returns when the connection is done;
+// the caller closes it.
+func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	if err := conn.SetDeadline(time.Now().Add(s.cfg.HandshakeTimeout)); err != nil {
 		return
 	}
