@@ -71,7 +71,7 @@ const (
 	ReasonNone        Reason = 0 // the connection was made
 	ReasonNotAllowed  Reason = 1 // ErrNotAllowed, ErrForbiddenAddress
 	ReasonRefused     Reason = 2 // the destination refused the connection (ECONNREFUSED)
-	ReasonUnreachable Reason = 3 // ErrUnresolvable, ErrUnreachable but refused, a timeout
+	ReasonUnreachable Reason = 3 // ErrUnresolvable, ErrUnreachable other than a refusal (no route, a timeout)
 	ReasonLimit       Reason = 4 // ErrLimit
 )
 

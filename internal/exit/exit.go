@@ -221,12 +221,12 @@ func (p *Policy) allowed(rules []Rule, name string, addr netip.Addr, port uint16
 		return nil
 	}
 	switch {
+	case len(rules) == 0:
+		return refuse(ErrNotAllowed, "this node is not an exit")
 	case reserved && !opened:
 		return refuse(ErrForbiddenAddress, b.what)
 	case own:
 		return refuse(ErrForbiddenAddress, "a port of the node itself")
-	case len(rules) == 0:
-		return refuse(ErrNotAllowed, "this node is not an exit")
 	}
 	return refuse(ErrNotAllowed, "no exitAllow rule allows it")
 }

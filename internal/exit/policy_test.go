@@ -133,7 +133,7 @@ func TestCheck(t *testing.T) {
 		{named, "64:ff9b::7f00:1", 80, forbidden, "loopback (embedded)"},
 		{named, "203.0.113.7", 80, notAllow, "no exitAllow rule allows it"},
 		{named, "www.example.org", 443, ok, ""},
-		{named, "other.net", 443, ok, ""},                             // 10.0.0.0/8 may allow what it resolves to
+		{named, "other.net", 443, ok, ""},                                        // 10.0.0.0/8 may allow what it resolves to
 		{named, "www.example.org", 3001, forbidden, "a port of the node itself"}, // no rule names 3001
 		{named, "other.net", 3000, ok, ""},
 	} {
