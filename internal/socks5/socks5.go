@@ -38,8 +38,8 @@ const (
 )
 
 // Dialer makes the connection a CONNECT asks for. network is "tcp"; address is host:port with
-// the host exactly as the client sent it: a name, unresolved, or an IP literal (IPv6 in
-// brackets). DialContext must return when ctx ends. Its error chooses the reply the client
+// the host exactly as the client sent it: a name, unresolved (letters, digits, '-', '_' and
+// '.': other names are answered 0x04 without a dial), or an IP literal (IPv6 in brackets). DialContext must return when ctx ends. Its error chooses the reply the client
 // gets (ReplyCode): wrap ErrNotAllowed, ErrRefused, ErrHostUnreachable, ErrNetworkUnreachable
 // or ErrTimeout, or return a Replier.
 type Dialer interface {
@@ -417,7 +417,7 @@ func (s *Server) connect(_ context.Context, w io.Writer, req *gosocks5.Request) 
 }
 
 // dialAddress is the address a request names, the name kept as sent; false when it names no
-// host or port 0.
+// host, port 0, or a name that no host can have (validName).
 func dialAddress(a *statute.AddrSpec) (string, bool) {
 	if a == nil || a.Port <= 0 || a.Port > 65535 {
 		return "", false
@@ -425,11 +425,33 @@ func dialAddress(a *statute.AddrSpec) (string, bool) {
 	host := a.FQDN
 	if host == "" && len(a.IP) != 0 {
 		host = a.IP.String()
-	}
-	if host == "" {
+	} else if !validName(host) {
 		return "", false
 	}
 	return net.JoinHostPort(host, strconv.Itoa(a.Port)), true
+}
+
+// validName reports whether a request's name is an IP literal without a zone, or a host name
+// of at most 253 letters, digits, '-', '_' and '.' (plus a final dot): international names
+// travel as punycode. Anything else (a ']', a space, a NUL) no exit could resolve, and could
+// make the address unparsable.
+func validName(name string) bool {
+	if strings.Contains(name, ":") {
+		ip, err := netip.ParseAddr(name)
+		return err == nil && ip.Zone() == ""
+	}
+	name = strings.TrimSuffix(name, ".")
+	if name == "" || len(name) > 253 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // carry copies client → remote in a goroutine and remote → client here. The end of one

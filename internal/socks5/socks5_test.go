@@ -305,6 +305,9 @@ func TestTargetsUnresolved(t *testing.T) {
 		{"ip literal as a name", domain("192.0.2.1", 8080), "tcp 192.0.2.1:8080"},
 		{"ipv4", ipAddr(net.ParseIP("192.0.2.7"), 22), "tcp 192.0.2.7:22"},
 		{"ipv6", ipAddr(net.ParseIP("2001:db8::1"), 443), "tcp [2001:db8::1]:443"},
+		{"ipv6 literal as a name", domain("2001:db8::2", 443), "tcp [2001:db8::2]:443"},
+		{"fully qualified", domain("xn--bcher-kva.example.", 443), "tcp xn--bcher-kva.example.:443"},
+		{"underscore", domain("_service.example", 443), "tcp _service.example:443"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := failing(ErrNotAllowed)
@@ -317,10 +320,11 @@ func TestTargetsUnresolved(t *testing.T) {
 			}
 		})
 	}
-	t.Run("no host or port", func(t *testing.T) {
+	t.Run("no host, no port or an impossible name", func(t *testing.T) {
 		d := failing(ErrNotAllowed)
 		s := start(t, Config{Dialer: d})
-		for _, addr := range [][]byte{domain("", 443), domain("relayd-socks5.invalid", 0)} {
+		for _, addr := range [][]byte{domain("", 443), domain("relayd-socks5.invalid", 0), domain("a]b", 80),
+			domain("a b.example", 80), domain("a\x00.example", 80), domain("fe80::1%eth0", 80), domain(".", 80)} {
 			if got := request(t, dialServer(t, s), 0x01, addr); got != 0x04 {
 				t.Errorf("reply %#02x, want 0x04", got)
 			}
