@@ -1,0 +1,19 @@
+package session
+
+import (
+	"context"
+)
+
+// Link carries one session's frames to its peer: in the node, forward packets from the entry to
+// the exit, reply blocks from the exit back. It is a datagram link: a frame arrives whole or
+// not at all, maybe late, out of order or twice; the session makes up for all of it.
+type Link interface {
+	// Send sends one frame of at most MaxFrame bytes. The link may keep frame; the session
+	// does not touch it again. A frame Send fails on counts as lost; Send may block (ctx
+	// bounds it) but should not wait for the frame to arrive.
+	Send(ctx context.Context, frame []byte) error
+	// MaxFrame is the largest frame the link carries: 500 bytes forward and 472 back in the
+	// node (packet.MaxReplySize). The session never sends a larger one. It must not change
+	// during a session and be at least MinFrame.
+	MaxFrame() int
+}
