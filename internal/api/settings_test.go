@@ -23,8 +23,11 @@ func TestSettingsDefaults(t *testing.T) {
 		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100.0,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
 		"winProb": "min", "relayers": 3.0, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536.0}
-	if len(got) != len(want) || len(got) != len(settings.Names()) {
-		t.Fatalf("%d settings, want %d: %s", len(got), len(want), body)
+	if len(got) != len(want)+1 || len(got) != len(settings.Names()) {
+		t.Fatalf("%d settings, want %d: %s", len(got), len(want)+1, body)
+	}
+	if list, ok := got["exitAllow"].([]any); !ok || len(list) != 0 {
+		t.Errorf("exitAllow = %#v, want []", got["exitAllow"])
 	}
 	for k, v := range want {
 		if got[k] != v {
@@ -78,6 +81,11 @@ func TestSettingsUpdate(t *testing.T) {
 		{"one, strategy case", "/settings/strategy", `{"settingValue":"Passive"}`, CodeInvalidSettingValue, ""},
 		{"one, zero amount", "/settings/channelFunding", `{"settingValue":"0"}`, CodeInvalidSettingValue, ""},
 		{"one, share as hexadecimal", "/settings/autoRedeemMaxGasShare", `{"settingValue":"0x1p-1"}`, CodeInvalidSettingValue, ""},
+		{"exit rule without a port", "/settings", `{"exitAllow":["*:443","blue.example.org"]}`, CodeInvalidSettingValue, ""},
+		{"one, exit rule with host bits", "/settings/exitAllow", `{"settingValue":["10.0.0.1/8"]}`, CodeInvalidSettingValue, ""},
+		{"one, exit rules not a list", "/settings/exitAllow", `{"settingValue":"*:443"}`, CodeInvalidSettingValue, ""},
+		{"exit rules not a list", "/settings", `{"exitAllow":"*:443"}`, CodeInvalidSettingValue, `field "exitAllow" must be an array, not a JSON string`},
+		{"exit rule not a string", "/settings", `{"exitAllow":[1]}`, CodeInvalidSettingValue, `field "exitAllow.0" must be a string, not a JSON number`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			want := tc.msg

@@ -4,7 +4,7 @@
 // pointed at. Of relayd's packages it imports only internal/settings, whose
 // definitions give the defaults and ranges of the flags that set a setting at
 // a node's start, internal/origin, which checks --allowedHosts and
-// --corsOrigins, and internal/token.
+// --corsOrigins, internal/exit, which reads --service, and internal/token.
 package config
 
 import (
@@ -23,6 +23,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/relayd/relayd/internal/exit"
 	"github.com/relayd/relayd/internal/origin"
 	"github.com/relayd/relayd/internal/settings"
 )
@@ -79,6 +80,8 @@ type Config struct {
 	ProfileAddress    string        // loopback host:port serving Go's pprof profiles; empty (default) = off
 	AllowedHosts      []string      // names REST and admin also answer to (Host header) beside IP literals and localhost
 	CORSOrigins       []string      // other origins whose pages may call REST and open the admin WebSocket; "*" only with a token
+	ExitAllow         []string      // initial exitAllow setting: the rules (exit.ParseRules); nil: the default (no rule: no exit)
+	Services          []string      // named services name=host:port the node offers without being an exit (ExitServices reads them)
 	identitySetByUser bool
 }
 
@@ -98,7 +101,8 @@ func (c Config) InitialSettings() (settings.Values, error) {
 	if c.MaxChannels != 0 {
 		v.MaxChannels = c.MaxChannels
 	}
-	for flag, text := range map[string]string{"strategy": c.Strategy, "maxChannels": strconv.Itoa(v.MaxChannels), "channelFunding": c.ChannelFunding} {
+	for flag, text := range map[string]string{"strategy": c.Strategy, "maxChannels": strconv.Itoa(v.MaxChannels), "channelFunding": c.ChannelFunding,
+		"exitAllow": strings.Join(c.ExitAllow, ",")} {
 		if text == "" {
 			continue
 		}
@@ -112,6 +116,15 @@ func (c Config) InitialSettings() (settings.Values, error) {
 		}
 	}
 	return v, nil
+}
+
+// ExitServices are the named services of --service. A bad one is a *FieldError that names it.
+func (c Config) ExitServices() ([]exit.Service, error) {
+	svcs, err := exit.ParseServices(c.Services)
+	if err != nil {
+		return nil, &FieldError{"service", strings.TrimPrefix(err.Error(), "service ")}
+	}
+	return svcs, nil
 }
 
 // rateInto returns a flag function reading a rate in packets per second into r.
@@ -211,6 +224,8 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.StringVar(&c.ChannelFunding, "channelFunding", defaults.ChannelFunding.String(), "tokens each channel the strategy opens is funded with, and what --autoFund tops a channel up to (until the channelFunding setting is changed over the API or console)")
 	fs.BoolVar(&c.AutoRedeem, "autoRedeem", defaults.AutoRedeem, "redeem acknowledged tickets by themselves past the autoRedeemCount or autoRedeemValue setting (until the autoRedeem setting is changed over the API or console)")
 	fs.BoolVar(&c.AutoFund, "autoFund", defaults.AutoFund, "top up an outgoing channel to --channelFunding once its balance fell below half of it, from the node's token balance (until the autoFund setting is changed over the API or console)")
+	fs.Func("exitAllow", "comma-separated exitAllow rules: the destinations this node connects to as an exit for the sessions that reach it, such as *.example.org:443, example.org:*, *:80, 10.0.0.0/8 or 192.0.2.0/24:53 (docs/SESSIONS.md); loopback, private and other local ranges and the node's own ports only when a rule names them; none by default: no exit (until the exitAllow setting is changed over the API or console: then the stored value wins)", listInto(&c.ExitAllow))
+	fs.Func("service", "a named service name=host:port that this node offers without being an exit, dialled whatever range its address lies in (repeatable, or comma-separated)", listInto(&c.Services))
 	fs.DurationVar(&c.StrategyInterval, "strategyInterval", 30*time.Second, "time between channel strategy ticks")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
@@ -357,6 +372,9 @@ func (c Config) Validate() error {
 		return &FieldError{"shutdownTimeout", "must be positive"}
 	}
 	if _, err := c.InitialSettings(); err != nil {
+		return err
+	}
+	if _, err := c.ExitServices(); err != nil {
 		return err
 	}
 	if c.StrategyInterval < 0 {

@@ -134,6 +134,13 @@ func TestValidate(t *testing.T) {
 		{"channel funding", func(c *Config) { c.ChannelFunding = "2.5" }, ""},
 		{"channel funding zero", func(c *Config) { c.ChannelFunding = "0" }, "channelFunding"},
 		{"channel funding not an amount", func(c *Config) { c.ChannelFunding = "1e18" }, "channelFunding"},
+		{"exit rules", func(c *Config) { c.ExitAllow = []string{"*.example.org:443", "10.0.0.0/8"} }, ""},
+		{"exit rules none", func(c *Config) { c.ExitAllow = []string{"none"} }, ""},
+		{"exit rule without a port", func(c *Config) { c.ExitAllow = []string{"*:443", "example.org"} }, "exitAllow"},
+		{"exit rule with host bits", func(c *Config) { c.ExitAllow = []string{"10.0.0.1/8"} }, "exitAllow"},
+		{"services", func(c *Config) { c.Services = []string{"web=127.0.0.1:8080", "db=[::1]:5432"} }, ""},
+		{"service without a port", func(c *Config) { c.Services = []string{"web=127.0.0.1"} }, "service"},
+		{"service named twice", func(c *Config) { c.Services = []string{"web=127.0.0.1:80", "web=127.0.0.1:81"} }, "service"},
 		{"provider needs contract", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, "channelsContract"},
 		{"provider with contract", func(c *Config) {
 			c.Provider = "ws://127.0.0.1:8545"
@@ -173,5 +180,39 @@ func TestParseCoverRateNotANumber(t *testing.T) {
 		if _, err := Parse([]string{"--coverRate", v}, env(nil), io.Discard); err == nil {
 			t.Errorf("--coverRate %s accepted", v)
 		}
+	}
+}
+
+// TestParseExit: --exitAllow and --service take comma-separated lists, repeated, or their
+// environment variables; the rules become the exitAllow setting's first value and the services
+// ExitServices; a bad one is named.
+func TestParseExit(t *testing.T) {
+	c, err := Parse([]string{"--exitAllow", "*.Example.org:443, 10.0.0.0/8:*", "--service", "web=127.0.0.1:8080", "--service", "db=localhost:5432"},
+		env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.InitialSettings()
+	if err != nil || v.ExitAllow != "*.example.org:443,10.0.0.0/8" {
+		t.Fatalf("exitAllow %q, %v", v.ExitAllow, err)
+	}
+	svcs, err := c.ExitServices()
+	if err != nil || len(svcs) != 2 || svcs[1].String() != "db=localhost:5432" {
+		t.Fatalf("services %v, %v", svcs, err)
+	}
+	c, err = Parse(nil, env(map[string]string{"RELAYD_EXIT_ALLOW": "*:80", "RELAYD_SERVICE": "a=127.0.0.1:1,b=127.0.0.1:2"}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c.InitialSettings(); err != nil || v.ExitAllow != "*:80" || len(c.Services) != 2 {
+		t.Fatalf("from the environment: %q, %v, services %q", v.ExitAllow, err, c.Services)
+	}
+	c.Services = []string{"web=127.0.0.1:0"}
+	if _, err := c.ExitServices(); err == nil || err.Error() != `--service "web=127.0.0.1:0": has a bad port: want one number from 1 to 65535` {
+		t.Fatalf("a bad service: %v", err)
+	}
+	c.ExitAllow = []string{"*:443", "example.org"}
+	if _, err := c.InitialSettings(); err == nil || !strings.HasPrefix(err.Error(), "--exitAllow rule 2 has no port") {
+		t.Fatalf("a bad rule: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/relayd/relayd/internal/exit"
 	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/tickets"
 	"github.com/relayd/relayd/internal/token"
@@ -225,6 +226,46 @@ var defs = []Def{
 		applies: "at once (the next interval is drawn at the new rate)"},
 		0, MaxCoverRate, fmt.Errorf("must be a number of packets per second from 0 to %d", MaxCoverRate),
 		func(v *Values) *float64 { return &v.CoverRate }),
+	about{
+		what: "the destinations this node connects to as an exit for the sessions that reach it (docs/SESSIONS.md): " +
+			"host:port patterns (`*.example.org:443`, `example.org:*`, `*:80`, `example.org:8000-8100`), address ranges with an optional port " +
+			"(`10.0.0.0/8`, `192.0.2.0/24:53`, `[2001:db8::/32]:443`) and addresses (`127.0.0.1:8080`); it never dials a loopback, private, " +
+			"link-local, unique-local, CGNAT, unspecified, multicast or broadcast address, whatever a name resolves to, unless an address " +
+			"rule inside that range names it, nor the node's own ports unless a rule names that one port",
+		rng: fmt.Sprintf("REST: a JSON array of rules; console and --exitAllow: the rules separated by commas, `none` for no rule; "+
+			"at most %d rules; none: the node is no exit", exit.MaxRules),
+		flag:    "exitAllow",
+		applies: "the next connection the exit dials (those open stay)",
+	}.describe(Def{
+		Name: "exitAllow",
+		json: func(v Values) any { return exitList(v.ExitAllow) },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			if string(raw) == "null" {
+				return errNull
+			}
+			var list []string
+			if err := json.Unmarshal(raw, &list); err != nil {
+				return errBadExitAllow
+			}
+			return setExitAllow(v, list)
+		},
+		text: func(v Values) string {
+			if v.ExitAllow == "" {
+				return "none"
+			}
+			return v.ExitAllow
+		},
+		setText: func(v *Values, s string) error {
+			if s == "none" || s == "" {
+				return setExitAllow(v, nil)
+			}
+			list := strings.Split(s, ",")
+			for i := range list {
+				list[i] = strings.TrimSpace(list[i])
+			}
+			return setExitAllow(v, list)
+		},
+	}),
 }
 
 var (
@@ -232,7 +273,36 @@ var (
 	errBadMixDelayMean = fmt.Errorf("must be a duration such as 20ms from 0 to %v", MaxMixDelayMean)
 	errBadWinProb      = errors.New(`must be "min" or a probability in (0, 1] such as "0.01"`)
 	errNull            = errors.New("must have a value, not null")
+	errBadExitAllow    = errors.New("must be an array of rules (strings)")
 )
+
+// setExitAllow reads the exitAllow rules and keeps them in their canonical form; a bad rule's
+// error names its position and the parser's reason, never the rule (settings.Error's text).
+func setExitAllow(v *Values, list []string) error {
+	rules, err := exit.ParseRules(list)
+	if err != nil {
+		var re *exit.RuleError
+		if errors.As(err, &re) {
+			return fmt.Errorf("rule %d %s", re.Index, re.Reason)
+		}
+		return err
+	}
+	canonical := make([]string, len(rules))
+	for i, r := range rules {
+		canonical[i] = r.String()
+	}
+	v.ExitAllow = strings.Join(canonical, ",")
+	return nil
+}
+
+// exitList splits the exitAllow rules kept in Values; no rule is an empty list, not nil (a JSON
+// array).
+func exitList(s string) []string {
+	if s == "" {
+		return []string{}
+	}
+	return strings.Split(s, ",")
+}
 
 // jsonString reads a JSON string; anything else is bad.
 func jsonString(raw json.RawMessage, bad error) (string, error) {

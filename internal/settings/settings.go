@@ -10,7 +10,7 @@
 // docs/SETTINGS.md is generated from the definitions (Markdown, go generate).
 //
 // Pure: it does no I/O itself (the store is an interface) and imports only the pure relayd
-// packages strategy, tickets and token.
+// packages strategy, tickets and token, and exit for its rules' parser (exitAllow).
 package settings
 
 import (
@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/relayd/relayd/internal/exit"
 	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/tickets"
 	"github.com/relayd/relayd/internal/token"
@@ -49,6 +50,10 @@ type Values struct {
 	// WinProb is the win probability (the tickets' 56-bit field) of the tickets this node
 	// signs; 0 follows the network minimum the contract publishes.
 	WinProb uint64
+	// ExitAllow are the exitAllow rules in their canonical form (exit.Rule.String), joined by
+	// commas (no rule holds one), so that Values stay comparable; empty: the node is no exit.
+	// ExitRules reads them.
+	ExitAllow string
 }
 
 // Store keeps the settings: name → the setting's JSON value. *store.DB implements it.
@@ -252,6 +257,10 @@ func (v Values) Policy() strategy.Policy {
 	return strategy.Policy{Strategy: v.Strategy, MaxChannels: v.MaxChannels, ChannelFunding: v.ChannelFunding.Big(),
 		DepletedBelow: depleted.ToBig(), TopUp: v.AutoFund}
 }
+
+// ExitRules are the exitAllow rules (none: the node is no exit). The settings took them
+// through exit.ParseRules, so that only a Values built by hand fails.
+func (v Values) ExitRules() ([]exit.Rule, error) { return exit.ParseRules(exitList(v.ExitAllow)) }
 
 // SetText returns v with one setting set from its text form (the admin console's and the
 // flags'), without storing it: for the flags.

@@ -47,10 +47,14 @@ func TestDefaultsAndJSON(t *testing.T) {
 	want := map[string]any{"strategy": "passive", "includeRecipient": false, "maxChannels": strategy.DefaultMaxChannels,
 		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
-		"winProb": "min", "relayers": 3, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536}
+		"winProb": "min", "relayers": 3, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536, "exitAllow": []string{}}
 	if len(got) != len(want) {
 		t.Fatalf("%d settings, want %d: %v", len(got), len(want), got)
 	}
+	if list, ok := got["exitAllow"].([]string); !ok || list == nil || len(list) != 0 {
+		t.Errorf("exitAllow = %#v, want an empty list", got["exitAllow"])
+	}
+	delete(want, "exitAllow")
 	for k, v := range want {
 		if got[k] != v {
 			t.Errorf("%s = %#v, want %#v", k, got[k], v)
@@ -76,6 +80,7 @@ func TestRefusedValues(t *testing.T) {
 		"winProb":               {`"0"`, `"1.5"`, `0.1`, `"often"`, `"0x1p-1"`, `null`, `"0.001"`, `" min"`, `".5"`, `"0."`},
 		"relayers":              {`1`, `4`, `"3"`, `null`},
 		"coverRate":             {`-1`, `101`, `"0x10"`, `null`, `"1e1"`, `".5"`, `"5."`},
+		"exitAllow":             {`null`, `"*:443"`, `[1]`, `{}`, `["example.org"]`, `["*:443", ""]`, `[" *:443"]`, `[null]`, `["10.0.0.1/8"]`},
 	}
 	for name, values := range bad {
 		for _, raw := range values {
@@ -91,13 +96,54 @@ func TestRefusedValues(t *testing.T) {
 	}
 	// The text form refuses the same.
 	for name, text := range map[string]string{"strategy": "PASSIVE", "coverRate": "0x1p-1", "maxChannels": "+5",
-		"channelFunding": "0", "winProb": "0.001", "relayers": "4", "includeRecipient": "yes", "mixDelayMean": "1h"} {
+		"channelFunding": "0", "winProb": "0.001", "relayers": "4", "includeRecipient": "yes", "mixDelayMean": "1h",
+		"exitAllow": "*:443,,10.0.0.0/8"} {
 		if _, err := s.UpdateText(name, text); !errors.Is(err, ErrInvalid) {
 			t.Errorf("text %s = %q: %v, want ErrInvalid", name, text, err)
 		}
 	}
 	if _, err := s.Update(map[string]json.RawMessage{"nope": json.RawMessage(`1`)}); !errors.Is(err, ErrUnknown) {
 		t.Errorf("unknown name: %v", err)
+	}
+}
+
+// TestExitAllow: the exitAllow rules as JSON (an array) and as text (comma-separated, none),
+// kept in their canonical form, stored and read back; a bad rule is named by its position and the
+// parser's reason, never echoed.
+func TestExitAllow(t *testing.T) {
+	st := &memStore{}
+	s := open(t, st, Config{})
+	d, _ := Lookup("exitAllow")
+	if d.Default() != "none" || d.Flag != "exitAllow" {
+		t.Fatalf("default %q, flag %q", d.Default(), d.Flag)
+	}
+	if rules, err := s.Get().ExitRules(); err != nil || len(rules) != 0 {
+		t.Fatalf("default rules %v, %v", rules, err)
+	}
+	next, err := s.Update(map[string]json.RawMessage{"exitAllow": json.RawMessage(`["*.Example.org:443", "10.0.0.0/8:*", "[2001:DB8::/32]:443"]`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const canonical = "*.example.org:443,10.0.0.0/8,[2001:db8::/32]:443"
+	if next.ExitAllow != canonical || d.Text(next) != canonical || string(st.m["exitAllow"]) != `["*.example.org:443","10.0.0.0/8","[2001:db8::/32]:443"]` {
+		t.Fatalf("kept %q, stored %s", next.ExitAllow, st.m["exitAllow"])
+	}
+	rules, err := next.ExitRules()
+	if err != nil || len(rules) != 3 || rules[1].String() != "10.0.0.0/8" {
+		t.Fatalf("rules %v, %v", rules, err)
+	}
+	if again := open(t, st, Config{}); again.Get().ExitAllow != canonical {
+		t.Fatalf("opened again: %q", again.Get().ExitAllow)
+	}
+	if next, err = s.UpdateText("exitAllow", "*:80, example.org:8000-8100"); err != nil || next.ExitAllow != "*:80,example.org:8000-8100" {
+		t.Fatalf("text: %q, %v", next.ExitAllow, err)
+	}
+	if next, err = s.UpdateText("exitAllow", "none"); err != nil || next.ExitAllow != "" || d.Text(next) != "none" || string(st.m["exitAllow"]) != `[]` {
+		t.Fatalf("none: %q, %v, stored %s", next.ExitAllow, err, st.m["exitAllow"])
+	}
+	_, err = s.Update(map[string]json.RawMessage{"exitAllow": json.RawMessage(`["*:443", "secret.example.org"]`)})
+	if err == nil || err.Error() != "exitAllow rule 2 has no port: write host:port, host:8000-8100 or host:* (a port is optional only after an address or range)" {
+		t.Fatalf("a bad rule: %v", err)
 	}
 }
 
@@ -150,7 +196,7 @@ func TestStoredWinsAndSubscribers(t *testing.T) {
 		t.Fatalf("opened again: %+v", v)
 	}
 	d, _ := Lookup("channelFunding")
-	if d.Text(again.Get()) != "0.5 tokens" || d.Default() != "10 tokens" {
+	if d.Text(again.Get()) != "0.5 tokens" || d.Default() != "100 tokens" {
 		t.Fatalf("text %q, default %q", d.Text(again.Get()), d.Default())
 	}
 }
