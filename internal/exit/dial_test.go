@@ -119,6 +119,20 @@ func TestDialLocal(t *testing.T) {
 	if p.Conns() != 0 {
 		t.Fatalf("%d connections open after the close, want 0", p.Conns())
 	}
+	// A half-close reaches the destination, whose echo then ends too.
+	c, err = p.Dial(t.Context(), "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c.Write([]byte("last words"))
+	if err := c.(interface{ CloseWrite() error }).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(c); err != nil || string(got) != "last words" {
+		t.Fatalf("after the half-close: %q, %v", got, err)
+	}
+	c.Close()
 	// The same address, IPv4-mapped, is the same address.
 	c, err = p.Dial(t.Context(), "tcp", hostPort("::ffff:127.0.0.1", port))
 	if err != nil {

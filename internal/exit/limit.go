@@ -2,6 +2,7 @@ package exit
 
 import (
 	"context"
+	"errors"
 	"net"
 	"sync"
 	"time"
@@ -112,6 +113,24 @@ func (c *limitedConn) wait(n int) error {
 		n -= k
 	}
 	return nil
+}
+
+// CloseWrite half-closes the connection (TCP: a FIN, the session's end of one direction), when
+// the connection can; errors.ErrUnsupported when it cannot.
+func (c *limitedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return errors.ErrUnsupported
+}
+
+// CloseRead shuts the reading side, when the connection can; errors.ErrUnsupported when it
+// cannot.
+func (c *limitedConn) CloseRead() error {
+	if cr, ok := c.Conn.(interface{ CloseRead() error }); ok {
+		return cr.CloseRead()
+	}
+	return errors.ErrUnsupported
 }
 
 func (c *limitedConn) Close() error {

@@ -248,6 +248,8 @@ func FuzzUpdate(f *testing.F) {
 		f.Add(n, `1`)
 		f.Add(n, `null`)
 	}
+	f.Add("exitAllow", `["*.Example.org:443", "10.0.0.0/8:*", "[::1]:80-80"]`)
+	f.Add("exitAllow", `[]`)
 	f.Fuzz(func(t *testing.T, name, raw string) {
 		st := &memStore{}
 		s, _ := Open(Config{Store: st})
