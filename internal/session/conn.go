@@ -57,6 +57,10 @@ type Stats struct {
 	// SRTT is the smoothed round trip (0 before a measurement), RTO the retransmission
 	// timeout.
 	SRTT, RTO time.Duration
+	// Queued is how many bytes the application wrote that the peer has not acknowledged
+	// (bounded by SendBuffer); Buffered how many arrived in order that it has not read
+	// (bounded by Window segments).
+	Queued, Buffered int
 }
 
 // segment is a sent, unacknowledged TCP-mode segment.
@@ -202,6 +206,11 @@ func (c *Conn) Stats() Stats {
 		s.SRTT = c.rtt.srtt
 	}
 	s.RTO = c.rtt.timeout()
+	s.Queued = len(c.unsent) + c.outBytes
+	for _, p := range c.ready {
+		s.Buffered += len(p)
+	}
+	s.Buffered -= c.readOff
 	return s
 }
 

@@ -30,7 +30,9 @@ type memLink struct {
 	em   netem
 	peer *Mux
 	tap  func(Frame)
-	cut  atomic.Bool // drop everything: a dead peer
+	cut  atomic.Bool                   // drop everything: a dead peer
+	hold atomic.Pointer[chan struct{}] // Send blocks until it is closed
+	held atomic.Int64                  // Sends that blocked on hold
 	sent atomic.Int64
 
 	mu  sync.Mutex
@@ -53,6 +55,10 @@ func (l *memLink) Send(_ context.Context, frame []byte) error {
 		l.t.Errorf("a session sent %d bytes over a link of %d", len(frame), l.max)
 	}
 	l.sent.Add(1)
+	if h := l.hold.Load(); h != nil {
+		l.held.Add(1)
+		<-*h
+	}
 	if l.tap != nil {
 		l.tap(f)
 	}
@@ -101,37 +107,51 @@ func fastConfig() Config {
 // pair is an entry Mux a and an exit Mux b, running, joined by links ab (500 bytes) and ba
 // (472 bytes).
 type pair struct {
-	a, b   *Mux
-	ab, ba *memLink
+	a, b         *Mux
+	ab, ba       *memLink
+	stopA, stopB func()
 }
 
 func newPair(t testing.TB, cfg Config, ab, ba netem) *pair {
 	t.Helper()
+	return newPairOf(t, cfg, cfg, ab, ba)
+}
+
+// newPairOf is newPair with a config for each side.
+func newPairOf(t testing.TB, cfgA, cfgB Config, ab, ba netem) *pair {
+	t.Helper()
 	p := &pair{ab: newLink(t, 500, ab, 1), ba: newLink(t, 472, ba, 2)}
 	var err error
-	if p.a, err = NewMux(cfg); err != nil {
+	if p.a, err = NewMux(cfgA); err != nil {
 		t.Fatal(err)
 	}
-	cfg.AcceptLink = func(ID) Link { return p.ba }
-	if p.b, err = NewMux(cfg); err != nil {
+	cfgB.AcceptLink = func(ID) Link { return p.ba }
+	if p.b, err = NewMux(cfgB); err != nil {
 		t.Fatal(err)
 	}
 	p.ab.peer, p.ba.peer = p.b, p.a
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	for _, m := range []*Mux{p.a, p.b} {
-		wg.Go(func() {
-			if err := m.Run(ctx); err != nil {
-				t.Errorf("run: %v", err)
-			}
-		})
-	}
-	t.Cleanup(func() {
-		cancel()
-		wg.Wait()
-	})
-	wait.For(t, func() bool { return running(p.a) && running(p.b) }, 5*time.Second, "both muxes run")
+	p.stopA, p.stopB = runMux(t, p.a), runMux(t, p.b)
 	return p
+}
+
+// runMux runs m until the test ends or stop is called; stop returns once Run did.
+func runMux(t testing.TB, m *Mux) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := m.Run(ctx); err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	t.Cleanup(stop)
+	wait.For(t, func() bool { return running(m) }, 5*time.Second, "the mux runs")
+	return stop
 }
 
 func running(m *Mux) bool {
