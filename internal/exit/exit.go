@@ -14,6 +14,7 @@
 package exit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -98,13 +99,13 @@ func New(cfg Config) (*Policy, error) {
 		services:     map[string]Service{},
 		own:          map[uint16]bool{},
 		resolver:     cfg.Resolver,
-		dialTimeout:  cmp(cfg.DialTimeout, DefaultDialTimeout),
-		sessionRate:  rate.Limit(cmp(cfg.SessionRate, DefaultSessionRate)),
-		sessionBurst: cmp(cfg.SessionBurst, DefaultSessionBurst),
+		dialTimeout:  cmp.Or(cfg.DialTimeout, DefaultDialTimeout),
+		sessionRate:  rate.Limit(cmp.Or(cfg.SessionRate, DefaultSessionRate)),
+		sessionBurst: cmp.Or(cfg.SessionBurst, DefaultSessionBurst),
 		limits: &limits{
 			now:      cfg.Now,
-			maxConns: cmp(cfg.MaxConns, DefaultMaxConns),
-			newConns: rate.NewLimiter(rate.Limit(cmp(cfg.ConnRate, DefaultConnRate)), cmp(cfg.ConnBurst, DefaultConnBurst)),
+			maxConns: cmp.Or(cfg.MaxConns, DefaultMaxConns),
+			newConns: rate.NewLimiter(rate.Limit(cmp.Or(cfg.ConnRate, DefaultConnRate)), cmp.Or(cfg.ConnBurst, DefaultConnBurst)),
 		},
 	}
 	if p.resolver == nil {
@@ -126,15 +127,6 @@ func New(cfg Config) (*Policy, error) {
 	}
 	p.SetAllow(cfg.Allow)
 	return p, nil
-}
-
-// cmp is v, or def when v is zero.
-func cmp[T comparable](v, def T) T {
-	var zero T
-	if v == zero {
-		return def
-	}
-	return v
 }
 
 // SetAllow replaces the exitAllow rules (the setting changed): the connections dialled from
