@@ -56,15 +56,19 @@ func (w ChannelWorld) State(ctx context.Context) (strategy.State, error) {
 	for _, c := range snap.Outgoing(self) {
 		switch c.Status {
 		case channels.Open:
-			avail := new(big.Int).Set(c.Balance)
+			capacity, avail := new(big.Int).Set(c.Balance), new(big.Int).Set(c.Balance)
 			if w.Ops.Ledger != nil {
-				if a, ok := w.Ops.Ledger.Capacity(c.Destination); ok {
-					// Less the tickets signed and not redeemed, in the expected value a ticket can
-					// carry (the strategy's thresholds are values, PROTOCOL.md §4.9).
+				// Less the tickets signed and not redeemed: in face amount for top-ups, and in the
+				// expected value a ticket can carry for depletion (the strategy's thresholds are
+				// values, PROTOCOL.md §4.9).
+				if a, ok := w.Ops.Ledger.Available(c.Destination); ok {
 					avail = a.ToBig()
 				}
+				if cp, ok := w.Ops.Ledger.Capacity(c.Destination); ok {
+					capacity = cp.ToBig()
+				}
 			}
-			st.Open = append(st.Open, strategy.Channel{Peer: c.Destination, Balance: avail})
+			st.Open = append(st.Open, strategy.Channel{Peer: c.Destination, Balance: capacity, Available: avail})
 		case channels.PendingToClose:
 			if now.After(c.ClosureTime.Add(ClosureSlack)) {
 				st.Finalizable = append(st.Finalizable, c.Destination)

@@ -777,7 +777,7 @@ func (w world) State(context.Context) (strategy.State, error) {
 		peer := s.nodes[c.dst].addr
 		switch {
 		case c.state == opening || c.state == open:
-			st.Open = append(st.Open, strategy.Channel{Peer: peer, Balance: c.balance.ToBig()})
+			st.Open = append(st.Open, strategy.Channel{Peer: peer, Balance: c.balance.ToBig(), Available: c.balance.ToBig()})
 		case c.state == closing && s.now >= c.finalizableAt:
 			st.Finalizable = append(st.Finalizable, peer)
 		case c.state != gone:

@@ -19,7 +19,7 @@
 // that their balance returns. Passive opens and closes nothing.
 //
 // Top-ups (Policy.TopUp, under either strategy): an open outgoing channel to a reachable peer whose
-// balance fell below half of ChannelFunding is funded back up to ChannelFunding from the node's
+// available balance (in face amount: lottery tickets draw faces) fell below half of ChannelFunding is funded back up to ChannelFunding from the node's
 // token balance, before any channel is opened, so that a node that spends through its channels
 // all the time (the constant-rate stream) keeps paying while auto-redeem brings back what it earns
 // relaying (docs/TRAFFIC.md, "Price"). A depleted channel that is topped up is not closed.
@@ -117,8 +117,14 @@ type Peer struct {
 
 // Channel is one of the node's outgoing channels that is open (or opening).
 type Channel struct {
-	Peer    common.Address
+	Peer common.Address
+	// Balance is the largest expected value a ticket on it can still carry: below DepletedBelow it
+	// is depleted.
 	Balance *big.Int
+	// Available is what it can still pay in face amount: its balance less what the tickets signed
+	// on it and not redeemed are expected to draw; top-ups bring it back to ChannelFunding. nil:
+	// Balance (every ticket wins).
+	Available *big.Int
 }
 
 // State is what the node sees at a tick.
@@ -246,7 +252,10 @@ func topUps(p Policy, st State, quality map[common.Address]float64, busy map[com
 	half := new(big.Int).Rsh(p.ChannelFunding, 1)
 	var out []Action
 	for _, c := range st.Open {
-		balance := c.Balance
+		balance := c.Available
+		if balance == nil {
+			balance = c.Balance
+		}
 		if balance == nil {
 			balance = new(big.Int)
 		}

@@ -260,3 +260,19 @@ func TestRedeemWorthGas(t *testing.T) {
 		t.Error("no limit refused")
 	}
 }
+
+// TestTopUpGoesByFaceAmount: with lottery tickets a channel's Balance (the largest expected value
+// a ticket can carry) is a fraction of what it holds; top-ups go by Available, in face amount,
+// and bring that back to ChannelFunding.
+func TestTopUpGoesByFaceAmount(t *testing.T) {
+	p := Policy{Strategy: Passive, ChannelFunding: tok(100), TopUp: true}
+	peers := []Peer{{Address: addr(1), Quality: 1}, {Address: addr(2), Quality: 1}}
+	st := State{Balance: tok(1000), Peers: peers, Open: []Channel{
+		{Peer: addr(1), Balance: tok(1), Available: tok(90)}, // p = 0.01: full enough
+		{Peer: addr(2), Balance: new(big.Int).Div(tok(2), big.NewInt(5)), Available: tok(40)},
+	}}
+	as := Decide(p, st, rand.New(rand.NewPCG(1, 1)))
+	if len(as) != 1 || as[0].Peer != addr(2) || as[0].Amount.Cmp(tok(60)) != 0 {
+		t.Fatalf("top-ups %+v, want 60 tokens to the second channel only", as)
+	}
+}
