@@ -308,6 +308,9 @@ func (c *Conn) Read(p []byte) (int, error) {
 			return 0, ErrClosed
 		}
 		if c.mode == ModeUDP && len(c.dgIn) > 0 {
+			if len(p) == 0 {
+				return 0, nil
+			}
 			n := copy(p, c.dgIn[0])
 			c.dgIn[0] = nil
 			c.dgIn = c.dgIn[1:]

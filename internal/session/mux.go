@@ -167,8 +167,9 @@ func (m *Mux) Dial(ctx context.Context, link Link, mode Mode, request []byte) (*
 }
 
 // Accept returns the next incoming session, unconfirmed: Request says what the entry asks for;
-// Confirm accepts it (or the first Write), Reset refuses it with a reason. It fails with
-// ErrClosed once Run returned.
+// Confirm accepts it (or the first Write), Reset refuses it with a reason. A session the entry
+// gave up on while it waited is returned too; Confirm then fails. Accept fails with ErrClosed
+// once Run returned.
 func (m *Mux) Accept(ctx context.Context) (*Conn, error) {
 	select {
 	case c := <-m.backlog:

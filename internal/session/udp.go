@@ -71,7 +71,7 @@ func (c *Conn) handleUDP(f *Frame, now time.Time) {
 			c.synAckOut = true
 		}
 	case f.Flags&FlagSYN != 0:
-		if c.exit || c.state != stateDialing || f.Ack != 1 {
+		if c.exit || c.state != stateDialing || f.Ack != 1 || len(c.out) == 0 {
 			return
 		}
 		if s := c.out[0]; s.sends == 1 {
