@@ -69,7 +69,8 @@ func TestRefusalReachesTheEntry(t *testing.T) {
 	p := newPair(t, fastConfig(), em, em)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, r := range []Reason{ReasonNotAllowed, ReasonRefused, ReasonUnreachable, ReasonLimit} {
+	for i, r := range []Reason{ReasonNotAllowed, ReasonRefused, ReasonUnreachable, ReasonLimit} {
+		mode := Mode(i % 2)
 		go func() {
 			c, err := p.b.Accept(ctx)
 			if err != nil {
@@ -80,9 +81,9 @@ func TestRefusalReachesTheEntry(t *testing.T) {
 				t.Errorf("reset: %v", err)
 			}
 		}()
-		c, err := p.a.Dial(ctx, p.ab, ModeTCP, []byte("10.0.0.1:22"))
+		c, err := p.a.Dial(ctx, p.ab, mode, []byte("10.0.0.1:22"))
 		if !errors.Is(err, r.Err()) || c != nil {
-			t.Errorf("refused with %v: dial gave %v, %v", r, c, err)
+			t.Errorf("%v session refused with %v: dial gave %v, %v", mode, r, c, err)
 		}
 	}
 }
@@ -146,7 +147,7 @@ func waitErr(c *Conn, d time.Duration) error {
 // TestKeepAlive: keep-alives keep an idle session open; a peer that went silent is found dead.
 func TestKeepAlive(t *testing.T) {
 	cfg := fastConfig()
-	cfg.KeepAliveIdle, cfg.KeepAliveInterval, cfg.KeepAliveCount = 30*time.Millisecond, 20*time.Millisecond, 3
+	cfg.KeepAliveIdle, cfg.KeepAliveInterval, cfg.KeepAliveCount = 50*time.Millisecond, 50*time.Millisecond, 5
 	cfg.MaxRetries = 4
 	p := newPair(t, cfg, netem{delay: time.Millisecond}, netem{delay: time.Millisecond})
 	entry, exit := p.connect(t, ModeTCP)
@@ -280,6 +281,9 @@ func TestUDP(t *testing.T) {
 	_ = exit.SetDeadline(time.Now().Add(30 * time.Second))
 	if _, ok := entry.LocalAddr().(*net.UDPAddr); !ok {
 		t.Fatalf("a UDP session's address is a %T", entry.LocalAddr())
+	}
+	if entry.MaxDatagram() != 500-HeaderSize || exit.MaxDatagram() != 472-HeaderSize {
+		t.Fatalf("datagrams of %d and %d bytes", entry.MaxDatagram(), exit.MaxDatagram())
 	}
 	if _, err := entry.Write(make([]byte, 500-HeaderSize+1)); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("a datagram over a frame: %v", err)
@@ -433,14 +437,22 @@ func TestGarbageChangesNothing(t *testing.T) {
 func TestForgedFramesDoNotPanic(t *testing.T) {
 	p := newPair(t, fastConfig(), netem{}, netem{})
 	rng := rand.New(rand.NewPCG(8, 8))
-	for range 20 {
-		entry, exit := p.connect(t, ModeTCP)
-		go func() { _, _ = entry.Write(randomBytes(9, 20<<10)) }()
+	for i := range 20 {
+		mode := Mode(i % 2)
+		entry, exit := p.connect(t, mode)
+		go func() {
+			for range 20 {
+				_, _ = entry.Write(randomBytes(9, 400))
+			}
+		}()
 		for range 500 {
 			f := Frame{ID: entry.ID(), Flags: Flags(rng.IntN(64)) &^ (FlagRST | FlagUDP), Seq: rng.Uint32N(64),
 				Ack: rng.Uint32N(64), Window: uint16(rng.IntN(20)), Payload: make([]byte, rng.IntN(3)*100)}
 			if f.Flags&FlagACK == 0 {
 				f.Ack = 0
+			}
+			if mode == ModeUDP {
+				f.Flags |= FlagUDP
 			}
 			if f.Flags&FlagACK != 0 && rng.IntN(2) == 0 {
 				a := f.Ack + 1 + rng.Uint32N(5)
@@ -478,7 +490,9 @@ func TestDial(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	go func() {
-		wait.For(t, func() bool { return p.b.Sessions() == 1 }, 10*time.Second, "the exit holds the SYN")
+		if !wait.Until(func() bool { return p.b.Sessions() == 1 }, 10*time.Second) {
+			t.Error("the exit never held the SYN")
+		}
 		cancel()
 	}()
 	if _, err := p.a.Dial(cctx, p.ab, ModeUDP, nil); !errors.Is(err, context.Canceled) {

@@ -194,6 +194,10 @@ func (c *Conn) Mode() Mode { return c.mode }
 // caller must not modify it.
 func (c *Conn) Request() []byte { return c.request }
 
+// MaxDatagram is the most bytes one Write sends in UDP mode, and the payload of a full
+// segment in TCP mode: the link's MaxFrame less HeaderSize.
+func (c *Conn) MaxDatagram() int { return c.segCap }
+
 // Stats returns the session's counters now.
 func (c *Conn) Stats() Stats {
 	c.mu.Lock()
@@ -525,7 +529,7 @@ func (c *Conn) handle(f *Frame, now time.Time) {
 		return
 	}
 	if c.mode == ModeUDP {
-		c.handleUDP(f, now)
+		c.handleUDP(f)
 	} else {
 		c.handleTCP(f, now)
 	}

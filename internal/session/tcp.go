@@ -344,10 +344,14 @@ func (c *Conn) onAck(f *Frame, now time.Time) {
 	newly := 0
 	// The round trip is measured to the latest-sent segment this acknowledgement retires, and
 	// only when it retires no segment sent more than once (Karn): an acknowledgement that a
-	// retransmission brought would measure the wait for the timeout too.
+	// retransmission brought would measure the wait for the timeout too. The entry's SYN is
+	// not measured: the exit answers it once it reached the destination.
 	var latest time.Time
 	ambiguous := false
 	sample := func(s *segment) {
+		if s.flags&FlagSYN != 0 && !c.exit {
+			return
+		}
 		if s.sends > 1 {
 			ambiguous = true
 		} else if s.sentAt.After(latest) {

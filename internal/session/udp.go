@@ -63,7 +63,7 @@ func (c *Conn) stepUDP(now time.Time, emit func(*Frame)) {
 }
 
 // handleUDP takes a UDP-mode frame that is not an RST.
-func (c *Conn) handleUDP(f *Frame, now time.Time) {
+func (c *Conn) handleUDP(f *Frame) {
 	switch {
 	case f.Flags&FlagSYN != 0 && f.Flags&FlagACK == 0:
 		// The entry's SYN again: it has not heard the exit's SYN|ACK.
@@ -74,9 +74,7 @@ func (c *Conn) handleUDP(f *Frame, now time.Time) {
 		if c.exit || c.state != stateDialing || f.Ack != 1 || len(c.out) == 0 {
 			return
 		}
-		if s := c.out[0]; s.sends == 1 {
-			c.rtt.observe(now.Sub(s.sentAt))
-		}
+		// Not a round trip to measure: the exit answers once it reached the destination.
 		c.out, c.sndUna, c.rtoAt, c.timeouts = nil, 1, time.Time{}, 0
 		c.synRecv = true
 		c.state = stateOpen
