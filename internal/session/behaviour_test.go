@@ -597,3 +597,55 @@ func TestDeadline(t *testing.T) {
 		t.Fatalf("read after a deadline: %q, %v", buf, err)
 	}
 }
+
+// TestAcknowledgements: an answer sent within AckDelay carries the acknowledgement (no frame
+// of its own); a segment nobody answers is acknowledged AckDelay after it arrived.
+func TestAcknowledgements(t *testing.T) {
+	cfg := fastConfig()
+	cfg.AckDelay, cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO = 500*time.Millisecond, 5*time.Second, 5*time.Second, time.Minute
+	p := newPair(t, cfg, netem{}, netem{})
+	var mu sync.Mutex
+	var pongSent, pongAcked time.Time
+	p.ba.tap = func(f Frame) {
+		mu.Lock()
+		if string(f.Payload) == "pong" && pongSent.IsZero() {
+			pongSent = time.Now()
+		}
+		mu.Unlock()
+	}
+	p.ab.tap = func(f Frame) {
+		mu.Lock()
+		if !pongSent.IsZero() && pongAcked.IsZero() && f.Flags&FlagACK != 0 && f.Ack == 2 {
+			pongAcked = time.Now()
+		}
+		mu.Unlock()
+	}
+	entry, exit := p.connect(t, ModeTCP)
+	_ = entry.SetDeadline(time.Now().Add(20 * time.Second))
+	_ = exit.SetDeadline(time.Now().Add(20 * time.Second))
+	wait.For(t, func() bool { return exit.Stats().InFlight == 0 }, 10*time.Second, "the entry acknowledged the SYN|ACK")
+	before := p.ba.sent.Load()
+	buf := make([]byte, 4)
+	if _, err := entry.Write([]byte("ping")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(exit, buf); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := exit.Write([]byte("pong")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(entry, buf); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.ba.sent.Load() - before; n != 1 {
+		t.Fatalf("the exit sent %d frames for the answer and the acknowledgement, want 1", n)
+	}
+	wait.For(t, func() bool { mu.Lock(); defer mu.Unlock(); return !pongAcked.IsZero() }, 10*time.Second,
+		"the entry acknowledged the answer")
+	mu.Lock()
+	defer mu.Unlock()
+	if d := pongAcked.Sub(pongSent); d < cfg.AckDelay*9/10 {
+		t.Fatalf("the lone answer was acknowledged after %v, before AckDelay %v", d, cfg.AckDelay)
+	}
+}

@@ -45,7 +45,7 @@ type Config struct {
 	// from a 3 s timeout doubling to 60 s).
 	MaxRetries int
 	// AckDelay is how long a receiver may hold back the acknowledgement of a lone in-order
-	// segment, to piggyback it or acknowledge two at once. Default 100 ms.
+	// segment, to piggyback it or acknowledge two at once; below MinRTO. Default 100 ms.
 	AckDelay time.Duration
 
 	// KeepAliveIdle is how long a session with nothing in flight may hear nothing from its peer
@@ -100,6 +100,9 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("%w: retransmission timeouts from %v to %v", ErrConfig, c.MinRTO, c.MaxRTO)
 	case c.AckDelay < 0 || c.KeepAliveInterval < 0 || c.Linger < 0:
 		return c, fmt.Errorf("%w: a negative duration", ErrConfig)
+	case c.AckDelay >= c.MinRTO:
+		return c, fmt.Errorf("%w: ack delay %v not below the minimum timeout %v (every lone segment would be sent twice)",
+			ErrConfig, c.AckDelay, c.MinRTO)
 	}
 	c.InitialRTO = min(max(c.InitialRTO, c.MinRTO), c.MaxRTO)
 	return c, nil
