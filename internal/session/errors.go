@@ -27,7 +27,8 @@ var (
 	// pass MaxSeq segments.
 	ErrTooLarge = errors.New("session: too large for a frame")
 
-	// ErrLink is returned by Dial and Mux.Receive for a link whose MaxFrame is below MinFrame.
+	// ErrLink is returned by Dial for a link whose MaxFrame is below MinFrame, and by
+	// Mux.Receive for a SYN whose AcceptLink is such a link.
 	ErrLink = errors.New("session: link frames too small")
 
 	// ErrConfig is returned by NewMux for a configuration it cannot use.
@@ -49,7 +50,9 @@ var (
 	// (ReasonUnreachable).
 	ErrUnreachable = errors.New("session: destination unreachable")
 
-	// ErrLimit is a session the exit turned away at one of its limits (ReasonLimit).
+	// ErrLimit is a session the exit turned away at one of its limits (ReasonLimit). Mux.Receive
+	// returns it for a SYN it so answered, and Dial for a session beyond the mux's own
+	// MaxSessions.
 	ErrLimit = errors.New("session: exit at its limit")
 
 	// ErrTimeout is a session given up on: its retransmissions, window probes or keep-alives
