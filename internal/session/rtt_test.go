@@ -1,0 +1,79 @@
+package session
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestRTT(t *testing.T) {
+	e := rtt{initial: 3 * time.Second, min: time.Second, max: 60 * time.Second}
+	if got := e.timeout(); got != 3*time.Second {
+		t.Fatalf("before a measurement: %v, want 3s", got)
+	}
+	for _, want := range []time.Duration{6, 12, 24, 48, 60, 60} {
+		e.expired()
+		if got := e.timeout(); got != want*time.Second {
+			t.Fatalf("after an expiry: %v, want %vs", got, want)
+		}
+	}
+	e.observe(200 * time.Millisecond) // srtt 200 ms, rttvar 100 ms: 600 ms, below the minimum
+	if got := e.timeout(); got != time.Second {
+		t.Fatalf("after a short round trip: %v, want the 1 s minimum", got)
+	}
+	e.observe(2 * time.Second) // rttvar (300 + 1800)/4 = 525 ms, srtt (1400 + 2000)/8 = 425 ms
+	if got, want := e.timeout(), 425*time.Millisecond+4*525*time.Millisecond; got != want {
+		t.Fatalf("after a long round trip: %v, want %v", got, want)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	for name, c := range map[string]Config{
+		"window too large": {Window: 1 << 16},
+		"negative window":  {Window: -1},
+		"negative limit":   {Backlog: -1},
+		"rto bounds":       {MinRTO: 2 * time.Second, MaxRTO: time.Second},
+		"negative delay":   {AckDelay: -1},
+		"ack delay ≥ rto":  {AckDelay: time.Second, MinRTO: time.Second},
+	} {
+		if _, err := NewMux(c); !errors.Is(err, ErrConfig) {
+			t.Errorf("%s: %v, want ErrConfig", name, err)
+		}
+	}
+	m, err := NewMux(Config{MinRTO: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.cfg.InitialRTO != 5*time.Second || m.cfg.Window != 128 || m.cfg.MaxRTO != time.Minute {
+		t.Fatalf("defaults: %+v", m.cfg)
+	}
+}
+
+func TestPickRanges(t *testing.T) {
+	rs := []Range{{2, 3}, {5, 7}, {9, 10}, {12, 20}, {22, 23}}
+	for _, tc := range []struct {
+		n      int
+		newest uint32
+		want   []Range
+	}{
+		{3, 22, []Range{{2, 3}, {5, 7}, {22, 23}}}, // the newest arrival's range, then the lowest
+		{3, 6, []Range{{2, 3}, {5, 7}, {9, 10}}},
+		{2, 15, []Range{{2, 3}, {12, 20}}},
+		{0, 15, nil},
+		{9, 15, rs},
+	} {
+		got := pickRanges(rs, tc.n, tc.newest)
+		if len(got) != len(tc.want) {
+			t.Fatalf("pick %d with %d newest: %v, want %v", tc.n, tc.newest, got, tc.want)
+		}
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Fatalf("pick %d with %d newest: %v, want %v", tc.n, tc.newest, got, tc.want)
+			}
+		}
+		f := Frame{Flags: FlagACK, Ack: 1, SACK: got}
+		if _, err := f.Encode(); err != nil && len(got) <= MaxSACK {
+			t.Fatalf("picked ranges do not encode: %v", err)
+		}
+	}
+}
