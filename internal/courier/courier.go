@@ -11,7 +11,7 @@
 // reply blocks that came with a message (Reply).
 //
 // Of relayd's packages it imports internal/fragment (the frames), internal/store (the inbox and
-// the outbox) and internal/packet (capacities). It must not import internal/node, internal/api,
+// the outbox), internal/packet (capacities) and internal/rto (the retransmission timeout). It must not import internal/node, internal/api,
 // internal/ws or internal/admin; it never logs message text, reply blocks or routes.
 package courier
 

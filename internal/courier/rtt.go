@@ -3,47 +3,35 @@ package courier
 import (
 	"sync"
 	"time"
+
+	"github.com/relayd/relayd/internal/rto"
 )
 
-// rttEstimator is RFC 6298's smoothed round trip and its variation, over the time from a round's
-// last packet to its acknowledgement; the wait for an acknowledgement is srtt + 4·rttvar within
-// [min, max]. Before any measurement it waits 3 s (RFC 6298's initial 1 s is too short for
-// mixing delays on both ways and the recipient's quiet time).
+// rttEstimator is RFC 6298's estimate (internal/rto) over the time from a round's last packet to
+// its acknowledgement, safe for the courier's goroutines. Before any measurement it waits 3 s
+// (RFC 6298's initial 1 s is too short for mixing delays on both ways and the recipient's quiet
+// time); a round's backoff is the courier's own (cenkalti/backoff), not the estimator's.
 type rttEstimator struct {
-	min, max time.Duration
-
-	mu           sync.Mutex
-	srtt, rttvar time.Duration
-	measured     bool
+	mu sync.Mutex
+	e  rto.Estimator
 }
 
 const initialTimeout = 3 * time.Second
 
-func newRTT(min, max time.Duration) rttEstimator { return rttEstimator{min: min, max: max} }
+func newRTT(min, max time.Duration) rttEstimator {
+	return rttEstimator{e: rto.Estimator{Initial: initialTimeout, Min: min, Max: max}}
+}
 
 // observe takes one round trip.
 func (e *rttEstimator) observe(d time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !e.measured {
-		e.srtt, e.rttvar, e.measured = d, d/2, true
-		return
-	}
-	diff := e.srtt - d
-	if diff < 0 {
-		diff = -diff
-	}
-	e.rttvar = (3*e.rttvar + diff) / 4
-	e.srtt = (7*e.srtt + d) / 8
+	e.e.Observe(d)
 }
 
 // timeout is how long to wait for a round's acknowledgement.
 func (e *rttEstimator) timeout() time.Duration {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	t := initialTimeout
-	if e.measured {
-		t = e.srtt + 4*e.rttvar
-	}
-	return min(max(t, e.min), e.max)
+	return e.e.Timeout()
 }

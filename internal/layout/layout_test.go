@@ -64,11 +64,12 @@ var rules = map[string]rule{
 	"internal/stream": {may: []string{"internal/relay", "internal/router", "internal/token"}},
 	// courier carries this node's messages of any length and keeps what arrives: it reaches the
 	// network only through the router's interface and keeps its state in the store.
-	"internal/courier":   {may: []string{"internal/fragment", "internal/packet", "internal/store"}},
+	"internal/courier":   {may: []string{"internal/fragment", "internal/packet", "internal/rto", "internal/store"}},
 	"internal/discovery": {may: []string{"internal/chain", "internal/channels", "internal/peers"}},
 	// The rooms of sessions (docs/SESSIONS.md): the transport, the exit's policy and the SOCKS5
 	// entry import no relayd package; node wires them to the router.
-	"internal/session": {noTransport: true},
+	"internal/session": {may: []string{"internal/rto"}, noTransport: true},
+	"internal/rto":     {pure: true, noTransport: true},
 	"internal/exit":    {noTransport: true},
 	"internal/socks5":  {noTransport: true},
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces

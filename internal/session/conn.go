@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/relayd/relayd/internal/rto"
 )
 
 // Mode is how a session carries its application's bytes.
@@ -122,7 +124,7 @@ type Conn struct {
 	frozen         bool // fast recovery: cwnd does not grow
 	recoverUntil   uint32
 	xmits          uint64
-	rtt            rtt
+	rtt            rto.Estimator
 	rtoAt          time.Time
 	lossAt         time.Time // when a segment becomes late enough to be lost
 	timeouts       int
@@ -169,7 +171,7 @@ func newConn(m *Mux, id ID, link Link, mode Mode, exit bool, request []byte, now
 		changed:  make(chan struct{}),
 		cwnd:     InitialCwnd,
 		ssthresh: 1 << 16,
-		rtt:      rtt{initial: m.cfg.InitialRTO, min: m.cfg.MinRTO, max: m.cfg.MaxRTO},
+		rtt:      rto.Estimator{Initial: m.cfg.InitialRTO, Min: m.cfg.MinRTO, Max: m.cfg.MaxRTO},
 		ooo:      map[uint32]rseg{},
 		lastRecv: now,
 		advWnd:   -1,
@@ -206,10 +208,10 @@ func (c *Conn) Stats() Stats {
 	s.InFlight = int(c.sndNxt - c.sndUna)
 	s.Cwnd = c.cwnd
 	s.PeerWindow = int(max(int64(c.peerEdge)-int64(c.sndNxt), 0))
-	if c.rtt.measured {
-		s.SRTT = c.rtt.srtt
+	if srtt, _, ok := c.rtt.Smoothed(); ok {
+		s.SRTT = srtt
 	}
-	s.RTO = c.rtt.timeout()
+	s.RTO = c.rtt.Timeout()
 	s.Queued = len(c.unsent) + c.outBytes
 	for _, p := range c.ready {
 		s.Buffered += len(p)

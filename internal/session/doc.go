@@ -18,5 +18,6 @@
 //     mode: one datagram per frame, no retransmission, bounded queues that drop the oldest.
 //
 // The package draws session IDs from crypto/rand (Config.Rand) and uses the real clock; Mux.Run
-// runs the sessions' timers. It imports no relayd package.
+// runs the sessions' timers. It imports only internal/rto (the retransmission timeout it shares
+// with the courier).
 package session

@@ -136,7 +136,7 @@ func (c *Conn) transmit(s *segment, now time.Time, emit func(*Frame)) {
 	s.sends, s.sentAt, s.xmit, s.lost = s.sends+1, now, c.xmits, false
 	c.stats.SegmentsSent++
 	if c.rtoAt.IsZero() {
-		c.rtoAt = now.Add(c.rtt.timeout())
+		c.rtoAt = now.Add(c.rtt.Timeout())
 	}
 	emit(&f)
 }
@@ -161,8 +161,8 @@ func (c *Conn) timeout(now time.Time) {
 		}
 	}
 	c.recovering, c.frozen, c.recoverUntil = true, false, c.sndNxt
-	c.rtt.expired()
-	c.rtoAt = now.Add(c.rtt.timeout())
+	c.rtt.Expired()
+	c.rtoAt = now.Add(c.rtt.Timeout())
 }
 
 // probe sends window probes (keep-alives, which the peer answers with its window) while the
@@ -174,7 +174,7 @@ func (c *Conn) probe(now time.Time, blocked bool, emit func(*Frame)) {
 		return
 	}
 	if c.probeAt.IsZero() {
-		c.probeAt = now.Add(c.rtt.timeout())
+		c.probeAt = now.Add(c.rtt.Timeout())
 		return
 	}
 	if now.Before(c.probeAt) {
@@ -189,7 +189,7 @@ func (c *Conn) probe(now time.Time, blocked bool, emit func(*Frame)) {
 	f := Frame{Flags: FlagKeepAlive, Seq: c.sndNxt}
 	c.ackFields(&f)
 	emit(&f)
-	d := c.rtt.timeout()
+	d := c.rtt.Timeout()
 	for range c.probes {
 		d = min(2*d, c.cfg.MaxRTO)
 	}
@@ -391,12 +391,12 @@ func (c *Conn) onAck(f *Frame, now time.Time) {
 		}
 	}
 	if !latest.IsZero() && !ambiguous {
-		c.rtt.observe(now.Sub(latest))
+		c.rtt.Observe(now.Sub(latest))
 	}
 	if advanced {
 		c.rtoAt = time.Time{}
 		if len(c.out) > 0 {
-			c.rtoAt = now.Add(c.rtt.timeout())
+			c.rtoAt = now.Add(c.rtt.Timeout())
 		}
 		if newly > 0 || c.hasData() {
 			c.wake()
@@ -447,8 +447,8 @@ func (c *Conn) detectLoss(now time.Time) {
 		return
 	}
 	var late time.Duration
-	if c.rtt.measured {
-		late = c.rtt.srtt + max(c.rtt.srtt/4, c.rtt.rttvar)
+	if srtt, rttvar, ok := c.rtt.Smoothed(); ok {
+		late = srtt + max(srtt/4, rttvar)
 	}
 	lost := false
 	for _, s := range c.out {

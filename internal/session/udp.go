@@ -25,7 +25,7 @@ func (c *Conn) stepUDP(now time.Time, emit func(*Frame)) {
 				c.fail(ErrTimeout, ReasonTimeout)
 				return
 			}
-			c.rtt.expired()
+			c.rtt.Expired()
 			s.lost = true
 		}
 		if s.sends == 0 || s.lost {
@@ -34,7 +34,7 @@ func (c *Conn) stepUDP(now time.Time, emit func(*Frame)) {
 			}
 			s.sends, s.sentAt, s.lost = s.sends+1, now, false
 			c.stats.SegmentsSent++
-			c.rtoAt = now.Add(c.rtt.timeout())
+			c.rtoAt = now.Add(c.rtt.Timeout())
 			emit(&Frame{Flags: FlagSYN, Payload: s.payload})
 		}
 		return

@@ -6,27 +6,6 @@ import (
 	"time"
 )
 
-func TestRTT(t *testing.T) {
-	e := rtt{initial: 3 * time.Second, min: time.Second, max: 60 * time.Second}
-	if got := e.timeout(); got != 3*time.Second {
-		t.Fatalf("before a measurement: %v, want 3s", got)
-	}
-	for _, want := range []time.Duration{6, 12, 24, 48, 60, 60} {
-		e.expired()
-		if got := e.timeout(); got != want*time.Second {
-			t.Fatalf("after an expiry: %v, want %vs", got, want)
-		}
-	}
-	e.observe(200 * time.Millisecond) // srtt 200 ms, rttvar 100 ms: 600 ms, below the minimum
-	if got := e.timeout(); got != time.Second {
-		t.Fatalf("after a short round trip: %v, want the 1 s minimum", got)
-	}
-	e.observe(2 * time.Second) // rttvar (300 + 1800)/4 = 525 ms, srtt (1400 + 2000)/8 = 425 ms
-	if got, want := e.timeout(), 425*time.Millisecond+4*525*time.Millisecond; got != want {
-		t.Fatalf("after a long round trip: %v, want %v", got, want)
-	}
-}
-
 func TestConfig(t *testing.T) {
 	for name, c := range map[string]Config{
 		"window too large": {Window: 1 << 16},
