@@ -649,3 +649,30 @@ func TestAcknowledgements(t *testing.T) {
 		t.Fatalf("the lone answer was acknowledged after %v, before AckDelay %v", d, cfg.AckDelay)
 	}
 }
+
+// TestLateSYNDoesNotReopen: once a session ended cleanly and left the mux, its SYN arriving again
+// (late from the mixnet, or replayed) opens nothing: the exit would dial its target twice.
+func TestLateSYNDoesNotReopen(t *testing.T) {
+	p := newPair(t, fastConfig(), netem{}, netem{})
+	entry, exit := p.connect(t, ModeTCP)
+	id := entry.ID()
+	if err := entry.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := exit.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !wait.Until(func() bool { return p.a.Sessions() == 0 && p.b.Sessions() == 0 }, 10*time.Second) {
+		t.Fatalf("sessions left: entry %d, exit %d", p.a.Sessions(), p.b.Sessions())
+	}
+	syn, err := (&Frame{ID: id, Flags: FlagSYN, Seq: 0, Window: 16, Payload: []byte("example.org:443")}).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.b.Receive(syn); !errors.Is(err, ErrUnknownSession) {
+		t.Fatalf("a late SYN: %v, want ErrUnknownSession", err)
+	}
+	if n := p.b.Sessions(); n != 0 {
+		t.Fatalf("a late SYN opened %d sessions", n)
+	}
+}

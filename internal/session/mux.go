@@ -10,8 +10,9 @@ import (
 	"time"
 )
 
-// maxTombs is how many sessions a mux remembers having reset itself, to answer their late
-// frames with the RST again (so that a lost RST still reaches the peer).
+// maxTombs is how many ended sessions a mux remembers: a late or replayed SYN opens none of them
+// again, and the late frames of one it reset itself are answered with the RST again (so that a
+// lost RST still reaches the peer).
 const maxTombs = 1024
 
 type tomb struct {
@@ -117,9 +118,9 @@ func (m *Mux) remove(c *Conn, reason Reason) {
 	if m.sessions[c.id] == c {
 		delete(m.sessions, c.id)
 	}
-	if reason == 0 {
-		return
-	}
+	// Every ended session is remembered, not only the reset ones: a late or duplicated SYN (the
+	// mixnet reorders and a forger may replay) must not open it again and make the exit dial
+	// its target a second time.
 	if _, ok := m.tombs[c.id]; !ok {
 		if len(m.tombOrder) >= maxTombs {
 			delete(m.tombs, m.tombOrder[0])
@@ -205,7 +206,7 @@ func (m *Mux) Receive(frame []byte) error {
 	}
 	if t, ok := m.tombs[f.ID]; ok {
 		m.mu.Unlock()
-		if f.Flags&FlagRST == 0 {
+		if f.Flags&FlagRST == 0 && t.reason != 0 {
 			m.answer(t.link, f.ID, t.mode, t.reason)
 		}
 		return ErrUnknownSession
