@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,7 +23,8 @@ import (
 // with channels of 10 tokens (a tenth of the default channelFunding) so that they drain within a
 // minute. Every node's stream spends more than its channels held at the start, its channels are
 // topped up from what it redeems, its token balance holds (it pays for its stream with what it
-// earns relaying), and messages sent meanwhile all arrive.
+// earns relaying), and messages sent meanwhile all arrive. A node killed with SIGKILL and
+// restarted on its data streams again, tops its channels up again and delivers.
 func TestStreamAtDefaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds relayd and starts a dev chain and five node processes for two minutes")
@@ -34,7 +36,8 @@ func TestStreamAtDefaults(t *testing.T) {
 	funding := token.Tokens(10)
 	c := startCluster(t, "--sendRate", fmt.Sprint(d.SendRate), "--coverRate", fmt.Sprint(d.CoverRate),
 		"--relayers", fmt.Sprint(d.Relayers), "--mixDelayMean", d.MixDelayMean.String(), "--mixDelayMax", "0",
-		"--autoRedeem=true", "--autoFund=true", "--channelFunding", funding.String())
+		"--autoRedeem=true", "--autoFund=true", "--channelFunding", funding.String(),
+		"--restartNodes", "--restartDelay", "200ms")
 	defer c.stop(30 * time.Second)
 
 	start := map[int]*big.Int{}
@@ -98,6 +101,26 @@ func TestStreamAtDefaults(t *testing.T) {
 		if skipped := metricSum(t, c, n, "relayd_stream_drops_skipped_total", "no_balance"); skipped > 10 {
 			t.Errorf("node %d skipped %v stream packets for want of a funded channel", n.index, skipped)
 		}
+	}
+
+	// kill -9 of node 2 while it streams: restarted on its data, its stream spends more than all
+	// its channels can hold (autoFund keeps each at most at the funding; its counters start from
+	// zero), so its channels were topped up after the restart, and what it sends arrives.
+	n := c.nodes[1]
+	c.signal(n, syscall.SIGKILL)
+	c.awaitRestart(n)
+	wait.For(t, func() bool { return spent(n).Cmp(channelsAtStart) > 0 }, 3*time.Minute,
+		"node 2 streams again after kill -9 and spends more than its channels hold")
+	rep, err = bench.Run(context.Background(), bench.Config{Env: env, Senders: []int{2}, Recipients: []int{5},
+		Messages: 20, Rate: 1, Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Sent != 20 || rep.Delivered != rep.Sent {
+		t.Errorf("after the restart: %d sent, %d delivered of 20", rep.Sent, rep.Delivered)
+	}
+	if skipped := metricSum(t, c, n, "relayd_stream_drops_skipped_total", "no_balance"); skipped > 10 {
+		t.Errorf("node 2 skipped %v stream packets after its restart for want of a funded channel", skipped)
 	}
 }
 
