@@ -172,6 +172,8 @@ type Relay struct {
 	storeFailing atomic.Bool
 	// mixing is the current mixing delay (SetMixing); nil: cfg's bounds.
 	mixing atomic.Pointer[Mixing]
+	// volatile keeps the keys of NewVolatileReplyBlock's blocks.
+	volatile *MemoryReplyKeyring
 }
 
 type jobKind uint8
@@ -277,6 +279,7 @@ func New(cfg Config) (*Relay, error) {
 		peers:     newPeerCache(),
 		pend:      newPendingTable(cfg.MaxPending),
 		seed:      maphash.MakeSeed(),
+		volatile:  NewMemoryReplyKeyring(),
 		queues:    make([]chan job, cfg.Workers),
 		ackQueues: make([]chan job, cfg.Workers),
 		delayIn:   make(chan delayed, cfg.QueueSize),

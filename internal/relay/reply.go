@@ -107,6 +107,18 @@ func (k *MemoryReplyKeyring) Len() int {
 // ReplyKeyring (its error is returned) and refuses a bad route with ErrBadRoute. The block
 // expires with its epoch (packet.ReplyBlock.InWindow): 10 to 20 minutes.
 func (r *Relay) NewReplyBlock(ctx context.Context, hops []peer.ID) (block []byte, err error) {
+	return r.newReplyBlock(ctx, hops, r.cfg.ReplyKeyring)
+}
+
+// NewVolatileReplyBlock is NewReplyBlock with the block's keys kept in memory only, not in the
+// ReplyKeyring: for the blocks of a session (docs/SESSIONS.md), which live no longer than the
+// process and come by the hundred a second, where the keyring syncs each to disk. A reply to
+// such a block that arrives after a restart is dropped as unknown.
+func (r *Relay) NewVolatileReplyBlock(ctx context.Context, hops []peer.ID) (block []byte, err error) {
+	return r.newReplyBlock(ctx, hops, r.volatile)
+}
+
+func (r *Relay) newReplyBlock(ctx context.Context, hops []peer.ID, keyring ReplyKeyring) (block []byte, err error) {
 	if len(hops) == 0 || len(hops) > packet.MaxHops-1 {
 		return nil, fmt.Errorf("reply block: %d relayers: %w", len(hops), ErrBadRoute)
 	}
@@ -150,7 +162,7 @@ func (r *Relay) NewReplyBlock(ctx context.Context, hops []peer.ID) (block []byte
 		return nil, fmt.Errorf("reply block: %w", err)
 	}
 	defer clear(kb)
-	if err := r.cfg.ReplyKeyring.Put(k.ID(), k.Epoch(), kb); err != nil {
+	if err := keyring.Put(k.ID(), k.Epoch(), kb); err != nil {
 		return nil, fmt.Errorf("reply block: keep its keys: %w", err)
 	}
 	r.m.replyBlocks.Inc()
@@ -228,7 +240,11 @@ func (r *Relay) SendReply(ctx context.Context, block []byte, msg packet.Message)
 // openReply takes the keys of a reply's block from the keyring and opens it. On failure it
 // returns the drop reason.
 func (r *Relay) openReply(p *packet.Peeled) (packet.Message, string, error) {
-	kb, ok, err := r.cfg.ReplyKeyring.Take(p.ReplyID)
+	kb, ok, _ := r.volatile.Take(p.ReplyID)
+	var err error
+	if !ok {
+		kb, ok, err = r.cfg.ReplyKeyring.Take(p.ReplyID)
+	}
 	if err != nil {
 		return packet.Message{}, reasonReplyKeyring, fmt.Errorf("reply keyring: %w", err)
 	}

@@ -435,3 +435,24 @@ func TestMemoryReplyKeyring(t *testing.T) {
 		t.Fatalf("expired keys kept (%d held)", k.Len())
 	}
 }
+
+// TestVolatileReplyBlock: a volatile block's keys stay out of the keyring (in memory only) and
+// its reply is opened all the same, once.
+func TestVolatileReplyBlock(t *testing.T) {
+	nodes, hops := replyNet(t, 2, true, nil)
+	rep, c := nodes["R"], nodes["C"]
+	block, err := c.relay.NewVolatileReplyBlock(t.Context(), ids(hops...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keyring(c).Len() != 0 || c.relay.volatile.Len() != 1 {
+		t.Fatalf("the keyring holds %d keys, memory %d; want 0 and 1", keyring(c).Len(), c.relay.volatile.Len())
+	}
+	if _, err := rep.relay.SendReply(t.Context(), block, packet.Message{Text: []byte("volatile")}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "the reply at C", func() bool { return len(c.deliveries()) == 1 })
+	if got := c.deliveries()[0]; got.Text != "volatile" || !got.Reply || c.relay.volatile.Len() != 0 {
+		t.Fatalf("C got %+v and keeps %d volatile keys", got, c.relay.volatile.Len())
+	}
+}
