@@ -2,8 +2,8 @@
 // authentication, one JSON error envelope, the handlers, and the JSON views of
 // the domain's values. It reaches the node's rooms only through the small
 // interfaces declared in deps.go, speaks their vocabulary (the types and
-// sentinels of ledger, router, courier, settings, peers, channels, tickets,
-// token, identity and health; origin decides which names and pages it
+// sentinels of ledger, router, courier, gateway, settings, peers, channels,
+// tickets, token, identity and health; origin decides which names and pages it
 // answers), and is the one place that turns their sentinels into status codes
 // (errors.go). It must not import internal/node, internal/admin, internal/ws,
 // internal/p2p, internal/chain or internal/store.
@@ -43,7 +43,8 @@ const MaxBodyBytes = 64 << 10
 // Config configures a Server. Self, Peers, Transport and Settings are required, and Token unless
 // DisableAuth; every other dependency is optional: an operation whose part the node runs without
 // answers 503 (a node without a chain has no Chain, Tickets, ChainInfo, Indexer or Graph; a node
-// without Mail sends only what one packet carries and keeps no inbox).
+// without Mail sends only what one packet carries and keeps no inbox; a node without Sessions
+// opens no sessions).
 type Config struct {
 	Token       string
 	DisableAuth bool
@@ -65,6 +66,8 @@ type Config struct {
 	Indexer   Indexer
 	Graph     ChannelGraph
 	Streams   Streams
+	// Sessions serves /sessions; nil: the node opens no sessions (503).
+	Sessions Sessions
 	// Health are the parts that report their readiness (GET /readyz), in the order shown.
 	Health []health.Checker
 	// Metrics serves GET /node/metrics (Prometheus text).
@@ -171,6 +174,9 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodGet, "/peerInfo/{peerId}", s.getPeerInfo},
 		{http.MethodGet, "/node/entryNodes", s.getEntryNodes},
 		{http.MethodGet, "/node/graph", s.getGraph},
+		{http.MethodGet, "/sessions", s.getSessions},
+		{http.MethodPost, "/sessions", s.postSession},
+		{http.MethodDelete, "/sessions/{id}", s.deleteSession},
 	}
 	s.streaming = map[string]bool{"/messages/websocket": true, "/node/stream/websocket": true}
 	s.bodyLimits = map[string]func() int64{

@@ -38,6 +38,7 @@ type fakeNode struct {
 	discovery     *fakeDiscovery
 	messenger     *fakeMessenger
 	mail          *fakeMail
+	sessions      *fakeSessions
 	chain         *fakeChain
 	chainInfo     fakeChainInfo
 }
@@ -57,6 +58,7 @@ func newFakeNode(tb testing.TB) *fakeNode {
 		discovery:     &fakeDiscovery{self: id.PeerID()},
 		messenger:     &fakeMessenger{},
 		mail:          newFakeMail(),
+		sessions:      &fakeSessions{},
 		chain:         newFakeChain(id.Address()),
 		chainInfo:     fakeChainInfo{closure: time.Minute},
 	}

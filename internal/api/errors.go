@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/relayd/relayd/internal/courier"
+	"github.com/relayd/relayd/internal/gateway"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/packet"
@@ -73,6 +74,17 @@ var errorTable = []struct {
 	{ledger.ErrTicketVoid, http.StatusUnprocessableEntity, CodeUnknownFailure, "cannot %s: the contract refused", true},
 	{ledger.ErrClosureTimeNotReached, http.StatusUnprocessableEntity, CodeUnknownFailure, "cannot %s: the contract refused", true},
 	{ledger.ErrContractRefused, http.StatusUnprocessableEntity, CodeUnknownFailure, "cannot %s", true},
+	// The gateway wraps ErrBadOpen and ErrListen with the request's own values only (the
+	// address, why it cannot be listened on), which the operator gave.
+	{gateway.ErrBadOpen, http.StatusBadRequest, CodeInvalidInput, "cannot %s", true},
+	{gateway.ErrSelf, http.StatusBadRequest, CodeInvalidPeerID, "cannot %s: the destination is this node itself; a session goes to another node", false},
+	{gateway.ErrUnknownSession, http.StatusNotFound, CodeSessionNotFound, "cannot %s: no such session", false},
+	// An address in use, or one the node may not listen on: 409, the node's state refuses it
+	// (the request is well formed); another listen address, or none, may work.
+	{gateway.ErrListen, http.StatusConflict, CodeCannotListen, "cannot %s", true},
+	// The node holds as many sessions as it may: 429, retry once one is closed.
+	{gateway.ErrLimit, http.StatusTooManyRequests, CodeTooManySessions,
+		"cannot %s: the node holds as many sessions as it may; close one first", false},
 	{context.DeadlineExceeded, http.StatusGatewayTimeout, CodeTimeout, "%s timed out", false},
 }
 
@@ -137,10 +149,17 @@ const (
 	// CodeNoReplyBlock: the inbox message has no reply block left to answer it on (HTTP 409).
 	CodeNoReplyBlock = "NO_REPLY_BLOCK"
 	// CodeStoreFull: the outbox or the inbox is at its quota, or the disk is full (HTTP 507).
-	CodeStoreFull      = "STORE_FULL"
-	CodeTimeout        = "TIMEOUT"
-	CodeNotFound       = "NOT_FOUND"
-	CodeUnknownFailure = "UNKNOWN_FAILURE"
+	CodeStoreFull = "STORE_FULL"
+	// CodeSessionNotFound: no open session has that id (HTTP 404).
+	CodeSessionNotFound = "SESSION_NOT_FOUND"
+	// CodeCannotListen: the node cannot listen on a session's local address: in use, or not
+	// one it may listen on (HTTP 409).
+	CodeCannotListen = "CANNOT_LISTEN"
+	// CodeTooManySessions: the node holds as many sessions as it may (HTTP 429).
+	CodeTooManySessions = "TOO_MANY_SESSIONS"
+	CodeTimeout         = "TIMEOUT"
+	CodeNotFound        = "NOT_FOUND"
+	CodeUnknownFailure  = "UNKNOWN_FAILURE"
 	// CodeInvalidSetting and CodeInvalidSettingValue are the original
 	// interface's codes for a setting that does not exist and a value it
 	// cannot take.

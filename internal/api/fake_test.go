@@ -30,11 +30,11 @@ func (n *fakeNode) config(disableAuth bool) Config {
 	return Config{Token: testToken, DisableAuth: disableAuth, Version: "9.9.9", Network: "test",
 		Self: n.Identity, Peers: n.dir, Transport: n.transport, Discovery: n.discovery, Settings: n.settings,
 		Messenger: n.messenger, Mail: n.mail, Chain: n.chain, Tickets: n.chain, ChainInfo: n.chainInfo, Indexer: fakeIndexer(42),
-		Graph: n.graph, Metrics: fakeMetrics, Streams: newTestStreams()}
+		Graph: n.graph, Metrics: fakeMetrics, Streams: newTestStreams(), Sessions: n.sessions}
 }
 
-// faultyConfig serves n with every chain-side call (messenger, courier, chain, tickets) and the
-// signing key failing with err.
+// faultyConfig serves n with every chain-side call (messenger, courier, chain, tickets), the
+// session gateway's and the signing key failing with err.
 func (n *fakeNode) faultyConfig(err error) Config {
 	cfg := n.config(false)
 	cfg.Self = faultySelf{n.Identity, err}
@@ -42,12 +42,13 @@ func (n *fakeNode) faultyConfig(err error) Config {
 	cfg.Mail = faultyMail{err}
 	cfg.Chain = faultyChain{n.chain, err}
 	cfg.Tickets = faultyChain{n.chain, err}
+	cfg.Sessions = faultySessions{n.sessions, err}
 	return cfg
 }
 
 // noChainConfig serves n as a node started without a chain: no messenger, courier, chain,
-// tickets, chain info, indexer, graph, streams nor metrics, and a peer directory without
-// announcements.
+// tickets, chain info, indexer, graph, streams, metrics nor sessions, and a peer directory
+// without announcements.
 func (n *fakeNode) noChainConfig() Config {
 	dir, err := peers.New(peers.Config{Self: n.PeerID(), Aliases: n.aliases})
 	if err != nil {

@@ -168,6 +168,8 @@ type specCase struct {
 	noChain bool
 	// noMail serves the request from a node with a chain but without the courier.
 	noMail bool
+	// noSessions serves the request from a node without the session gateway.
+	noSessions bool
 	// setup, when set, changes the fixture's node after its reset.
 	setup func(f *specFixture)
 	// header is sent with the token.
@@ -200,6 +202,9 @@ func specCases(f *specFixture) []specCase {
 	message := func(body, recipient string) string { return `{"body":"` + body + `","recipient":"` + recipient + `"}` }
 	open := func(id, amount string) string { return `{"peerId":"` + id + `","amount":"` + amount + `"}` }
 	channel := func(id, dir string) string { return `{"peerId":"` + id + `","direction":"` + dir + `"}` }
+	session := func(dest, protocol, rest string) string {
+		return `{"destination":"` + dest + `","protocol":"` + protocol + `",` + rest + `}`
+	}
 	return []specCase{
 		{name: "address", method: "GET", path: "/account/address", status: 200},
 		{name: "addresses", method: "GET", path: "/account/addresses", status: 200},
@@ -490,6 +495,31 @@ func specCases(f *specFixture) []specCase {
 		{name: "info, no chain", method: "GET", path: "/node/info", status: 200, noChain: true},
 		{name: "metrics", method: "GET", path: "/node/metrics", status: 200},
 		{name: "metrics, none", method: "GET", path: "/node/metrics", status: 503, code: CodeUnknownFailure, noChain: true},
+
+		{name: "sessions", method: "GET", path: "/sessions", status: 200},
+		{name: "sessions, none", method: "GET", path: "/sessions", status: 503, code: CodeUnknownFailure, noSessions: true},
+		{name: "open session", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"example.org:443"`), status: 201},
+		{name: "open session to an alias", method: "POST", path: "/sessions", body: session("bob", "udp", `"target":"[2001:db8::1]:53","listen":"127.0.0.1:5353"`), status: 201},
+		{name: "open session to a service", method: "POST", path: "/sessions", body: session(bob, "tcp", `"service":"web"`), status: 201},
+		{name: "open session, unknown alias", method: "POST", path: "/sessions", body: session("nobody", "tcp", `"target":"example.org:443"`), status: 400, code: CodeInvalidPeerID},
+		{name: "open session to me", method: "POST", path: "/sessions", body: session("me", "tcp", `"target":"example.org:443"`), status: 400, code: CodeInvalidPeerID},
+		{name: "open session, bad protocol", method: "POST", path: "/sessions", body: session(bob, "sctp", `"target":"example.org:443"`), status: 400, code: CodeInvalidInput},
+		{name: "open session, no target", method: "POST", path: "/sessions", body: session(bob, "tcp", `"listen":"127.0.0.1:0"`), status: 400, code: CodeInvalidInput},
+		{name: "open session, target and service", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"a:1","service":"web"`), status: 400, code: CodeInvalidInput},
+		{name: "open session, port 0", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"example.org:0"`), status: 400, code: CodeInvalidInput},
+		{name: "open session, gateway refuses", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"`+fakeBadTarget+`"`), status: 400, code: CodeInvalidInput},
+		{name: "open session, with hops", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"a:1","hops":1`), status: 400, code: CodeInvalidInput},
+		{name: "open session, address in use", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"a:1","listen":"`+fakeBusyListen+`"`), status: 409, code: CodeCannotListen},
+		{name: "open session, too many", method: "POST", path: "/sessions", body: session(bob, "tcp", `"service":"`+fakeFullService+`"`), status: 429, code: CodeTooManySessions},
+		{name: "open session, gateway fails", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"a:1"`), status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "open session, alias store fails", method: "POST", path: "/sessions", body: session("bob", "tcp", `"target":"a:1"`), status: 500, code: CodeUnknownFailure, failing: true},
+		{name: "open session, none", method: "POST", path: "/sessions", body: session(bob, "tcp", `"target":"a:1"`), status: 503, code: CodeUnknownFailure, noSessions: true},
+		{name: "close session", method: "DELETE", path: "/sessions/" + fakeSessionID(0), status: 204},
+		{name: "close session, upper case", method: "DELETE", path: "/sessions/" + strings.ToUpper(fakeSessionID(0)), status: 204},
+		{name: "close unknown session", method: "DELETE", path: "/sessions/" + fakeSessionID(1), status: 404, code: CodeSessionNotFound},
+		{name: "close session, bad id", method: "DELETE", path: "/sessions/5e0c", status: 400, code: CodeInvalidInput},
+		{name: "close session, gateway fails", method: "DELETE", path: "/sessions/" + fakeSessionID(0), status: 500, code: CodeUnknownFailure, fault: errChainFault},
+		{name: "close session, none", method: "DELETE", path: "/sessions/" + fakeSessionID(0), status: 503, code: CodeUnknownFailure, noSessions: true},
 	}
 }
 
@@ -571,6 +601,7 @@ func (f *specFixture) reset(t *testing.T) {
 	f.self.chain.reset(map[common.Address]bool{f.other.Address(): true, f.closing.Address(): false},
 		fakeTicket(f.other.Address(), f.self.Address(), 1), fakeTicket(f.other.Address(), f.self.Address(), 2))
 	f.self.mail.reset()
+	f.self.sessions.reset(fakeOpenSession(f.other.PeerID()))
 	f.self.settingsStore = &memSettings{}
 	var err error
 	if f.self.settings, err = settings.Open(settings.Config{Store: f.self.settingsStore}); err != nil {
@@ -640,6 +671,8 @@ func (f *specFixture) answer(t *testing.T, tc specCase, h http.Header) (*http.Re
 		cfg = f.self.noChainConfig()
 	case tc.noMail:
 		cfg.Mail = nil
+	case tc.noSessions:
+		cfg.Sessions = nil
 	}
 	if tc.setup != nil {
 		tc.setup(f)
@@ -903,7 +936,7 @@ func TestSpecErrorCodes(t *testing.T) {
 	codes := []string{CodeInvalidInput, CodeInvalidPeerID, CodeInvalidAmount, CodeInvalidCurrency, CodeInvalidAddress,
 		CodePeerIDNotFound, CodeChannelNotFound, CodeChannelOpen, CodeNotEnoughBalance, CodeTicketsNotFound,
 		CodePathNotFound, CodeMessageTooLarge, CodeTimeout, CodeNotFound, CodeUnknownFailure, CodeInvalidSetting, CodeInvalidSettingValue,
-		CodePayloadTooLarge, CodeMessageNotFound, CodeNoReplyBlock, CodeStoreFull}
+		CodePayloadTooLarge, CodeMessageNotFound, CodeNoReplyBlock, CodeStoreFull, CodeSessionNotFound, CodeCannotListen, CodeTooManySessions}
 	var documented []string
 	for _, v := range enum {
 		documented = append(documented, fmt.Sprint(v))

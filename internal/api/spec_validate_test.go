@@ -187,7 +187,9 @@ func FuzzValidation(f *testing.F) {
 		`{"body":"hi","recipient":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz"}`, `{"peerId":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","direction":"incoming"}`,
 		`{"message":"hello"}`, `{"body":"hi","recipient":"me"}`, `{"body":"hi","recipient":"bob","path":[]}`,
 		`{"body":"hi","recipient":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","replies":2,"reliable":true}`,
-		`{"body":"hi","recipient":"me","replies":2.5}`, `{"body":"thanks"}`} {
+		`{"body":"hi","recipient":"me","replies":2.5}`, `{"body":"thanks"}`,
+		`{"destination":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","protocol":"tcp","target":"example.org:443"}`,
+		`{"destination":"16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz","protocol":"udp","service":"dns","listen":"[::1]:0"}`} {
 		f.Add(s)
 	}
 	n := newFakeNode(f)
@@ -209,6 +211,7 @@ func FuzzValidation(f *testing.F) {
 		{http.MethodPost, "/channels", []int{http.StatusCreated, http.StatusConflict, http.StatusUnprocessableEntity}},
 		{http.MethodDelete, "/channels", []int{http.StatusOK, http.StatusNotFound}},
 		{http.MethodPost, "/messages/sign", []int{http.StatusOK}},
+		{http.MethodPost, "/sessions", []int{http.StatusCreated, http.StatusConflict, http.StatusTooManyRequests}},
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		for _, op := range ops {

@@ -72,13 +72,14 @@ var rules = map[string]rule{
 	"internal/rto":     {pure: true, noTransport: true},
 	"internal/exit":    {noTransport: true},
 	"internal/socks5":  {noTransport: true},
+	"internal/gateway": {may: []string{"internal/exit", "internal/session"}, noTransport: true},
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
 	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
 	// client or the store (the courier names the messages it hands out, courier.InboxMessage).
-	"internal/api": {may: []string{"internal/api/openapi", "internal/channels", "internal/courier", "internal/health", "internal/identity",
+	"internal/api": {may: []string{"internal/api/openapi", "internal/channels", "internal/courier", "internal/gateway", "internal/health", "internal/identity",
 		"internal/ledger", "internal/origin", "internal/packet", "internal/peers", "internal/router", "internal/settings",
 		"internal/tickets", "internal/token"}},
-	"internal/admin": {may: []string{"internal/channels", "internal/courier", "internal/identity", "internal/ledger", "internal/packet",
+	"internal/admin": {may: []string{"internal/channels", "internal/courier", "internal/gateway", "internal/identity", "internal/ledger", "internal/packet",
 		"internal/peers", "internal/router", "internal/settings", "internal/token", "internal/ws"}},
 	"internal/api/openapi":     {noTransport: true},
 	"internal/ws":              {may: []string{"internal/origin", "internal/store", "internal/webui"}, noTransport: true},
