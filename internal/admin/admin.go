@@ -7,7 +7,8 @@
 //
 // It reaches the rooms only through the small interfaces it declares (deps.go), the same rooms the
 // REST API calls, and speaks their vocabulary (the types and sentinels of ledger, router, courier,
-// settings, peers, channels, token); it hands lines to internal/ws, the console's transport. It
+// settings, peers, channels, token, gateway); it hands lines to internal/ws, the console's
+// transport. It
 // must not import internal/node, internal/api, internal/p2p, internal/chain or internal/store.
 package admin
 
@@ -26,8 +27,8 @@ import (
 // Config configures the node's commands. Self, Peers, Transport, Settings, Messenger and Version
 // are required; Chain, Tickets, ChainInfo, Indexer and Graph are nil on a node without a chain
 // (their commands then say so); Mail is nil on a node without the courier (send then sends what
-// one packet carries, and inbox, reply and status say so); Discovery is optional; Quit stops the
-// node (quit).
+// one packet carries, and inbox, reply and status say so); Sessions is nil on a node that opens
+// no sessions (sessions and session say so); Discovery is optional; Quit stops the node (quit).
 type Config struct {
 	Version   string
 	Network   string
@@ -43,6 +44,7 @@ type Config struct {
 	ChainInfo ChainInfo
 	Indexer   Indexer
 	Graph     ChannelGraph
+	Sessions  Sessions
 	// Quit, when set, stops the node; the quit command calls it once its reply is on its way.
 	Quit func()
 }
@@ -56,7 +58,7 @@ func New(cfg Config) (*Commands, error) {
 		return nil, errors.New("admin: Self, Peers, Transport, Settings, Messenger and Version are required")
 	}
 	c := &console{cfg: cfg}
-	return NewCommands(slices.Concat(c.nodeCommands(), c.mailCommands(), c.chainCommands())...)
+	return NewCommands(slices.Concat(c.nodeCommands(), c.mailCommands(), c.chainCommands(), c.sessionCommands())...)
 }
 
 var errNoChain = errors.New("this node runs without a chain (--provider and --channelsContract)")

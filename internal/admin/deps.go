@@ -11,6 +11,7 @@ import (
 
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/courier"
+	"github.com/relayd/relayd/internal/gateway"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
@@ -103,4 +104,16 @@ type Indexer interface {
 // ChannelGraph is the node's view of the channels and announcements; *channels.Graph implements it.
 type ChannelGraph interface {
 	Snapshot() *channels.Snapshot
+}
+
+// Sessions are the sessions this node opens towards exits (docs/SESSIONS.md); *gateway.Entry
+// implements it, as it does the REST API's. Its errors are gateway's sentinels.
+type Sessions interface {
+	// Open listens on a local address and carries every connection (or datagram flow) it
+	// accepts there to o.Destination.
+	Open(ctx context.Context, o gateway.Open) (gateway.Info, error)
+	// List is the open sessions, oldest first.
+	List() []gateway.Info
+	// Close closes the session id (gateway.ErrUnknownSession).
+	Close(id string) error
 }

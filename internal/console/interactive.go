@@ -265,6 +265,9 @@ func (s *session) setSettings(lines []string) {
 // sendOptions are the options of send, which come before its peer.
 var sendOptions = []string{"--reliable", "--replies"}
 
+// sessionVerbs are what session does: session open <peer> <tcp|udp> …, session close <id>.
+var sessionVerbs = []string{"open", "close", "list"}
+
 // peerCommands are the commands whose first argument names a peer (alias
 // takes a PeerId only).
 var peerCommands = map[string]bool{"ping": true, "open": true, "close": true, "send": true, "addresses": true, "alias": true}
@@ -306,7 +309,7 @@ func (s *session) Do(line []rune, pos int) ([][]rune, int) {
 	}
 
 	s.mu.Lock()
-	stale := peerCommands[cmd] && time.Since(s.peersAt) > peersRefresh
+	stale := (peerCommands[cmd] || cmd == "session") && time.Since(s.peersAt) > peersRefresh
 	if stale {
 		s.peersAt = time.Now()
 	}
@@ -338,6 +341,12 @@ func (s *session) Do(line []rune, pos int) ([][]rune, int) {
 		return complete(word, []string{"incoming", "outgoing"}, "")
 	case cmd == "settings" && arg == 0:
 		return complete(word, settings, " ")
+	case cmd == "session" && arg == 0:
+		return complete(word, sessionVerbs, " ")
+	case cmd == "session" && arg == 1 && before[1] == "open":
+		return complete(word, append(names, ids...), " ")
+	case cmd == "session" && arg == 2 && before[1] == "open":
+		return complete(word, []string{"tcp", "udp"}, " ")
 	}
 	return nil, 0
 }

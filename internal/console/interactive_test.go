@@ -58,6 +58,13 @@ func TestCompletion(t *testing.T) {
 		{"close alice in", []string{"incoming"}},
 		{"settings s", []string{"strategy "}},
 		{"balance x", nil},
+		{"session ", []string{"open ", "close ", "list "}},
+		{"session o", []string{"open "}},
+		{"session open al", []string{"alice "}},
+		{"session open alice ", []string{"tcp ", "udp "}},
+		{"session open alice u", []string{"udp "}},
+		{"session open alice tcp ex", nil}, // the target
+		{"session close 5e", nil},
 	} {
 		got, n := s.Do([]rune(tt.line), len([]rune(tt.line)))
 		word := tt.line[strings.LastIndexAny(tt.line, " ,")+1:]
