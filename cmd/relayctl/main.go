@@ -25,6 +25,7 @@ const defaultURL = "ws://127.0.0.1:3000"
 
 const usage = `usage: relayctl [--url ws://127.0.0.1:3000] [--apiToken TOKEN] [-c 'command']
        relayctl send|inbox|reply|status [flags] …
+       relayctl sessions [flags] [list | open … | close <id>]
        relayctl bench [flags]
        relayctl observe capture|analyze [flags]
        relayctl load [flags]
@@ -43,6 +44,10 @@ Subcommands:
           messages over the node's REST API: send one (long, reliable, with
           reply blocks), list or pop the inbox, answer a message on its reply
           blocks, follow a message's state (relayctl send -h)
+  sessions
+          sessions over the node's REST API: list them with their rates, open
+          one to an exit (a local address whose connections go to a target
+          or service through the network), close one (relayctl sessions -h)
   bench   load generator: sends messages through a network over REST and
           measures delivery and latency on the admin WebSockets
           (relayctl bench -h)
@@ -64,6 +69,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(args) > 0 && args[0] == "load" {
 		return runLoad(args[1:])
+	}
+	if len(args) > 0 && args[0] == "sessions" {
+		return runSessions(args[1:])
 	}
 	if len(args) > 0 && messagesCommands[args[0]] {
 		return runMessages(args[0], args[1:])
@@ -88,7 +96,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "relayctl: unexpected argument %q (a command goes in -c '...'; subcommands: send, inbox, reply, status, bench, observe, load)\n",
+		fmt.Fprintf(stderr, "relayctl: unexpected argument %q (a command goes in -c '...'; subcommands: send, inbox, reply, status, sessions, bench, observe, load)\n",
 			console.Redact(fs.Arg(0), *token))
 		return 2
 	}
