@@ -1,6 +1,6 @@
 // Unit tests of the web console's pure modules (no browser): how untrusted
 // text is made visible, token amounts, completion, the parsing of the
-// node's help, and the inbox's rows. The modules are the ones the node embeds
+// node's help, the inbox's rows and the sessions pane's. The modules are the ones the node embeds
 // (internal/webui/static/js), imported as they are served.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -11,6 +11,7 @@ import { kindOf } from '../../internal/webui/static/js/stream.js';
 import { widthOf, graphModel } from '../../internal/webui/static/js/graph.js';
 import { Series } from '../../internal/webui/static/js/chart.js';
 import { inboxRow, signature } from '../../internal/webui/static/js/inbox.js';
+import { byteCount, byteRate, sessionRow, openLine } from '../../internal/webui/static/js/sessions.js';
 
 test('visible: every C0 control, DEL, C1 control and bidi or invisible format character gets a stand-in', () => {
   for (let c = 0; c < 0x20; c++) {
@@ -167,4 +168,55 @@ test('signature: changes with the messages and their reply blocks, not otherwise
   assert.notEqual(signature(list, 2), signature([list[0]], 2));
   assert.notEqual(signature(list, 2), signature([{ ...list[0], repliesLeft: 1 }, list[1]], 2));
   assert.notEqual(signature(list, 2), signature(list, 3));
+});
+
+test("byteCount and byteRate: SI units as the node's console writes them", () => {
+  const cases = [[0, '0 B'], [999, '999 B'], [1000, '1.0 kB'], [5120, '5.1 kB'], [999949, '999.9 kB'], [999950, '1.0 MB'],
+    [1048576, '1.0 MB'], [2.5e9, '2.5 GB'], [-1, '0 B'], [NaN, '0 B'], ['x', '0 B'], [undefined, '0 B']];
+  for (const [v, want] of cases) assert.equal(byteCount(v), want, String(v));
+  assert.equal(byteRate(98304), '98.3 kB/s');
+  assert.equal(byteRate(120.5), '121 B/s');
+});
+
+test('sessionRow: a session of GET /sessions, its target or service, connections, rates and totals', () => {
+  const s = {
+    id: '5e0c1f8a9b3d4e5f', destination: '16Uiu2HAkySLfojPX9mxK29GP3McjgeXrRAvNCwLYxyAPqJiCoywT', protocol: 'tcp',
+    target: 'example.org:443', listen: '127.0.0.1:40000', opened: '2026-11-26T22:40:00.000Z', active: 1, total: 3,
+    bytesOut: 5120, bytesIn: 1048576, rateOut: 120.5, rateIn: 98304, retransmits: 4,
+  };
+  const r = sessionRow(s);
+  assert.equal(r.what, 'example.org:443');
+  assert.equal(r.conns, '1 / 3');
+  assert.equal(r.out, '121 B/s (5.1 kB)');
+  assert.equal(r.in, '98.3 kB/s (1.0 MB)');
+  assert.equal(r.retransmits, '4');
+  assert.equal(r.iso, '2026-11-26T22:40:00.000Z');
+  const svc = sessionRow({ ...s, target: undefined, service: '<img src=x onerror=alert(1)>', opened: 'nonsense', rateIn: null });
+  assert.equal(svc.what, 'service:<img src=x onerror=alert(1)>', 'kept as text: the page shows it through text nodes');
+  assert.equal(svc.opened, 'nonsense');
+  assert.equal(svc.iso, '');
+  assert.equal(svc.in, '0 B/s (1.0 MB)');
+});
+
+test('openLine: the admin command of the form, or why not', () => {
+  assert.deepEqual(openLine({ destination: ' bob ', protocol: 'tcp', target: 'example.org:443', listen: '' }),
+    { line: 'session open bob tcp example.org:443' });
+  assert.deepEqual(openLine({ destination: 'bob', protocol: 'udp', target: 'service:dns', listen: '[::1]:5353' }),
+    { line: 'session open bob udp service:dns [::1]:5353' });
+  assert.deepEqual(openLine({ destination: 'bob', protocol: 'tcp', target: '[2001:db8::1]:443' }),
+    { line: 'session open bob tcp [2001:db8::1]:443' });
+  for (const bad of [
+    { destination: '', protocol: 'tcp', target: 'a:1' },
+    { destination: 'bob', protocol: 'tcp', target: '' },
+    { destination: 'bob alice', protocol: 'tcp', target: 'a:1' },
+    { destination: 'bob', protocol: 'tcp', target: 'a:1 ; quit' },
+    { destination: 'bob', protocol: 'sctp', target: 'a:1' },
+    { destination: 'bob', protocol: 'tcp', target: 'example.org' },
+    { destination: 'bob', protocol: 'tcp', target: 'a:1', listen: '127.0.0.1' },
+    { destination: 'bob', protocol: 'tcp', target: 'a:1', listen: 'a b:1' },
+  ]) {
+    const got = openLine(bad);
+    assert.equal(got.line, undefined, JSON.stringify(bad));
+    assert.match(got.error, /\.$/);
+  }
 });

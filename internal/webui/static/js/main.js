@@ -9,6 +9,7 @@ import { CommandLine } from './cmdline.js';
 import { drawGraph } from './graph.js';
 import { drawChart, Series } from './chart.js';
 import { Inbox } from './inbox.js';
+import { Sessions } from './sessions.js';
 import { el, tokens, shortId, ago, visible } from './text.js';
 
 const $ = (id) => document.getElementById(id);
@@ -32,6 +33,7 @@ const state = {
 
 let stream;
 let inbox;
+let sessions;
 
 // ---- login ----------------------------------------------------------------
 
@@ -75,6 +77,7 @@ async function login(token, port) {
   state.tickets = new Series();
   state.ticketBase = undefined;
   inbox.reset();
+  sessions.reset();
   try {
     await conn.open();
   } catch (err) {
@@ -162,6 +165,7 @@ async function operatorLine(line) {
   await command(line);
   if (name === 'alias') await refreshAliases();
   if (['open', 'close', 'redeemTickets', 'alias', 'withdraw'].includes(name)) refresh();
+  if (name === 'session') sessions.refresh();
 }
 
 // confirmAction shows the modal dialog and resolves with the choice.
@@ -334,6 +338,7 @@ async function refresh() {
   if (info?.tokenSymbol) state.symbol = info.tokenSymbol;
   if (info) inbox.setAvailable(info.inbox === true);
   inbox.refresh();
+  sessions.refresh();
   if (peers) renderPeers(peers);
   if (channels) renderChannels(channels);
   if (stats) renderTickets(stats);
@@ -372,6 +377,11 @@ async function main() {
   });
   inbox = new Inbox({
     table: $('inbox'), note: $('inbox-note'), api: () => state.api, say, confirm: confirmAction,
+  });
+  sessions = new Sessions({
+    table: $('sessions'), note: $('sessions-note'), form: $('session-form'),
+    fields: { destination: $('session-dest'), protocol: $('session-protocol'), target: $('session-target'), listen: $('session-listen') },
+    api: () => state.api, command, confirm: confirmAction, say, nameOf,
   });
   new CommandLine({
     form: $('cmd-form'), input: $('cmd'), hint: $('cmd-hint'),
