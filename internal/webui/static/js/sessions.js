@@ -6,7 +6,7 @@
 // they show in the stream like a typed command with the node's answer. A
 // node without its session gateway answers 503: the pane says so. Every
 // string reaches the page as text (text.js), whoever chose it.
-import { el } from './text.js';
+import { el, visible } from './text.js';
 
 // byteCount is a number of bytes in SI units, as the node's console writes
 // them: "512 B", "5.1 kB", "1.0 MB".
@@ -111,9 +111,11 @@ export class Sessions {
         this.table.tBodies[0].replaceChildren();
         this.table.hidden = true;
         this.form.hidden = true;
-        this.note.textContent = `This node opens no sessions: ${err.message}`;
+        // The node says why: it runs without its session gateway.
+        const m = visible(err.message);
+        this.note.textContent = `${m.charAt(0).toUpperCase()}${m.slice(1)}${m.endsWith('.') ? '' : '.'}`;
       } else {
-        this.note.textContent = `The sessions could not be read: ${err.message}`;
+        this.note.textContent = `The sessions could not be read: ${visible(err.message)}`;
       }
     } finally {
       this.busy = false;
