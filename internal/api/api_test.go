@@ -411,7 +411,7 @@ func TestInfo(t *testing.T) {
 	}
 	want := Info{Network: "test", ListeningAddresses: []string{"/ip4/127.0.0.1/tcp/9091"}, AnnouncedAddresses: []string{"/ip4/203.0.113.1/tcp/9091"},
 		ChainID: 1337, ChannelsContract: "0x0000000000000000000000000000000000000001", TokenContract: "0x0000000000000000000000000000000000000002",
-		TokenSymbol: "RELAY", ClosurePeriod: 60, IndexedBlock: 42, ChannelsIndexed: 4, PeersAnnounced: 4, Inbox: true,
+		TokenSymbol: "RELAY", ClosurePeriod: 60, IndexedBlock: 42, ChannelsIndexed: 4, PeersAnnounced: 4, Inbox: true, Sessions: true,
 		Environment: "test", AnnouncedAddress: []string{"/ip4/203.0.113.1/tcp/9091"}, ListeningAddress: []string{"/ip4/127.0.0.1/tcp/9091"},
 		RelayToken: "0x0000000000000000000000000000000000000002", RelayChannels: "0x0000000000000000000000000000000000000001",
 		ChannelClosurePeriod: 1, ConnectivityStatus: "Yellow", IsEligible: true}

@@ -102,6 +102,9 @@ type Info struct {
 	// Inbox says the node runs its courier: it keeps an inbox (GET /messages) and sends long,
 	// reliable and answerable messages; without it those operations answer 503.
 	Inbox bool `json:"inbox"`
+	// Sessions says the node runs its session gateway (/sessions); without it those operations
+	// answer 503.
+	Sessions bool `json:"sessions"`
 
 	// The original interface's fields, which the API derives from those
 	// above and from the peers (the node leaves them zero).
@@ -412,7 +415,8 @@ func (s *Server) channelView(ch channels.Channel) Channel {
 }
 
 func (s *Server) getInfo(w http.ResponseWriter, r *http.Request) {
-	info := Info{Network: s.cfg.Network, ListeningAddresses: []string{}, AnnouncedAddresses: []string{}, Inbox: s.cfg.Mail != nil}
+	info := Info{Network: s.cfg.Network, ListeningAddresses: []string{}, AnnouncedAddresses: []string{}, Inbox: s.cfg.Mail != nil,
+		Sessions: s.cfg.Sessions != nil}
 	for _, m := range s.cfg.Transport.Addrs() {
 		info.ListeningAddresses = append(info.ListeningAddresses, m.String())
 	}

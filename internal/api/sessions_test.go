@@ -156,7 +156,7 @@ func TestSessionBadInput(t *testing.T) {
 }
 
 // TestSessionsUnavailable: on a node without the gateway, every session operation answers 503
-// and says why, after its input was found valid.
+// and says why, after its input was found valid; GET /node/info says "sessions":false.
 func TestSessionsUnavailable(t *testing.T) {
 	n := newFakeNode(t)
 	cfg := n.config(false)
@@ -172,6 +172,14 @@ func TestSessionsUnavailable(t *testing.T) {
 		if status != http.StatusServiceUnavailable || !strings.Contains(body, "this node opens no sessions") {
 			t.Errorf("%s %s: %d %s", tc.method, tc.path, status, body)
 		}
+	}
+	// GET /node/info says so, and says the other node has them.
+	if status, _, body := do(t, http.MethodGet, srv.URL+"/api/v2/node/info", auth); status != http.StatusOK || !strings.Contains(body, `"sessions":false`) {
+		t.Errorf("info without the gateway: %d %s", status, body)
+	}
+	with, _ := newTestServer(t, false)
+	if status, _, body := do(t, http.MethodGet, with.URL+"/api/v2/node/info", auth); status != http.StatusOK || !strings.Contains(body, `"sessions":true`) {
+		t.Errorf("info with the gateway: %d %s", status, body)
 	}
 	// Bad input is still 400 there.
 	if status, _, body := doBody(t, http.MethodPost, url, auth, `{"destination":"x","protocol":"tcp"}`); status != http.StatusBadRequest {

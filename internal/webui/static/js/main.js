@@ -337,6 +337,7 @@ async function refresh() {
   }
   if (info?.tokenSymbol) state.symbol = info.tokenSymbol;
   if (info) inbox.setAvailable(info.inbox === true);
+  if (info) sessions.setAvailable(info.sessions === true);
   inbox.refresh();
   sessions.refresh();
   if (peers) renderPeers(peers);

@@ -4,8 +4,10 @@
 // total) and its retransmissions; a form opens one and a button closes
 // one, both as admin commands (`session open …`, `session close <id>`), so
 // they show in the stream like a typed command with the node's answer. A
-// node without its session gateway answers 503: the pane says so. Every
-// string reaches the page as text (text.js), whoever chose it.
+// node without its session gateway says so in GET /node/info
+// ("sessions": false): the pane says so and asks nothing (a refused
+// request would be an error in the browser's console). Every string
+// reaches the page as text (text.js), whoever chose it.
 import { el, visible } from './text.js';
 
 // byteCount is a number of bytes in SI units, as the node's console writes
@@ -72,6 +74,7 @@ export class Sessions {
   // confirm dialog; say(lines): the status line; nameOf(id): a peer's name.
   constructor({ table, note, form, fields, api, command, confirm, say, nameOf }) {
     Object.assign(this, { table, note, form, fields, api, command, confirm, say, nameOf });
+    this.available = undefined; // unknown until GET /node/info tells
     this.busy = false;
     this.again = false;
     form.addEventListener('submit', (ev) => {
@@ -82,16 +85,29 @@ export class Sessions {
 
   // reset forgets what the pane showed (a new login).
   reset() {
+    this.available = undefined;
     this.table.tBodies[0].replaceChildren();
     this.table.hidden = false;
     this.form.hidden = false;
     this.note.textContent = '';
   }
 
+  // setAvailable takes GET /node/info's sessions flag.
+  setAvailable(on) {
+    if (on === this.available) return;
+    this.available = on;
+    this.table.hidden = !on;
+    this.form.hidden = !on;
+    if (!on) {
+      this.table.tBodies[0].replaceChildren();
+      this.note.textContent = 'This node opens no sessions: it runs without its session gateway.';
+    }
+  }
+
   // refresh reads the sessions again; calls while one runs make one more.
   async refresh() {
     const api = this.api();
-    if (!api) return;
+    if (!api || !this.available) return;
     if (this.busy) {
       this.again = true;
       return;
@@ -101,22 +117,11 @@ export class Sessions {
       const { data } = await api.fetch('GET', '/sessions');
       if (this.api() !== api) return; // logged out meanwhile
       const list = Array.isArray(data) ? data : [];
-      this.table.hidden = false;
-      this.form.hidden = false;
       this.note.textContent = list.length === 0 ? 'No open sessions.'
         : `${list.length} open session${list.length === 1 ? '' : 's'}; rates over the last 10 seconds.`;
       this.render(list);
     } catch (err) {
-      if (err.status === 503) {
-        this.table.tBodies[0].replaceChildren();
-        this.table.hidden = true;
-        this.form.hidden = true;
-        // The node says why: it runs without its session gateway.
-        const m = visible(err.message);
-        this.note.textContent = `${m.charAt(0).toUpperCase()}${m.slice(1)}${m.endsWith('.') ? '' : '.'}`;
-      } else {
-        this.note.textContent = `The sessions could not be read: ${visible(err.message)}`;
-      }
+      this.note.textContent = `The sessions could not be read: ${visible(err.message)}`;
     } finally {
       this.busy = false;
       if (this.again) {
