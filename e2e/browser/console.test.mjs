@@ -3,7 +3,9 @@
 // token first), see the greeting, run `address`, complete a command, send a
 // 0-hop message to node 2 and see it in node 2's console, see a message full
 // of terminal and HTML control sequences shown inertly, see a long message
-// with reply blocks in the inbox pane and answer it, close and reopen a
+// with reply blocks in the inbox pane and answer it, open a session to node 2
+// in the sessions pane and close it (or, on a node without its session
+// gateway, see the pane say it opens none), close and reopen a
 // channel through the confirm dialog, redeem tickets, and see the whole
 // channel graph (channels between the other nodes too) and the charts drawn; axe-core checks the login page and the console with no
 // serious or critical violation. Every request the page makes must stay on
@@ -242,6 +244,32 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
       await row.waitFor({ state: 'detached' });
     } else {
       await page.locator('#inbox-note').filter({ hasText: 'keeps no inbox' }).waitFor();
+    }
+
+    // The sessions pane: a session to node 2 opened with the form (through the confirm dialog)
+    // listens on a loopback port and shows in the table; Close ends it. A node without its
+    // session gateway says it opens none and asks nothing.
+    if ((await rest(n1, 'GET', '/node/info')).sessions) {
+      await page.locator('#session-dest').fill(n2.peer);
+      await page.locator('#session-protocol').selectOption('tcp');
+      await page.locator('#session-target').fill('service:web');
+      await page.locator('#session-form button[type=submit]').click();
+      await confirm(page);
+      await page.locator('#status').filter({ hasText: /Session [0-9a-f]{16} open/ }).waitFor({ timeout: 30_000 });
+      const [opened] = await until('the session to be listed', async () => (await rest(n1, 'GET', '/sessions'))
+        .filter((x) => x.destination === n2.peer && x.service === 'web'));
+      assert.match(opened.listen, /^127\.0\.0\.1:[1-9][0-9]*$/);
+      const srow = page.locator(`#sessions tbody tr[data-id="${opened.id}"]`);
+      await srow.filter({ hasText: 'service:web' }).waitFor();
+      assert.match(await srow.innerText(), /0 B\/s \(0 B\)/);
+      await page.locator('section[aria-labelledby="sessions-title"]').screenshot({ path: join(artifacts, 'console-sessions.png') });
+      await srow.locator('button', { hasText: 'Close' }).click();
+      await confirm(page);
+      await srow.waitFor({ state: 'detached' });
+      assert.ok(!(await rest(n1, 'GET', '/sessions')).some((x) => x.id === opened.id));
+    } else {
+      await page.locator('#sessions-note').filter({ hasText: 'opens no sessions' }).waitFor();
+      assert.ok(await page.locator('#session-form').isHidden());
     }
 
     // Close the outgoing channel to node 2: Cancel leaves it, Confirm
