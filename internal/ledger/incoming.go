@@ -47,13 +47,39 @@ func (st *inChannel) owed() uint256.Int {
 // relayer's ticket, and a recipient's worth more than 0, is pending until Acknowledge or Neglect
 // settles it. A rejection is one of the package's ticket sentinels (errors.go). The
 // proof-of-relay challenge is the caller's to check.
-func (l *Ledger) AcceptTicket(from common.Address, t *tickets.Ticket, final bool) (err error) {
+func (l *Ledger) AcceptTicket(from common.Address, t *tickets.Ticket, final bool) error {
+	return l.accept(from, t, final, true)
+}
+
+// VerifyTicket checks that t is signed by from (ErrTicketSigner otherwise, counted as a
+// rejection), and nothing else: it reads no state, so a caller may verify many tickets of one
+// channel in parallel and then give them to AcceptVerified in index order. The recovery is an
+// ecrecover, most of what accepting a ticket costs.
+func (l *Ledger) VerifyTicket(from common.Address, t *tickets.Ticket) error {
+	if signer, err := t.Signer(l.cfg.ChainID, l.cfg.Contract); err != nil || signer != from {
+		l.rejected(t)
+		return ErrTicketSigner
+	}
+	return nil
+}
+
+// AcceptVerified is AcceptTicket for a ticket VerifyTicket passed with the same from: every
+// check but the signature's.
+func (l *Ledger) AcceptVerified(from common.Address, t *tickets.Ticket, final bool) error {
+	return l.accept(from, t, final, false)
+}
+
+func (l *Ledger) rejected(t *tickets.Ticket) {
+	l.mu.Lock()
+	l.unsaved.Rejected++
+	l.unsaved.RejectedValue.Add(&l.unsaved.RejectedValue, &t.Amount)
+	l.mu.Unlock()
+}
+
+func (l *Ledger) accept(from common.Address, t *tickets.Ticket, final, verify bool) (err error) {
 	defer func() {
 		if err != nil {
-			l.mu.Lock()
-			l.unsaved.Rejected++
-			l.unsaved.RejectedValue.Add(&l.unsaved.RejectedValue, &t.Amount)
-			l.mu.Unlock()
+			l.rejected(t)
 		}
 	}()
 	ch, ok := l.cfg.Channels.Channel(from, l.self)
@@ -84,9 +110,10 @@ func (l *Ledger) AcceptTicket(from common.Address, t *tickets.Ticket, final bool
 	if err := l.checkIncoming(&ch, t); err != nil {
 		return err
 	}
-	signer, err := t.Signer(l.cfg.ChainID, l.cfg.Contract)
-	if err != nil || signer != from {
-		return ErrTicketSigner
+	if verify {
+		if signer, err := t.Signer(l.cfg.ChainID, l.cfg.Contract); err != nil || signer != from {
+			return ErrTicketSigner
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

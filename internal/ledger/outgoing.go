@@ -63,6 +63,26 @@ var halfSlack = func() uint256.Int { var h uint256.Int; h.Rsh(&IssuedSlack, 1); 
 // beyond it would be dropped on the way. It fails with ErrChannelNotFound, ErrChannelNotOpen,
 // ErrNotEnoughBalance or ErrTicketAmount (value above MaxTicketValue) before using an index.
 func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, value *uint256.Int, challenge por.Challenge) (tickets.Ticket, error) {
+	t, err := l.ReserveTicket(ctx, to, value, challenge)
+	if err != nil {
+		return t, err
+	}
+	return t, l.SignTicket(&t)
+}
+
+// SignTicket signs a ticket ReserveTicket returned. It reads no state: tickets of one channel
+// may be signed in parallel (the signature is most of what issuing a ticket costs), as long as
+// they reach the next hop in index order, the only order it accepts.
+func (l *Ledger) SignTicket(t *tickets.Ticket) error {
+	if err := t.Sign(l.cfg.Key, l.cfg.ChainID, l.cfg.Contract); err != nil {
+		return fmt.Errorf("sign ticket: %w", err)
+	}
+	return nil
+}
+
+// ReserveTicket is IssueTicket without the signature (SignTicket): it checks the channel, takes
+// the next index and counts the ticket as issued, with the same errors.
+func (l *Ledger) ReserveTicket(ctx context.Context, to common.Address, value *uint256.Int, challenge por.Challenge) (tickets.Ticket, error) {
 	ch, ok := l.cfg.Channels.Channel(l.self, to)
 	if !ok {
 		return tickets.Ticket{}, ErrChannelNotFound
@@ -138,9 +158,6 @@ func (l *Ledger) IssueTicket(ctx context.Context, to common.Address, value *uint
 		Epoch:     ch.Epoch,
 		WinProb:   winProb,
 		Challenge: challenge,
-	}
-	if err := t.Sign(l.cfg.Key, l.cfg.ChainID, l.cfg.Contract); err != nil {
-		return tickets.Ticket{}, fmt.Errorf("sign ticket: %w", err)
 	}
 	st.owed.record(t.Index, amount)
 	st.next++

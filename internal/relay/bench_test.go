@@ -184,8 +184,8 @@ func benchmarkRelayHop(b *testing.B, paid bool) {
 }
 
 // BenchmarkRelayHopParallel is BenchmarkRelayHop on every core (b.RunParallel): one relayer,
-// one lane of traffic per goroutine (its own previous and next hop, as the relay's workers are
-// sharded by peer; packets of one lane stay in order, which ticket indexes need), sharing the
+// one lane of traffic per goroutine (its own previous and next hop; packets of one lane stay in
+// order, which ticket indexes need; it calls the stages directly, not the workers), sharing the
 // relayer's ledger, pending table, store and committer. ns/op is wall time per hop of the
 // whole relayer, so packets/s = 1e9 / ns/op.
 func BenchmarkRelayHopParallel(b *testing.B) {

@@ -33,8 +33,8 @@ func (h *delayHeap) Pop() any {
 }
 
 // runDelay is the mixing stage: one goroutine with a timer heap. Workers hand it packets with
-// their due time over r.delayIn; when a packet is due it goes to the forwarding worker of its
-// next hop. No goroutine sleeps per packet. Packets still waiting when ctx ends are dropped.
+// their due time over r.delayIn; when a packet is due it goes back to the workers, which forward
+// it. No goroutine sleeps per packet. Packets still waiting when ctx ends are dropped.
 func (r *Relay) runDelay(ctx context.Context) {
 	var (
 		h     delayHeap

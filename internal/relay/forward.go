@@ -9,15 +9,17 @@ import (
 	"math"
 	"time"
 
+	"github.com/holiman/uint256"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
 )
 
 // The forwarding stage: a peeled packet waits its mixing delay, then the next hop's ticket is
-// issued and the packet sent on under that hop's lock.
+// issued and the packet sent on in that hop's line (turns.go).
 
 // mixDelay draws a packet's mixing delay: Min plus an exponential draw of mean Mean capped at
 // Max, or, without a mean, uniform in [Min, Max] (Mixing).
@@ -40,23 +42,19 @@ func (r *Relay) mixDelay() time.Duration {
 	return lo + time.Duration(x%uint64(hi-lo+1))
 }
 
-// dispatchForward hands a due packet to the worker of its next hop.
+// dispatchForward hands a due packet to the workers.
 func (r *Relay) dispatchForward(f forward) {
-	if err := r.enqueue(f.next.id, job{kind: jobForward, f: f}); err != nil {
+	if err := r.enqueue(job{kind: jobForward, f: f}); err != nil {
 		r.dropForward(f, reasonForQueue(err), err)
 	}
 }
 
-// forward issues the next hop's ticket and sends the packet. Issue and send happen under the
-// next hop's lock, so tickets reach it in index order.
+// forward issues the next hop's ticket and sends the packet (sendPaid), or, unpaid, sends it.
 func (r *Relay) forward(ctx context.Context, f forward) {
-	mu := &r.fwdLocks[r.shard(f.next.id)%fwdStripes]
-	mu.Lock()
-	defer mu.Unlock()
-	var tp *tickets.Ticket
+	var err error
 	if r.paid {
-		t, err := r.cfg.Payments.IssueTicket(ctx, f.next.addr, &f.amount, f.challenge)
-		if err != nil {
+		var issued bool
+		if _, issued, err = r.sendPaid(ctx, f.next, f.pkt, &f.amount, f.challenge); !issued {
 			reason := reasonIssue
 			if errors.Is(err, ledger.ErrNotEnoughBalance) || errors.Is(err, ledger.ErrChannelNotOpen) || errors.Is(err, ledger.ErrChannelNotFound) {
 				reason = reasonNoBalance
@@ -64,13 +62,45 @@ func (r *Relay) forward(ctx context.Context, f forward) {
 			r.dropForward(f, reason, err)
 			return
 		}
-		tp = &t
+	} else {
+		err = r.sendPacket(ctx, f.next.id, f.pkt, nil)
 	}
-	if err := r.sendPacket(ctx, f.next.id, f.pkt, tp); err != nil {
+	if err != nil {
 		r.dropForward(f, reasonSend, err)
 		return
 	}
 	r.m.forwarded.Inc()
+}
+
+// sendPaid issues a ticket of expected value amount with challenge to hop to and sends pkt with
+// it. Tickets reach a hop in index order, the only order it accepts: the index is taken with a
+// place in the hop's line, the ticket signed outside it (in parallel with other workers' when
+// Payments is split), and the frame sent in its turn. issued reports whether the ticket was
+// issued: err is then the send's.
+func (r *Relay) sendPaid(ctx context.Context, to *peerEntry, pkt []byte, amount *uint256.Int, challenge por.Challenge) (t tickets.Ticket, issued bool, err error) {
+	lane := r.outLane(to.id)
+	lane.mu.Lock()
+	if r.split != nil {
+		t, err = r.split.ReserveTicket(ctx, to.addr, amount, challenge)
+	} else {
+		t, err = r.cfg.Payments.IssueTicket(ctx, to.addr, amount, challenge)
+	}
+	if err != nil {
+		lane.mu.Unlock()
+		return t, false, err
+	}
+	place := lane.next
+	lane.next++
+	lane.mu.Unlock()
+	if r.split != nil {
+		err = r.split.SignTicket(&t)
+	}
+	lane.wait(place)
+	if err == nil {
+		err = r.sendPacket(ctx, to.id, pkt, &t)
+	}
+	lane.done(place)
+	return t, true, err
 }
 
 func (r *Relay) sendPacket(ctx context.Context, to peer.ID, pkt []byte, t *tickets.Ticket) error {

@@ -32,9 +32,11 @@ var testContract = common.HexToAddress("0x00000000000000000000000000000000000000
 // oneToken is 10^18, the token's unit.
 var oneToken = func() uint256.Int { var x uint256.Int; x.SetFromDecimal("1000000000000000000"); return x }()
 
-// recorder wraps Payments and records the tickets each node accepted.
+// recorder wraps Payments and records the tickets each node accepted and issued. It offers the
+// split methods as the ledger does (splitPayments), unless unsplit hides them (unsplitPayments).
 type recorder struct {
 	Payments
+	split    splitPayments
 	mu       sync.Mutex
 	accepted []tickets.Ticket
 	issued   []tickets.Ticket
@@ -53,22 +55,70 @@ func (r *recorder) AcceptTicket(from common.Address, t *tickets.Ticket, final bo
 	return err
 }
 
+func (r *recorder) VerifyTicket(from common.Address, t *tickets.Ticket) error {
+	return r.split.VerifyTicket(from, t)
+}
+
+func (r *recorder) AcceptVerified(from common.Address, t *tickets.Ticket, final bool) error {
+	err := r.split.AcceptVerified(from, t, final)
+	if err == nil {
+		r.mu.Lock()
+		r.accepted = append(r.accepted, *t)
+		r.mu.Unlock()
+	}
+	return err
+}
+
+func (r *recorder) ReserveTicket(ctx context.Context, to common.Address, amount *uint256.Int, c por.Challenge) (tickets.Ticket, error) {
+	return r.split.ReserveTicket(ctx, to, amount, c)
+}
+
+func (r *recorder) SignTicket(t *tickets.Ticket) error {
+	if err := r.split.SignTicket(t); err != nil {
+		return err
+	}
+	return r.issuedOne(t)
+}
+
 func (r *recorder) IssueTicket(ctx context.Context, to common.Address, amount *uint256.Int, c por.Challenge) (tickets.Ticket, error) {
 	t, err := r.Payments.IssueTicket(ctx, to, amount, c)
 	if err != nil {
 		return t, err
 	}
+	return t, r.issuedOne(&t)
+}
+
+// issuedOne mutates (and re-signs) an issued ticket if the test asked, and records it.
+func (r *recorder) issuedOne(t *tickets.Ticket) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.mutate != nil {
-		r.mutate(&t)
+		r.mutate(t)
 		if err := t.Sign(r.signKey, testChainID, testContract); err != nil {
-			return t, err
+			return err
 		}
 	}
-	r.issued = append(r.issued, t)
-	return t, nil
+	r.issued = append(r.issued, *t)
+	return nil
 }
+
+// unsplitPayments hides a recorder's split methods: the relay then accepts and issues each
+// ticket whole, in its link's order (AcceptTicket, IssueTicket).
+type unsplitPayments struct{ *recorder }
+
+func (u unsplitPayments) AcceptTicket(from common.Address, t *tickets.Ticket, final bool) error {
+	return u.recorder.AcceptTicket(from, t, final)
+}
+
+func (u unsplitPayments) IssueTicket(ctx context.Context, to common.Address, amount *uint256.Int, c por.Challenge) (tickets.Ticket, error) {
+	return u.recorder.IssueTicket(ctx, to, amount, c)
+}
+
+func (u unsplitPayments) Acknowledge(ctx context.Context, acks []ledger.AckedTicket) error {
+	return u.recorder.Acknowledge(ctx, acks)
+}
+
+func (u unsplitPayments) Neglect(from common.Address, t *tickets.Ticket) { u.recorder.Neglect(from, t) }
 
 func (r *recorder) acceptedTickets() []tickets.Ticket {
 	r.mu.Lock()
@@ -142,6 +192,7 @@ func (n *testNode) deliveries() []Received {
 
 type netOptions struct {
 	channels *channelstest.Map // nil: unpaid mode
+	unsplit  bool              // Payments without the split methods (unsplitPayments)
 	edit     func(name string, cfg *Config)
 }
 
@@ -187,8 +238,11 @@ func newNet(t *testing.T, opts netOptions, names ...string) map[string]*testNode
 			if err != nil {
 				t.Fatal(err)
 			}
-			n.payments = &recorder{Payments: n.ledger}
+			n.payments = &recorder{Payments: n.ledger, split: n.ledger}
 			cfg.Payments = n.payments
+			if opts.unsplit {
+				cfg.Payments = unsplitPayments{n.payments}
+			}
 		}
 		if opts.edit != nil {
 			opts.edit(name, &cfg)

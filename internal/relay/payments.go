@@ -36,3 +36,17 @@ type Payments interface {
 	// packet could not be forwarded).
 	Neglect(from common.Address, t *tickets.Ticket)
 }
+
+// splitPayments is what a Payments offers when the public-key work of its tickets can run apart
+// from their bookkeeping, which needs each link's order (turns.go); *ledger.Ledger does. The
+// relay then verifies incoming tickets and signs outgoing ones in parallel.
+type splitPayments interface {
+	// VerifyTicket checks t's signature by from and nothing else.
+	VerifyTicket(from common.Address, t *tickets.Ticket) error
+	// AcceptVerified is AcceptTicket for a ticket VerifyTicket passed with the same from.
+	AcceptVerified(from common.Address, t *tickets.Ticket, final bool) error
+	// ReserveTicket is IssueTicket without the signature: the index is used.
+	ReserveTicket(ctx context.Context, to common.Address, value *uint256.Int, challenge por.Challenge) (tickets.Ticket, error)
+	// SignTicket signs a ticket ReserveTicket returned.
+	SignTicket(t *tickets.Ticket) error
+}

@@ -8,9 +8,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// TestAcksQueueApartFromPackets: when a worker's packet queue is full, new packets are dropped as
+// TestAcksQueueApartFromPackets: when the workers' packet queue is full, new packets are dropped as
 // overload but acknowledgements, which settle tickets for work already done, are still taken.
-// (The workers are not started, so nothing drains the queues.)
+// (The workers are not started, so nothing drains the queues; each holds QueueSize per worker.)
 func TestAcksQueueApartFromPackets(t *testing.T) {
 	key, err := crypto.GenerateKey()
 	if err != nil {
@@ -24,13 +24,14 @@ func TestAcksQueueApartFromPackets(t *testing.T) {
 	}
 	r.running.Store(true)
 	from := peer.ID("a peer")
-	for range size + 3 {
+	room := size * r.cfg.Workers // at least one worker per CPU
+	for range room + 3 {
 		r.onMsg(from, make([]byte, MsgFrameLen))
 	}
 	if got := counter(r.m.dropped.WithLabelValues(reasonOverload)); got != 3 {
 		t.Fatalf("packets dropped as overload: %v, want 3", got)
 	}
-	for range size {
+	for range room {
 		r.onAck(from, make([]byte, AckFrameLen))
 	}
 	if got := counter(r.m.acksDropped.WithLabelValues(reasonOverload)); got != 0 {

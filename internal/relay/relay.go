@@ -35,7 +35,6 @@ const (
 )
 
 const (
-	fwdStripes  = 64  // forwarding locks, by next hop
 	ackBatchMax = 256 // acknowledged tickets per Payments.Acknowledge call
 	// ackCommitWindow is how long the committer waits for more acknowledged tickets before it
 	// writes a batch: fewer, larger fsynced transactions. Nothing waits for the commit but the
@@ -119,10 +118,12 @@ type Config struct {
 	AckTimeout time.Duration
 	// MaxPending bounds the packets awaiting acknowledgement (default DefaultMaxPending).
 	MaxPending int
-	// Workers is the number of packet workers (default and minimum: one per CPU).
+	// Workers is the number of packet workers (default and minimum: one per CPU). Every worker
+	// takes any packet, so that one busy link keeps every core busy (turns.go).
 	Workers int
-	// QueueSize is the length of each worker's packet queue and of its acknowledgement queue,
-	// which it empties first (default DefaultQueueSize); a full queue drops.
+	// QueueSize is, per worker, the room in the workers' shared packet queue and in their shared
+	// acknowledgement queue, which they empty first (default DefaultQueueSize); a full queue
+	// drops.
 	QueueSize int
 
 	// Clock is the time source (default: the system clock).
@@ -151,23 +152,28 @@ type Relay struct {
 	// ephemerals holds ephemeral keys for Send, refilled by Run.
 	ephemerals *packet.EphemeralPool
 
-	peers  *peerCache
-	pend   *pendingTable
-	m      *metrics
-	seed   maphash.Seed
-	queues []chan job
-	// ackQueues are the workers' queues of acknowledgements, taken before their packets: an
+	peers *peerCache
+	pend  *pendingTable
+	m     *metrics
+	seed  maphash.Seed
+	queue chan job // the workers' packets and due forwards
+	// ackQueue is the workers' queue of acknowledgements, taken before their packets: an
 	// acknowledgement settles a ticket for work already done and costs little, so an overloaded
 	// relayer drops new packets, not the pay for the ones it forwarded.
-	ackQueues []chan job
+	ackQueue chan job
+	// inLanes order the accepting of incoming tickets by previous hop, outLanes the sending of
+	// outgoing ones by next hop (turns.go); both striped by peer.
+	inLanes, outLanes [laneStripes]turns
 	// delayIn feeds the mixing stage; acked feeds the acknowledged-ticket committer.
 	delayIn chan delayed
 	acked   *ackQueue
 
-	fwdLocks [fwdStripes]sync.Mutex
-	bufs     sync.Pool // *[PaidMsgFrameLen]byte
-	running  atomic.Bool
-	ran      atomic.Bool
+	// split is Payments when it can verify and sign tickets apart from accepting and issuing
+	// them, which lets the workers do that public-key work in parallel; nil otherwise.
+	split   splitPayments
+	bufs    sync.Pool // *[PaidMsgFrameLen]byte
+	running atomic.Bool
+	ran     atomic.Bool
 	// storeFailing is set while Payments refuses to record acknowledged tickets (commit).
 	storeFailing atomic.Bool
 	// mixing is the current mixing delay (SetMixing); nil: cfg's bounds.
@@ -186,12 +192,13 @@ const (
 
 // job is one unit of work for a worker.
 type job struct {
-	kind jobKind
-	from peer.ID
-	buf  *[PaidMsgFrameLen]byte // jobMsg: the frame, n bytes
-	n    int
-	ack  [AckFrameLen]byte // jobAck: the frame
-	f    forward           // jobForward
+	kind  jobKind
+	from  peer.ID
+	place uint64                 // jobMsg: its place in the line of its previous hop (inLanes)
+	buf   *[PaidMsgFrameLen]byte // jobMsg: the frame, n bytes
+	n     int
+	ack   [AckFrameLen]byte // jobAck: the frame
+	f     forward           // jobForward
 }
 
 // forward is a peeled packet on its way to the next hop.
@@ -268,22 +275,22 @@ func New(cfg Config) (*Relay, error) {
 		return nil, fmt.Errorf("%w: Key: %w", ErrInvalidConfig, err)
 	}
 	r := &Relay{
-		cfg:       cfg,
-		log:       log,
-		key:       key,
-		self:      self,
-		addr:      crypto.PubkeyToAddress(cfg.Key.PublicKey),
-		clock:     cfg.Clock,
-		rand:      cfg.Rand,
-		paid:      cfg.Payments != nil,
-		peers:     newPeerCache(),
-		pend:      newPendingTable(cfg.MaxPending),
-		seed:      maphash.MakeSeed(),
-		volatile:  NewMemoryReplyKeyring(),
-		queues:    make([]chan job, cfg.Workers),
-		ackQueues: make([]chan job, cfg.Workers),
-		delayIn:   make(chan delayed, cfg.QueueSize),
-		acked:     newAckQueue(cfg.QueueSize),
+		cfg:      cfg,
+		log:      log,
+		key:      key,
+		self:     self,
+		addr:     crypto.PubkeyToAddress(cfg.Key.PublicKey),
+		clock:    cfg.Clock,
+		rand:     cfg.Rand,
+		paid:     cfg.Payments != nil,
+		peers:    newPeerCache(),
+		pend:     newPendingTable(cfg.MaxPending),
+		seed:     maphash.MakeSeed(),
+		volatile: NewMemoryReplyKeyring(),
+		queue:    make(chan job, cfg.QueueSize*cfg.Workers),
+		ackQueue: make(chan job, cfg.QueueSize*cfg.Workers),
+		delayIn:  make(chan delayed, cfg.QueueSize),
+		acked:    newAckQueue(cfg.QueueSize),
 	}
 	// Ephemeral keys for the node's own packets, computed in idle time: a send then does only
 	// the work that depends on its path. Always from crypto/rand: cfg.Rand may be a test's
@@ -294,10 +301,11 @@ func New(cfg Config) (*Relay, error) {
 	}
 	r.ephemerals = pool
 	r.bufs.New = func() any { return new([PaidMsgFrameLen]byte) }
-	for i := range r.queues {
-		r.queues[i] = make(chan job, cfg.QueueSize)
-		r.ackQueues[i] = make(chan job, cfg.QueueSize)
+	for i := range r.inLanes {
+		r.inLanes[i].init()
+		r.outLanes[i].init()
 	}
+	r.split, _ = cfg.Payments.(splitPayments)
 	r.m = newMetrics(cfg.Registerer, func() float64 { return float64(r.pend.len()) })
 	r.mixing.Store(&mixing)
 	return r, nil
@@ -333,8 +341,8 @@ func (r *Relay) Run(ctx context.Context) error {
 		r.runCommitter(ctx)
 	}()
 	var wg sync.WaitGroup
-	for i, q := range r.queues {
-		wg.Go(func() { r.worker(ctx, q, r.ackQueues[i]) })
+	for range r.cfg.Workers {
+		wg.Go(func() { r.worker(ctx) })
 	}
 	wg.Go(func() { r.runDelay(ctx) })
 	wg.Go(func() { r.runExpiry(ctx) })
@@ -353,26 +361,30 @@ func (r *Relay) Run(ctx context.Context) error {
 
 func (r *Relay) shard(id peer.ID) uint64 { return maphash.String(r.seed, string(id)) }
 
-// enqueue hands j to the worker of key without blocking.
-func (r *Relay) enqueue(key peer.ID, j job) error {
+// enqueue hands j to the workers without blocking.
+func (r *Relay) enqueue(j job) error {
 	if !r.running.Load() {
 		return errStopped
 	}
-	qs := r.queues
+	q := r.queue
 	if j.kind == jobAck {
-		qs = r.ackQueues
+		q = r.ackQueue
 	}
 	select {
-	case qs[r.shard(key)%uint64(len(qs))] <- j:
+	case q <- j:
 		return nil
 	default:
 		return ErrOverloaded
 	}
 }
 
+func (r *Relay) inLane(from peer.ID) *turns { return &r.inLanes[r.shard(from)%laneStripes] }
+func (r *Relay) outLane(to peer.ID) *turns  { return &r.outLanes[r.shard(to)%laneStripes] }
+
 var errStopped = errors.New("relay: not running")
 
-func (r *Relay) worker(ctx context.Context, q, acks chan job) {
+func (r *Relay) worker(ctx context.Context) {
+	q, acks := r.queue, r.ackQueue
 	for {
 		select { // acknowledgements first (ackQueues)
 		case j := <-acks:
@@ -394,7 +406,7 @@ func (r *Relay) worker(ctx context.Context, q, acks chan job) {
 func (r *Relay) run(ctx context.Context, j job) {
 	switch j.kind {
 	case jobMsg:
-		r.handleMsg(ctx, j.from, j.buf[:j.n])
+		r.handleMsgAt(ctx, j.from, j.buf[:j.n], j.place)
 		r.bufs.Put(j.buf)
 	case jobAck:
 		r.handleAck(j.from, j.ack[:])

@@ -344,7 +344,7 @@ func TestInvalidTicketRejected(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				a.ledger, a.payments.Payments = l, l
+				a.ledger, a.payments.Payments, a.payments.split = l, l, l
 				tc.setup(chans, a, r1)
 			}
 			a.payments.signKey = a.key

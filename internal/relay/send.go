@@ -195,22 +195,18 @@ type Sent struct {
 }
 
 // sendFirst issues the first hop's ticket worth amount (paid mode, at least one relayer: amount
-// is not 0) and queues the packet, under the first hop's forwarding lock. It returns the
-// ticket's expected value.
+// is not 0) and queues the packet, in the first hop's line (sendPaid). It returns the ticket's
+// expected value.
 func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, amount *uint256.Int, challenge por.Challenge) (uint256.Int, error) {
-	mu := &r.fwdLocks[r.shard(first.id)%fwdStripes]
-	mu.Lock()
-	defer mu.Unlock()
-	var tp *tickets.Ticket
 	var cost uint256.Int
-	if r.paid && !amount.IsZero() {
-		t, err := r.cfg.Payments.IssueTicket(ctx, first.addr, amount, challenge)
-		if err != nil {
-			return cost, fmt.Errorf("first ticket: %w", err)
-		}
-		tp, cost = &t, t.Value()
+	if !r.paid || amount.IsZero() {
+		return cost, r.sendPacket(ctx, first.id, pkt, nil)
 	}
-	return cost, r.sendPacket(ctx, first.id, pkt, tp)
+	t, issued, err := r.sendPaid(ctx, first, pkt, amount, challenge)
+	if !issued {
+		return cost, fmt.Errorf("first ticket: %w", err)
+	}
+	return t.Value(), err
 }
 
 // WaitAck waits until the first hop of a message (or reply) this node sent acknowledges it
