@@ -17,3 +17,11 @@ type Link interface {
 	// during a session and be at least MinFrame.
 	MaxFrame() int
 }
+
+// Ender is a Link that wants to know when its session ended: the mux calls Ended once, when
+// the session leaves it (after its linger), so that the link can let go of what it holds for
+// the session. The mux still keeps the link a while to answer the session's late frames with
+// its RST (Receive), which a link may then drop.
+type Ender interface {
+	Ended()
+}

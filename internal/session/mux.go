@@ -113,6 +113,9 @@ func (m *Mux) start(c *Conn) error {
 // remove forgets c once its loop ended; reason, if not 0, is the RST it sent, which the mux
 // sends again for the session's late frames.
 func (m *Mux) remove(c *Conn, reason Reason) {
+	if e, ok := c.link.(Ender); ok {
+		defer e.Ended()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.sessions[c.id] == c {
