@@ -18,14 +18,15 @@ import (
 )
 
 const loadUsage = `usage: relayctl load [--env cluster.env] [--relayer 2] [--recipient 4] [--packets 60000]
-                    [--rate 0] [--prebuild N] [--size 100] [--cpu -1] [--timeline] [--json]
+                    [--rate 0] [--window 0] [--prebuild N] [--size 100] [--cpu -1] [--timeline] [--json]
 
 Measures what ONE relayer of a running dev network (relayd cluster) forwards: a fresh sender
 identity is funded from the dev chain's published deployer key, opens a channel to the relayer
 big enough for every packet, builds all the packets beforehand with the node's own code (real
 onion packets over [relayer, recipient], each with a signed ticket of the next index), then
 connects to the relayer over libp2p and pushes them at --rate (0: as fast as it takes them),
-counting the relayer's acknowledgements. The report gives the relayer's forwarded packets/s, its
+counting the relayer's acknowledgements; --window N keeps at most N of them unacknowledged (a
+closed loop: the relayer's capacity without overflowing its queues). The report gives the relayer's forwarded packets/s, its
 CPU (% of one core, µs per packet) from its own metrics, its drops by reason, the tickets it
 recorded as acknowledged and the recipient's deliveries.
 
@@ -42,6 +43,7 @@ type loadOptions struct {
 	recipient int
 	packets   int
 	rate      float64
+	window    int
 	prebuild  int
 	size      int
 	cpu       int
@@ -59,6 +61,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, error) {
 	fs.IntVar(&o.recipient, "recipient", 4, "the recipient's node index (the relayer needs a channel to it)")
 	fs.IntVar(&o.packets, "packets", 60000, "packets to push in the measured window")
 	fs.Float64Var(&o.rate, "rate", 0, "packets per second; 0 = as fast as the connection takes them")
+	fs.IntVar(&o.window, "window", 0, "at most this many packets pushed and not yet acknowledged by the relayer; 0 = no bound")
 	fs.IntVar(&o.prebuild, "prebuild", runtime.NumCPU(), "goroutines building the packets before the push")
 	fs.IntVar(&o.size, "size", relayload.DefaultTextSize, "bytes of message text per packet")
 	fs.IntVar(&o.cpu, "cpu", -1, "the CPU the relayer is pinned to: report how busy it was in all (Linux); -1: do not")
@@ -74,6 +77,8 @@ func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, error) {
 		return o, fmt.Errorf("--packets must be at least 1, not %d", o.packets)
 	case o.rate < 0:
 		return o, fmt.Errorf("--rate must not be negative, not %v", o.rate)
+	case o.window < 0:
+		return o, fmt.Errorf("--window must not be negative, not %d", o.window)
 	case o.prebuild < 1:
 		return o, fmt.Errorf("--prebuild must be at least 1, not %d", o.prebuild)
 	case o.relayer == o.recipient:
@@ -104,7 +109,7 @@ func loadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	rep, err := relayload.Run(ctx, relayload.Config{
-		Env: env, Relayer: o.relayer, Recipient: o.recipient, Packets: o.packets, Rate: o.rate,
+		Env: env, Relayer: o.relayer, Recipient: o.recipient, Packets: o.packets, Rate: o.rate, Window: o.window,
 		Prebuild: o.prebuild, TextSize: o.size, WatchCPU: o.cpu >= 0, CPU: o.cpu, Progress: stderr,
 	})
 	if err != nil {

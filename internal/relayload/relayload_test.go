@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,7 +108,7 @@ func TestCompute(t *testing.T) {
 	for i := range s { // 90 % busy: 45 of every 50 ticks
 		s[i].CPUBusy, s[i].CPUTotal = 1000+45*float64(i), 5000+50*float64(i)
 	}
-	rec0, rec1 := Snapshot{Delivered: 7}, Snapshot{Delivered: 8007}
+	rec0, rec1 := Snapshot{Delivered: 7, CPUSeconds: 3}, Snapshot{Delivered: 8007, CPUSeconds: 3.4}
 	r, err := Compute(s, rec0, rec1, 8000, 2*time.Second, 3, 8000)
 	if err != nil {
 		t.Fatal(err)
@@ -131,6 +132,9 @@ func TestCompute(t *testing.T) {
 	if r.TicketsAcked != 8000 || r.Received != 8004 || r.Delivered != 8000 || r.AcksReceived != 8000 || r.QueueFullWaits != 3 {
 		t.Errorf("counts: %+v", r)
 	}
+	if !near(r.RecipientCPU, 0.4) || !near(r.RecipientMicrosPerPacket, 50) {
+		t.Errorf("recipient cpu %v, %v µs/packet", r.RecipientCPU, r.RecipientMicrosPerPacket)
+	}
 	if len(r.Timeline) != 4 {
 		t.Fatalf("timeline of %d intervals, want 4 (to the end of the window)", len(r.Timeline))
 	}
@@ -141,7 +145,7 @@ func TestCompute(t *testing.T) {
 	var b strings.Builder
 	r.Write(&b)
 	r.WriteTimeline(&b)
-	for _, want := range []string{"4000 packets/s", "50.0 % of one core, 125.0 µs", "90.0 % busy in all (40.0 % for other", "8000 packets/s", "overload=4", "delivered 8000"} {
+	for _, want := range []string{"4000 packets/s", "50.0 % of one core, 125.0 µs", "90.0 % busy in all (40.0 % for other", "8000 packets/s", "overload=4", "delivered 8000, its CPU 0.40 s: 50.0 µs"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}
@@ -269,6 +273,33 @@ func TestPushWaitsOutAFullQueueInOrder(t *testing.T) {
 	}
 }
 
+// TestAwaitWindow: a frame waits while window frames are unacknowledged, and goes once one is.
+func TestAwaitWindow(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1000, 0)}
+	var acked atomic.Int64
+	if err := awaitWindow(t.Context(), clock, 0, 1000, acked.Load); err != nil || clock.slept != 0 {
+		t.Fatalf("no window: slept %v, %v", clock.slept, err)
+	}
+	if err := awaitWindow(t.Context(), clock, 4, 3, acked.Load); err != nil || clock.slept != 0 {
+		t.Fatalf("3 of 4 in flight: slept %v, %v", clock.slept, err)
+	}
+	polls := 0
+	err := awaitWindow(t.Context(), clock, 4, 4, func() int64 {
+		if polls++; polls == 3 {
+			acked.Store(1)
+		}
+		return acked.Load()
+	})
+	if err != nil || clock.slept != 2*windowWait {
+		t.Fatalf("4 of 4 in flight until the third look: slept %v, want %v, %v", clock.slept, 2*windowWait, err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := awaitWindow(ctx, clock, 4, 10, acked.Load); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled: %v", err)
+	}
+}
+
 func TestPushStopsOnOtherErrors(t *testing.T) {
 	clock := &fakeClock{now: time.Unix(1000, 0)}
 	n, _, err := push(t.Context(), clock, 0, frames(10), func(f []byte) error {
@@ -337,6 +368,7 @@ func TestConfigCheck(t *testing.T) {
 		"no chain":          func(c *Config) { c.Env.ChainRPC = "" },
 		"watch a bad cpu":   func(c *Config) { c.WatchCPU, c.CPU = true, -1 },
 		"negative prebuild": func(c *Config) { c.Prebuild = -1 },
+		"negative window":   func(c *Config) { c.Window = -1 },
 	} {
 		c := ok
 		mod(&c)

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -45,6 +46,8 @@ const (
 	// queueFullWait is how long the push waits when G's queue is full before it retries the
 	// same frame (frames are never skipped: the relayer takes ticket indexes in order only).
 	queueFullWait = 500 * time.Microsecond
+	// windowWait is how long the push waits when Config.Window frames are unacknowledged.
+	windowWait = 100 * time.Microsecond
 )
 
 // Config configures Run. Env, Relayer, Recipient and Packets are required.
@@ -59,6 +62,10 @@ type Config struct {
 	Packets int
 	// Rate is packets per second; 0 pushes as fast as G's transport takes them.
 	Rate float64
+	// Window, when positive, keeps at most Window frames pushed and not yet acknowledged by the
+	// relayer: a closed loop that pushes as fast as the relayer takes packets without
+	// overflowing its queues (with Rate 0), so that its capacity shows without drops.
+	Window int
 	// Prebuild is the number of goroutines that build packets (default 1).
 	Prebuild int
 	// TextSize is each message's length in bytes (default DefaultTextSize).
@@ -87,6 +94,8 @@ func (c *Config) check() error {
 		return errors.New("packets must be at least 1")
 	case c.Rate < 0:
 		return errors.New("rate must not be negative")
+	case c.Window < 0:
+		return errors.New("window must not be negative")
 	case c.Prebuild < 0 || c.TextSize < 0 || c.TextSize > packet.MaxMessageSize:
 		return fmt.Errorf("prebuild must not be negative and the text size must be 0 to %d", packet.MaxMessageSize)
 	case c.Relayer == c.Recipient:
@@ -202,7 +211,17 @@ type window struct {
 type pushed struct {
 	n, fullWaits int
 	took         time.Duration
+	cpu          time.Duration // this process's CPU (user + system) while it pushed
 	err          error
+}
+
+// processCPU is the CPU time this process has used, user and system (0 where unknown).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // close releases what the stages opened, the host before the chain client.
@@ -345,11 +364,20 @@ func (r *run) push(ctx context.Context) (window, error) {
 	fmt.Fprintf(r.cfg.Progress, "load: pushing %d packets into node %d (rate %s)\n", len(r.frames), r.cfg.Relayer, rateText(r.cfg.Rate))
 	done := make(chan pushed, 1)
 	go func() {
-		start := time.Now()
+		start, cpu0 := time.Now(), processCPU()
+		var sent int64 // frames of r.frames queued; r.acks counts the first packet's too
+		acked := func() int64 { return r.acks.Load() - 1 }
 		n, waits, err := push(ctx, r.cfg.Clock, r.cfg.Rate, r.frames, func(f []byte) error {
-			return r.host.Send(ctx, r.relayerID, p2p.ProtocolMsg, f)
+			if err := awaitWindow(ctx, r.cfg.Clock, r.cfg.Window, sent, acked); err != nil {
+				return err
+			}
+			err := r.host.Send(ctx, r.relayerID, p2p.ProtocolMsg, f)
+			if err == nil {
+				sent++
+			}
+			return err
 		})
-		done <- pushed{n: n, fullWaits: waits, took: time.Since(start), err: err}
+		done <- pushed{n: n, fullWaits: waits, took: time.Since(start), cpu: processCPU() - cpu0, err: err}
 	}()
 	if w.relayer, w.pushed, err = r.sample(ctx, first, done); err != nil {
 		return window{}, err
@@ -433,7 +461,9 @@ func (r *run) settle(ctx context.Context, w *window) {
 
 // report computes the Report of w; the first packet's acknowledgement is not in the window.
 func (r *run) report(w window) (Report, error) {
-	return Compute(w.relayer, w.recipientStart, w.recipientEnd, w.pushed.n, w.pushed.took, w.pushed.fullWaits, r.acks.Load()-1)
+	rep, err := Compute(w.relayer, w.recipientStart, w.recipientEnd, w.pushed.n, w.pushed.took, w.pushed.fullWaits, r.acks.Load()-1)
+	rep.GeneratorCPU = w.pushed.cpu.Seconds()
+	return rep, err
 }
 
 // scrape reads node n's metrics and, for the relayer with cfg.WatchCPU, how busy its CPU has
@@ -515,6 +545,17 @@ func push(ctx context.Context, clock bench.Clock, rate float64, frames [][]byte,
 		}
 	}
 	return len(frames), waits, nil
+}
+
+// awaitWindow returns once fewer than window of the sent frames are unacknowledged (acked() of
+// them are), at once when window is 0, or when ctx ends (its error).
+func awaitWindow(ctx context.Context, clock bench.Clock, window int, sent int64, acked func() int64) error {
+	for window > 0 && sent-acked() >= int64(window) {
+		if err := clock.Sleep(ctx, windowWait); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // poll calls cond every 200 ms until it holds (true), timeout passes or ctx ends (false).
