@@ -18,7 +18,7 @@ import (
 )
 
 const loadUsage = `usage: relayctl load [--env cluster.env] [--relayer 2] [--recipient 4] [--packets 60000]
-                    [--rate 0] [--window 0] [--prebuild N] [--size 100] [--cpu -1] [--timeline] [--json]
+                    [--rate 0] [--window 0] [--drop] [--prebuild N] [--size 100] [--cpu -1] [--timeline] [--json]
 
 Measures what ONE relayer of a running dev network (relayd cluster) forwards: a fresh sender
 identity is funded from the dev chain's published deployer key, opens a channel to the relayer
@@ -26,7 +26,8 @@ big enough for every packet, builds all the packets beforehand with the node's o
 onion packets over [relayer, recipient], each with a signed ticket of the next index), then
 connects to the relayer over libp2p and pushes them at --rate (0: as fast as it takes them),
 counting the relayer's acknowledgements; --window N keeps at most N of them unacknowledged (a
-closed loop: the relayer's capacity without overflowing its queues). The report gives the relayer's forwarded packets/s, its
+closed loop: the relayer's capacity without overflowing its queues); --drop sends drop cover,
+which the recipient acknowledges but does not deliver (its CPU then is its relay work only). The report gives the relayer's forwarded packets/s, its
 CPU (% of one core, µs per packet) from its own metrics, its drops by reason, the tickets it
 recorded as acknowledged and the recipient's deliveries.
 
@@ -44,6 +45,7 @@ type loadOptions struct {
 	packets   int
 	rate      float64
 	window    int
+	drop      bool
 	prebuild  int
 	size      int
 	cpu       int
@@ -62,6 +64,7 @@ func parseLoadFlags(args []string, stderr io.Writer) (loadOptions, error) {
 	fs.IntVar(&o.packets, "packets", 60000, "packets to push in the measured window")
 	fs.Float64Var(&o.rate, "rate", 0, "packets per second; 0 = as fast as the connection takes them")
 	fs.IntVar(&o.window, "window", 0, "at most this many packets pushed and not yet acknowledged by the relayer; 0 = no bound")
+	fs.BoolVar(&o.drop, "drop", false, "send drop cover: the recipient acknowledges every packet but delivers none")
 	fs.IntVar(&o.prebuild, "prebuild", runtime.NumCPU(), "goroutines building the packets before the push")
 	fs.IntVar(&o.size, "size", relayload.DefaultTextSize, "bytes of message text per packet")
 	fs.IntVar(&o.cpu, "cpu", -1, "the CPU the relayer is pinned to: report how busy it was in all (Linux); -1: do not")
@@ -109,7 +112,7 @@ func loadMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	rep, err := relayload.Run(ctx, relayload.Config{
-		Env: env, Relayer: o.relayer, Recipient: o.recipient, Packets: o.packets, Rate: o.rate, Window: o.window,
+		Env: env, Relayer: o.relayer, Recipient: o.recipient, Packets: o.packets, Rate: o.rate, Window: o.window, Drop: o.drop,
 		Prebuild: o.prebuild, TextSize: o.size, WatchCPU: o.cpu >= 0, CPU: o.cpu, Progress: stderr,
 	})
 	if err != nil {

@@ -29,11 +29,15 @@ type relayerTransport struct {
 	mu       sync.Mutex
 	handlers map[p2p.Protocol]p2p.Handler
 	sent     map[p2p.Protocol]map[peer.ID]int
+	msgs     [][]byte // the msg frames sent
 }
 
-func (t *relayerTransport) Send(_ context.Context, to peer.ID, proto p2p.Protocol, _ []byte) error {
+func (t *relayerTransport) Send(_ context.Context, to peer.ID, proto p2p.Protocol, frame []byte) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if proto == p2p.ProtocolMsg {
+		t.msgs = append(t.msgs, append([]byte(nil), frame...))
+	}
 	if t.sent[proto] == nil {
 		t.sent[proto] = map[peer.ID]int{}
 	}
@@ -92,8 +96,15 @@ func openChannel(src, dst common.Address, tokens int64) channels.Channel {
 
 // TestBuiltFramesAreRelayed builds frames as Run does and hands them, in order, to a real relay
 // acting as the relayer (its own ledger and store, the same channels): every packet must pass
-// the peel and the ticket checks, be acknowledged to G and forwarded to the recipient.
+// the peel and the ticket checks, be acknowledged to G and forwarded to the recipient, for whom
+// it is a message, or drop cover with Config.Drop.
 func TestBuiltFramesAreRelayed(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "messages", true: "drop cover"}[drop], func(t *testing.T) { testBuiltFramesAreRelayed(t, drop) })
+	}
+}
+
+func testBuiltFramesAreRelayed(t *testing.T, drop bool) {
 	const n = 24
 	const chainID = 1337
 	contract := common.Address{0xc0}
@@ -116,7 +127,7 @@ func TestBuiltFramesAreRelayed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Packets: n - 1, Prebuild: 3, TextSize: DefaultTextSize}
+	cfg := Config{Packets: n - 1, Prebuild: 3, TextSize: DefaultTextSize, Drop: drop}
 	frames, err := build(t.Context(), cfg, g, gToRelayer, chainID, contract, tickets.MaxWinProb, []peer.ID{relayerID, recipientID})
 	if err != nil {
 		t.Fatal(err)
@@ -153,4 +164,19 @@ func TestBuiltFramesAreRelayed(t *testing.T) {
 		"the relayer forwards every packet to the recipient")
 	wait.For(t, func() bool { return tr.count(p2p.ProtocolAck, gID) == n }, 10*time.Second,
 		"the relayer acknowledges every packet to G")
+	recipientKey, err := packet.NewPrivateKey(crypto.FromECDSA(keys[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.mu.Lock()
+	defer tr.mu.Unlock()
+	for i, f := range tr.msgs {
+		p, err := packet.Peel(recipientKey, f[1:1+packet.PacketSize], time.Now(), &memReplay{seen: map[[packet.TagSize]byte]bool{}})
+		if err != nil || !p.Final {
+			t.Fatalf("packet %d at the recipient: final %v, %v", i, p.Final, err)
+		}
+		if p.Message.Drop != drop {
+			t.Fatalf("packet %d is drop cover: %v, want %v", i, p.Message.Drop, drop)
+		}
+	}
 }

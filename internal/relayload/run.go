@@ -70,6 +70,11 @@ type Config struct {
 	Prebuild int
 	// TextSize is each message's length in bytes (default DefaultTextSize).
 	TextSize int
+	// Drop makes every packet drop cover (relay.SendDrop): the recipient peels it, keeps its
+	// ticket and acknowledges it like a message, but delivers nothing, so that the recipient's
+	// share of a machine it shares with the relayer is its relay work only (Report.Delivered
+	// stays 0).
+	Drop bool
 	// ScrapeInterval is how often the relayer's metrics are read (default
 	// DefaultScrapeInterval).
 	ScrapeInterval time.Duration
@@ -670,7 +675,13 @@ func build(ctx context.Context, cfg Config, g *identity.Identity, ch channels.Ch
 	for range cfg.Prebuild {
 		wg.Go(func() {
 			for next.Add(1) <= int64(n) {
-				if _, err := r.Send(ctx, hops, text); err != nil {
+				var err error
+				if cfg.Drop {
+					_, err = r.SendDrop(ctx, hops)
+				} else {
+					_, err = r.Send(ctx, hops, text)
+				}
+				if err != nil {
 					errs <- err
 					return
 				}
