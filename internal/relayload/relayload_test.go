@@ -145,7 +145,7 @@ func TestCompute(t *testing.T) {
 	var b strings.Builder
 	r.Write(&b)
 	r.WriteTimeline(&b)
-	for _, want := range []string{"4000 packets/s", "50.0 % of one core, 125.0 µs", "90.0 % busy in all (40.0 % for other", "8000 packets/s", "overload=4", "delivered 8000, its CPU 0.40 s: 50.0 µs"} {
+	for _, want := range []string{"4000 packets/s", "50.0 % of one core, 125.0 µs", "90.0 % busy in all (40.0 % for other", "8000 packets/s", "overload=4", "delivered 8000; its CPU 0.40 s: 50.0 µs per packet it acknowledged"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, b.String())
 		}

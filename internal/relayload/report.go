@@ -35,8 +35,8 @@ type Report struct {
 	TicketsAcked float64            // G's tickets the relayer recorded as acknowledged
 	Delivered    float64            // packets delivered at the recipient
 	// RecipientCPU is the recipient's CPU in seconds over the whole run, and
-	// RecipientMicrosPerPacket that per delivered packet: on a machine whose cores the relayer
-	// shares, what the rest of the path takes from it.
+	// RecipientMicrosPerPacket that per packet it acknowledged (TicketsAcked): on a machine whose
+	// cores the relayer shares, what the rest of the path takes from it.
 	RecipientCPU             float64
 	RecipientMicrosPerPacket float64
 	// GeneratorCPU is G's own CPU (this process, user and system) in seconds while it pushed.
@@ -96,8 +96,8 @@ func Compute(relayer []Snapshot, recipientStart, recipientEnd Snapshot, pushed i
 		r.MicrosPerPacket = 1e6 * r.RelayerCPU / r.Forwarded
 	}
 	r.RecipientCPU = recipientEnd.CPUSeconds - recipientStart.CPUSeconds
-	if r.Delivered > 0 {
-		r.RecipientMicrosPerPacket = 1e6 * r.RecipientCPU / r.Delivered
+	if r.TicketsAcked > 0 {
+		r.RecipientMicrosPerPacket = 1e6 * r.RecipientCPU / r.TicketsAcked
 	}
 	r.PeakPerSec = peakRate(relayer[:end+1], time.Second)
 	for i := 1; i <= end; i++ {
@@ -172,7 +172,7 @@ func (r Report) Write(w io.Writer) {
 	fmt.Fprintf(w, "relayer dropped   %s\n", formatCounts(r.Dropped))
 	fmt.Fprintf(w, "relayer dropped acknowledgements %s\n", formatCounts(r.AcksDropped))
 	fmt.Fprintf(w, "relayer acknowledged tickets from G: %.0f\n", r.TicketsAcked)
-	fmt.Fprintf(w, "recipient delivered %.0f, its CPU %.2f s: %.1f µs per delivered packet\n", r.Delivered,
+	fmt.Fprintf(w, "recipient delivered %.0f; its CPU %.2f s: %.1f µs per packet it acknowledged\n", r.Delivered,
 		r.RecipientCPU, r.RecipientMicrosPerPacket)
 	if r.Pushed > 0 {
 		fmt.Fprintf(w, "G's CPU           %.2f s while it pushed: %.1f µs per pushed packet\n", r.GeneratorCPU,
