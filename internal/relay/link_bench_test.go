@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,7 +37,8 @@ import (
 // index order, one next hop's issued in index order) and what `relayctl load` offers a relayer.
 //
 // ns/op is wall time per packet from the first frame pushed to the last ticket stored; pkts/s is
-// its inverse. Run with -cpu 1,2 to compare the relayer on one core and on two: A and N share
+// its inverse; cpu-µs/pkt is the process's CPU per packet (R's, A's and N's) and cores that CPU
+// over the wall time. Run with -cpu 1,2 to compare the relayer on one core and on two: A and N share
 // the cores with R, so the ratio counts their work too (BENCHMARKS.md, Relayer on all cores).
 func BenchmarkRelayerLink(b *testing.B) {
 	chans := channelstest.New()
@@ -115,19 +117,30 @@ func BenchmarkRelayerLink(b *testing.B) {
 	linkWait(b, "the first ticket stored", func() bool { return counter(m.ticketsAcked) == 1 })
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	linkPush(b, ha, r.relay.ID(), frames[1:], func(i int) bool { return float64(i+1)-counter(m.acksReceived) < linkWindow })
 	want := float64(b.N + 1)
 	linkWait(b, "every ticket stored", func() bool { return counter(m.ticketsAcked) >= want }, func() string {
 		return fmt.Sprintf("forwarded %v, acknowledgements %v, tickets %v, N got %d, A acknowledged %d, dropped %v",
 			counter(m.forwarded), counter(m.acksReceived), counter(m.ticketsAcked), got.Load(), acked.Load(), linkDrops(m))
 	})
-	elapsed := time.Since(start)
+	elapsed, cpu := time.Since(start), processCPU()-cpu0
 	b.StopTimer()
 	if f, a, g := counter(m.forwarded), acked.Load(), got.Load(); f != want || a != int64(want) || g != int64(want) {
 		b.Fatalf("forwarded %v, acknowledged to A %d, received by N %d, of %v", f, a, g, want)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "pkts/s")
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/pkt")
+	b.ReportMetric(cpu.Seconds()/elapsed.Seconds(), "cores")
+}
+
+// processCPU is the CPU time the process has used, user and system (R, A and N together).
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // linkRelayer is a relayer with a real host, ledger and store.
@@ -157,7 +170,8 @@ func newLinkRelayer(b *testing.B, chans *channelstest.Map) *linkRelayer {
 }
 
 // newLinkHost starts a libp2p host for key on 127.0.0.1 and closes it when the benchmark ends.
-// Its acknowledgements leave at once (NoAckDelay) and its queues hold a whole burst.
+// Its queues hold a whole window of frames; its acknowledgements wait p2p.DefaultAckDelay for
+// company, as a node's do.
 func newLinkHost(b *testing.B, key *ecdsa.PrivateKey) *p2p.Host {
 	lk, err := lcrypto.UnmarshalSecp256k1PrivateKey(crypto.FromECDSA(key))
 	if err != nil {
@@ -184,8 +198,8 @@ func linkIntroduce(b *testing.B, a, to *p2p.Host) {
 
 // linkWindow is how many packets A keeps in flight (pushed, and their acknowledgement from N
 // not yet processed by R): the push is a closed loop, as fast as R takes packets, without
-// overflowing its queues (DefaultQueueSize) and dropping.
-const linkWindow = DefaultQueueSize / 4
+// overflowing its queues (DefaultQueueSize per worker) and dropping.
+const linkWindow = DefaultQueueSize
 
 // linkPush queues frames for to in order, waiting while the host's queue is full or while
 // may(i) says frame i must wait.
