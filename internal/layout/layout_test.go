@@ -69,6 +69,9 @@ var rules = map[string]rule{
 	// The rooms of sessions (docs/SESSIONS.md): the transport, the exit's policy and the SOCKS5
 	// entry import no relayd package; node wires them to the router.
 	"internal/session": {may: []string{"internal/rto"}, noTransport: true},
+	// carrier carries sessions' frames through the router's interface (forward packets, reply
+	// blocks); gateway is the sessions' application ends, over the transport and the exit policy.
+	"internal/carrier": {may: []string{"internal/packet", "internal/session"}, noTransport: true},
 	"internal/rto":     {pure: true, noTransport: true},
 	"internal/exit":    {noTransport: true},
 	"internal/socks5":  {noTransport: true},

@@ -1,0 +1,294 @@
+// Package carrier carries sessions' frames over the mixnet (docs/SESSIONS.md, PROTOCOL.md
+// §9.7): the entry's segments go to the exit as forward packets, the exit's come back on reply
+// blocks, and the entry keeps the exit supplied with those blocks. A reply block is 964 bytes,
+// two forward packets (block parts, kind 0x21); the exit tells in every answer (kind 0x22) how
+// many unused blocks it holds and how many it received, and the entry sends what the answer
+// rate of the last second needs beyond those and the ones on their way, from a stock it sends
+// with the SYN so that the answer does not start slow. When answers stop coming it sends a
+// block now and then (backing off to 30 s), so that an exit that used its last one can answer.
+//
+// The carrier makes the session.Links of both ends (Dial at the entry, AcceptLink at the
+// exit) and hands every frame it receives to the session.Mux (Attach). Each link queues what it
+// sends (bounded: beyond, the oldest waiting frame is dropped, which the session takes for a
+// loss) and sends a few packets at a time in parallel, so that a slow packet does not hold up
+// the others.
+//
+// Of relayd's packages it imports session (the frames it carries) and packet (the sizes, and
+// the reply blocks' epochs). It reaches the network only through Network, which the router
+// implements. It never logs a frame's contents.
+package carrier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/session"
+)
+
+// Network is what the carrier sends through; the router implements it.
+type Network interface {
+	// SendFrame sends text as a forward packet to the peer, over a path of relayers.
+	SendFrame(ctx context.Context, to peer.ID, text []byte) error
+	// NewSessionReplyBlock makes a reply block with which from can send one packet back to
+	// this node (its keys kept in memory only).
+	NewSessionReplyBlock(ctx context.Context, from peer.ID) ([]byte, error)
+	// SendReply sends text on a reply block another node made.
+	SendReply(ctx context.Context, block []byte, text []byte) error
+}
+
+// Config configures a Carrier; Network is required, every other field has a default.
+type Config struct {
+	Network Network
+	// InitialBlocks is how many reply blocks an entry sends with the SYN. Default 16.
+	InitialBlocks int
+	// MaxStock is the most unused reply blocks the exit keeps for a session (more are
+	// dropped) and the most the entry aims for. Default 256 (about 250 KB).
+	MaxStock int
+	// QueueSize is the most frames a link holds waiting to be sent. Default 256.
+	QueueSize int
+	// Parallel is how many packets a link sends at once. Default 4.
+	Parallel int
+	// MaxPending is the most sessions the exit keeps reply blocks for before their SYN came;
+	// the oldest is dropped beyond it, and any after PendingFor. Defaults 256 and 1 minute.
+	MaxPending int
+	PendingFor time.Duration
+	Logger     *slog.Logger
+}
+
+// Carrier carries the frames of the sessions of one node. It is safe for concurrent use.
+type Carrier struct {
+	cfg    Config
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	mux     *session.Mux
+	entries map[session.ID]*entryLink
+	exits   map[session.ID]*exitLink
+	pending map[session.ID]*exitLink // blocks that came before their session's SYN
+
+	statsMu sync.Mutex // taken under the links' locks: never take another lock while held
+	stats   Stats
+}
+
+// Stats counts what a carrier did.
+type Stats struct {
+	// BlocksSent counts the reply blocks entries sent (two packets each), BlocksReceived the
+	// ones exits assembled, BlocksDropped those an exit dropped (expired, malformed, beyond
+	// MaxStock, of a session that ended).
+	BlocksSent, BlocksReceived, BlocksDropped uint64
+	// FramesSent counts the session frames sent (forward and back), FramesDropped those
+	// dropped from a full queue, or that no link could send.
+	FramesSent, FramesDropped uint64
+	// Malformed counts the texts of the carrier's kinds it refused.
+	Malformed uint64
+}
+
+// ErrEnded is a Send on a link whose session ended.
+var ErrEnded = errors.New("carrier: the session ended")
+
+// errQueueFull is a frame dropped because its link's queue is full.
+var errQueueFull = errors.New("carrier: queue full")
+
+// New checks cfg and returns a Carrier. Close stops its sends.
+func New(cfg Config) (*Carrier, error) {
+	if cfg.Network == nil {
+		return nil, errors.New("carrier: Network is required")
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&cfg.InitialBlocks, 16)
+	def(&cfg.MaxStock, 256)
+	def(&cfg.QueueSize, 256)
+	def(&cfg.Parallel, 4)
+	def(&cfg.MaxPending, 256)
+	if cfg.PendingFor <= 0 {
+		cfg.PendingFor = time.Minute
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Carrier{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[session.ID]*entryLink{},
+		exits: map[session.ID]*exitLink{}, pending: map[session.ID]*exitLink{}}, nil
+}
+
+// Attach sets the mux the carrier hands received frames to; call it once, before Receive.
+func (c *Carrier) Attach(m *session.Mux) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mux = m
+}
+
+// Close stops every send the carrier runs; links send nothing after it.
+func (c *Carrier) Close() { c.cancel() }
+
+// Stats returns the carrier's counters.
+func (c *Carrier) Stats() Stats {
+	c.statsMu.Lock()
+	defer c.statsMu.Unlock()
+	return c.stats
+}
+
+func (c *Carrier) count(f func(*Stats)) {
+	c.statsMu.Lock()
+	f(&c.stats)
+	c.statsMu.Unlock()
+}
+
+// Dial opens a session to the exit to over the mixnet (session.Mux.Dial with an entry link).
+func (c *Carrier) Dial(ctx context.Context, m *session.Mux, to peer.ID, mode session.Mode, request []byte) (*session.Conn, error) {
+	l := &entryLink{c: c, to: to}
+	conn, err := m.Dial(ctx, l, mode, request)
+	if err != nil {
+		l.Ended()
+		return nil, err
+	}
+	return conn, nil
+}
+
+// AcceptLink is the session.Config.AcceptLink of a node that accepts sessions: the link back
+// to the entry of session id, holding the blocks that came before its SYN.
+func (c *Carrier) AcceptLink(id session.ID) session.Link {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.exits[id]; l != nil {
+		return l
+	}
+	l := c.pending[id]
+	if l != nil {
+		delete(c.pending, id)
+	} else {
+		l = &exitLink{c: c, id: id}
+	}
+	c.exits[id] = l
+	return l
+}
+
+// Receive takes a text of the session family (first byte 0x2_) that arrived at this node;
+// reply says whether it came on a reply block. Segments forward and block parts go to the exit
+// side, answers to the entry side; anything else, or a kind in the wrong direction, is
+// ErrMalformed. Errors of the mux (session.ErrUnknownSession, …) are returned as they are.
+func (c *Carrier) Receive(text []byte, reply bool) error {
+	err := c.receive(text, reply)
+	if errors.Is(err, ErrMalformed) {
+		c.count(func(s *Stats) { s.Malformed++ })
+	}
+	return err
+}
+
+func (c *Carrier) receive(text []byte, reply bool) error {
+	if len(text) == 0 {
+		return fmt.Errorf("%w: empty", ErrMalformed)
+	}
+	c.mu.Lock()
+	m := c.mux
+	c.mu.Unlock()
+	if m == nil {
+		return session.ErrClosed
+	}
+	switch {
+	case text[0] == session.KindSegment && !reply:
+		return m.Receive(text)
+	case text[0] == KindBlockPart && !reply:
+		p, err := decodePart(text)
+		if err != nil {
+			return err
+		}
+		c.exitFor(p.id).addPart(p)
+		return nil
+	case text[0] == KindAnswer && reply:
+		stock, received, seg, err := decodeAnswer(text)
+		if err != nil {
+			return err
+		}
+		var id session.ID
+		copy(id[:], seg[1:1+session.IDSize])
+		c.mu.Lock()
+		l := c.entries[id]
+		c.mu.Unlock()
+		if l != nil {
+			l.answered(stock, received)
+		}
+		return m.Receive(seg)
+	}
+	return fmt.Errorf("%w: kind %#02x (reply %v)", ErrMalformed, text[0], reply)
+}
+
+// exitFor returns the exit link of session id, or the pending one that holds its blocks until
+// its SYN comes (made now, evicting the oldest beyond MaxPending and any older than PendingFor).
+func (c *Carrier) exitFor(id session.ID) *exitLink {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if l := c.exits[id]; l != nil {
+		return l
+	}
+	if l := c.pending[id]; l != nil {
+		return l
+	}
+	now := time.Now()
+	var oldest *exitLink
+	for pid, l := range c.pending {
+		if now.Sub(l.made) > c.cfg.PendingFor {
+			delete(c.pending, pid)
+			l.endPending()
+			continue
+		}
+		if oldest == nil || l.made.Before(oldest.made) {
+			oldest = l
+		}
+	}
+	if len(c.pending) >= c.cfg.MaxPending && oldest != nil {
+		delete(c.pending, oldest.id)
+		oldest.endPending()
+	}
+	l := &exitLink{c: c, id: id, made: now}
+	c.pending[id] = l
+	return l
+}
+
+// Sessions is how many entry and exit links the carrier holds, and how many sessions it keeps
+// blocks for before their SYN.
+func (c *Carrier) Sessions() (entries, exits, pending int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries), len(c.exits), len(c.pending)
+}
+
+// sender runs a link's sends, Parallel at a time, from a bounded queue.
+type sender struct {
+	busy int
+}
+
+// run starts jobs while there is room; next returns the next job, or nil. mu is the link's
+// lock, held by the caller.
+func (s *sender) run(c *Carrier, mu *sync.Mutex, next func() func(context.Context)) {
+	for s.busy < c.cfg.Parallel {
+		job := next()
+		if job == nil {
+			return
+		}
+		s.busy++
+		go func() {
+			job(c.ctx)
+			mu.Lock()
+			s.busy--
+			s.run(c, mu, next)
+			mu.Unlock()
+		}()
+	}
+}
+
+// maxAnswerSize is the largest segment an exit sends back: a reply's text less the answer's
+// header.
+const maxAnswerSize = packet.MaxReplySize - answerHeader

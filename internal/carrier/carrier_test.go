@@ -1,0 +1,363 @@
+package carrier
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"io"
+	mrand "math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/session"
+	"github.com/relayd/relayd/internal/wait"
+)
+
+// memNet is a mixnet in memory between carriers: forward texts and replies arrive after a
+// random delay (so out of order), each lost with probability loss. Its reply blocks are real
+// ones (packet.Route.SealReply over one hop), each usable once.
+type memNet struct {
+	t     testing.TB
+	loss  float64
+	delay time.Duration
+	pool  *packet.EphemeralPool
+	key   *packet.PublicKey
+
+	mu      sync.Mutex
+	rng     *mrand.Rand
+	nodes   map[peer.ID]*Carrier
+	blocks  map[string]peer.ID // block → its creator
+	used    map[string]bool
+	sent    atomic.Int64 // packets sent, forward and back
+	replies atomic.Int64
+}
+
+func newMemNet(t testing.TB, loss float64) *memNet {
+	pool, err := packet.NewEphemeralPool(rand.Reader, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scalar := make([]byte, 32)
+	scalar[31] = 7
+	k, err := packet.NewPrivateKey(scalar)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &memNet{t: t, loss: loss, delay: 3 * time.Millisecond, pool: pool, key: k.PublicKey(),
+		rng: mrand.New(mrand.NewPCG(1, 2)), nodes: map[peer.ID]*Carrier{}, blocks: map[string]peer.ID{}, used: map[string]bool{}}
+}
+
+// view is the network as the node named self sees it.
+type view struct {
+	n    *memNet
+	self peer.ID
+}
+
+func (n *memNet) deliver(to peer.ID, text []byte, reply bool) {
+	n.sent.Add(1)
+	n.mu.Lock()
+	lost := n.rng.Float64() < n.loss
+	d := time.Duration(n.rng.Int64N(int64(n.delay) + 1))
+	c := n.nodes[to]
+	n.mu.Unlock()
+	if lost || c == nil {
+		return
+	}
+	text = bytes.Clone(text)
+	time.AfterFunc(d, func() {
+		err := c.Receive(text, reply)
+		if errors.Is(err, ErrMalformed) {
+			n.t.Errorf("a carrier sent a malformed text %x: %v", text[:min(len(text), 32)], err)
+		}
+	})
+}
+
+func (v view) SendFrame(_ context.Context, to peer.ID, text []byte) error {
+	if len(text) > packet.MaxMessageSize {
+		v.n.t.Errorf("a forward text of %d bytes", len(text))
+	}
+	v.n.deliver(to, text, false)
+	return nil
+}
+
+func (v view) NewSessionReplyBlock(_ context.Context, _ peer.ID) ([]byte, error) {
+	if err := v.n.pool.Fill(); err != nil {
+		return nil, err
+	}
+	r, err := v.n.pool.NewRoute(rand.Reader, []*packet.PublicKey{v.n.key, v.n.key})
+	if err != nil {
+		return nil, err
+	}
+	b, _, err := r.SealReply(rand.Reader, time.Now(), make([][packet.PoRSize]byte, 1))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := b.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	v.n.mu.Lock()
+	v.n.blocks[string(raw)] = v.self
+	v.n.mu.Unlock()
+	return raw, nil
+}
+
+func (v view) SendReply(_ context.Context, block []byte, text []byte) error {
+	if len(text) > packet.MaxReplySize {
+		v.n.t.Errorf("a reply text of %d bytes", len(text))
+	}
+	v.n.mu.Lock()
+	to, ok := v.n.blocks[string(block)]
+	used := v.n.used[string(block)]
+	v.n.used[string(block)] = true
+	v.n.mu.Unlock()
+	if !ok || used {
+		v.n.t.Errorf("a reply on a block that is unknown (%v) or used (%v)", !ok, used)
+		return errors.New("bad block")
+	}
+	v.n.replies.Add(1)
+	v.n.deliver(to, text, true)
+	return nil
+}
+
+// end is one node's session stack: a carrier and a mux.
+type end struct {
+	id  peer.ID
+	c   *Carrier
+	mux *session.Mux
+}
+
+func (n *memNet) node(t testing.TB, name string, accept bool, cfg Config) *end {
+	e := &end{id: peer.ID(name)}
+	cfg.Network = view{n, e.id}
+	var err error
+	if e.c, err = New(cfg); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.c.Close)
+	scfg := session.Config{MinRTO: 200 * time.Millisecond, InitialRTO: 500 * time.Millisecond, AckDelay: 20 * time.Millisecond,
+		Linger: 500 * time.Millisecond}
+	if accept {
+		scfg.AcceptLink = e.c.AcceptLink
+	}
+	if e.mux, err = session.NewMux(scfg); err != nil {
+		t.Fatal(err)
+	}
+	e.c.Attach(e.mux)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = e.mux.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	probe, err := (&session.Frame{Flags: session.FlagACK}).Encode()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, func() bool { return !errors.Is(e.mux.Receive(probe), session.ErrClosed) }, 5*time.Second, "the mux runs")
+	n.mu.Lock()
+	n.nodes[e.id] = e.c
+	n.mu.Unlock()
+	return e
+}
+
+// serve accepts sessions at the exit and answers each with size bytes of its request's seed,
+// then closes.
+func serve(t testing.TB, exit *end, size int) {
+	go func() {
+		for {
+			conn, err := exit.mux.Accept(context.Background())
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				if err := conn.Confirm(); err != nil {
+					return
+				}
+				_, _ = io.Copy(conn, io.LimitReader(seeded(conn.Request()), int64(size)))
+			}()
+		}
+	}()
+}
+
+// seeded is an endless stream of bytes drawn from seed.
+func seeded(seed []byte) io.Reader {
+	s := sha256.Sum256(seed)
+	return &rngReader{mrand.New(mrand.NewChaCha8(s))}
+}
+
+type rngReader struct{ r *mrand.Rand }
+
+func (r *rngReader) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = byte(r.r.Uint32())
+	}
+	return len(p), nil
+}
+
+// TestAnswerOverBlocks: a session's answer (256 KiB, 600 answers) comes back whole on the reply
+// blocks the entry supplies, over a lossless and a lossy network; the exit starts with the
+// initial stock, every block is used once, and when the session ends both carriers forget it.
+func TestAnswerOverBlocks(t *testing.T) {
+	for _, loss := range []float64{0, 0.05} {
+		t.Run(map[float64]string{0: "lossless", 0.05: "5% loss"}[loss], func(t *testing.T) {
+			n := newMemNet(t, loss)
+			entry := n.node(t, "entry", false, Config{})
+			exit := n.node(t, "exit", true, Config{})
+			const size = 256 << 10
+			serve(t, exit, size)
+			ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+			defer cancel()
+			conn, err := entry.c.Dial(ctx, entry.mux, exit.id, session.ModeTCP, []byte("seed-1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := io.ReadAll(conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := io.ReadAll(io.LimitReader(seeded([]byte("seed-1")), size))
+			if !bytes.Equal(got, want) {
+				t.Fatalf("got %d bytes, want %d, equal %v", len(got), len(want), bytes.Equal(got, want))
+			}
+			conn.Close()
+			st := exit.c.Stats()
+			if st.BlocksReceived < uint64(size/maxAnswerSize) || entry.c.Stats().BlocksSent < st.BlocksReceived {
+				t.Fatalf("exit assembled %d blocks, entry sent %d; the answer is %d segments", st.BlocksReceived, entry.c.Stats().BlocksSent, size/maxAnswerSize)
+			}
+			wait.For(t, func() bool {
+				e, _, _ := entry.c.Sessions()
+				_, x, _ := exit.c.Sessions()
+				return e == 0 && x == 0
+			}, 30*time.Second, "both carriers forget the session")
+		})
+	}
+}
+
+// TestInitialStock: the exit holds the initial stock of blocks right after the SYN, before any
+// answer asked for more, so its first answers go out at once.
+func TestInitialStock(t *testing.T) {
+	n := newMemNet(t, 0)
+	entry := n.node(t, "entry", false, Config{InitialBlocks: 12})
+	exit := n.node(t, "exit", true, Config{})
+	accepted := make(chan *session.Conn, 1)
+	go func() {
+		conn, err := exit.mux.Accept(t.Context())
+		if err == nil {
+			accepted <- conn
+		}
+	}()
+	go func() { _, _ = entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x")) }()
+	conn := <-accepted
+	var l *exitLink
+	wait.For(t, func() bool {
+		exit.c.mu.Lock()
+		l = exit.c.exits[conn.ID()]
+		exit.c.mu.Unlock()
+		if l == nil {
+			return false
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.stock) == 12
+	}, 10*time.Second, "the initial stock at the exit")
+	if n.replies.Load() != 0 {
+		t.Fatalf("%d answers before the exit confirmed", n.replies.Load())
+	}
+}
+
+// TestSupplyFollowsAnswers: the entry sends blocks as the answers use them, so the exit's stock
+// stays between the initial stock's order and MaxStock through a long answer, and the blocks
+// sent stay within a small margin of those used.
+func TestSupplyFollowsAnswers(t *testing.T) {
+	n := newMemNet(t, 0)
+	entry := n.node(t, "entry", false, Config{MaxStock: 64})
+	exit := n.node(t, "exit", true, Config{MaxStock: 64})
+	const size = 512 << 10
+	serve(t, exit, size)
+	conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("seed-2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.Copy(io.Discard, conn); err != nil || got != size {
+		t.Fatalf("read %d bytes: %v", got, err)
+	}
+	used, sent, dropped := n.replies.Load(), entry.c.Stats().BlocksSent, exit.c.Stats().BlocksDropped
+	if dropped > 0 || sent > uint64(used)+64+16 {
+		t.Fatalf("the entry sent %d blocks for %d answers; the exit dropped %d (over MaxStock)", sent, used, dropped)
+	}
+}
+
+// TestReceiveRefuses: texts of the carrier's kinds that are malformed or come the wrong way are
+// refused, counted and change nothing; blocks of sessions that never open stay bounded.
+func TestReceiveRefuses(t *testing.T) {
+	n := newMemNet(t, 0)
+	exit := n.node(t, "exit", true, Config{MaxPending: 4})
+	var id session.ID
+	good := encodePart(id, 1, 0, make([]byte, partData))
+	seg := encodeAnswer(3, 0, append([]byte{session.KindSegment}, make([]byte, session.HeaderSize-1)...))
+	for name, tc := range map[string]struct {
+		text  []byte
+		reply bool
+	}{
+		"empty":              {nil, false},
+		"part as reply":      {good, true},
+		"short part":         {good[:PartSize-1], false},
+		"long part":          {append(bytes.Clone(good), 0), false},
+		"answer forward":     {seg, false},
+		"short answer":       {seg[:answerHeader+3], true},
+		"answer of no frame": {[]byte{KindAnswer, 1, 0, 0, 0x11, 0, 0}, true},
+		"segment as reply":   {seg[answerHeader:], true},
+		"unknown kind":       {[]byte{0x23, 1, 2}, false},
+	} {
+		if err := exit.c.Receive(tc.text, tc.reply); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed", name, err)
+		}
+	}
+	if st := exit.c.Stats(); st.Malformed != 9 {
+		t.Fatalf("counted %d malformed", st.Malformed)
+	}
+	// Halves of blocks of made-up sessions: at most MaxPending sessions' worth is kept.
+	for i := range 50 {
+		id[0] = byte(i)
+		if err := exit.c.Receive(encodePart(id, 0, 0, make([]byte, partData)), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, pending := exit.c.Sessions(); pending != 4 {
+		t.Fatalf("%d pending sessions, want 4", pending)
+	}
+	// Two halves that make no reply block are dropped.
+	id[0] = 200
+	for half := range uint8(2) {
+		if err := exit.c.Receive(encodePart(id, 5, half, bytes.Repeat([]byte{0xff}, partData)), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := exit.c.Stats(); st.BlocksReceived != 0 || st.BlocksDropped == 0 {
+		t.Fatalf("garbage blocks: %+v", st)
+	}
+}
+
+// FuzzReceive: no text makes the carrier panic, and what it refuses as malformed is counted.
+func FuzzReceive(f *testing.F) {
+	var id session.ID
+	f.Add(encodePart(id, 3, 1, make([]byte, partData)), false)
+	f.Add(encodeAnswer(9, 1, append([]byte{session.KindSegment}, make([]byte, session.HeaderSize+4)...)), true)
+	f.Add([]byte{0x20, 1}, false)
+	n := newMemNet(f, 0)
+	exit := n.node(f, "exit", true, Config{})
+	f.Fuzz(func(t *testing.T, text []byte, reply bool) {
+		before := exit.c.Stats().Malformed
+		err := exit.c.Receive(text, reply)
+		if errors.Is(err, ErrMalformed) != (exit.c.Stats().Malformed == before+1) {
+			t.Fatalf("%v, counted %d→%d", err, before, exit.c.Stats().Malformed)
+		}
+	})
+}

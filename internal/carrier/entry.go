@@ -1,0 +1,226 @@
+package carrier
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/session"
+)
+
+// Round trips the entry assumes before it measured one, and the bounds of its measurement;
+// the span over which it measures the answer rate; the longest wait between blocks it sends
+// while no answer comes.
+const (
+	initialRTT = 2 * time.Second
+	minRTT     = 50 * time.Millisecond
+	maxRTT     = 10 * time.Second
+	rateWindow = time.Second
+	maxProbe   = 30 * time.Second
+)
+
+// maxSentTimes bounds the send times an entry link remembers (the blocks on their way).
+const maxSentTimes = 4096
+
+// entryLink is the entry's link of one session: its frames go as forward packets to the exit,
+// with the reply blocks the exit answers on.
+type entryLink struct {
+	c  *Carrier
+	to peer.ID
+
+	mu      sync.Mutex
+	s       sender
+	id      session.ID
+	known   bool // id was read from the first frame (the SYN)
+	ended   bool
+	queue   []fwdJob
+	number  uint8 // the next block's number
+	started time.Time
+	rtt     time.Duration // from the SYN to the first answer; 0: not measured yet
+	// answers are the arrival times of the answers of the last rateWindow.
+	answers []time.Time
+	// sent are the times the last blocks were queued, the newest last; total counts them all.
+	sent  []time.Time
+	total uint64
+	// probe sends a block when answers stop coming, every probeWait, doubling.
+	probe     *time.Timer
+	probeWait time.Duration
+}
+
+// fwdJob is a frame to send, or (frame nil) a reply block to make and send.
+type fwdJob struct {
+	frame  []byte
+	number uint8
+}
+
+var _ session.Ender = (*entryLink)(nil)
+
+func (l *entryLink) MaxFrame() int { return packet.MaxMessageSize }
+
+// Send queues frame. The first frame is the SYN: it names the session, which the link then
+// registers, and goes after one reply block and before the rest of the initial stock, so that
+// the exit can answer at once.
+func (l *entryLink) Send(_ context.Context, frame []byte) error {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return ErrEnded
+	}
+	if !l.known {
+		if len(frame) < 1+session.IDSize {
+			return ErrMalformed
+		}
+		copy(l.id[:], frame[1:])
+		l.known, l.started = true, now
+		l.c.mu.Lock()
+		l.c.entries[l.id] = l
+		l.c.mu.Unlock()
+		l.addBlocks(1, now)
+		l.queue = append(l.queue, fwdJob{frame: frame})
+		l.addBlocks(l.c.cfg.InitialBlocks-1, now)
+		l.probeWait = 2 * initialRTT
+		l.probe = time.AfterFunc(l.probeWait, l.probed)
+		l.s.run(l.c, &l.mu, l.next)
+		return nil
+	}
+	if len(l.queue) >= l.c.cfg.QueueSize {
+		l.dropOldest()
+	}
+	l.queue = append(l.queue, fwdJob{frame: frame})
+	l.s.run(l.c, &l.mu, l.next)
+	return nil
+}
+
+// probed sends a block when no answer came for probeWait (the exit may have used its last
+// one and wait for more), and waits twice as long for the next, up to maxProbe.
+func (l *entryLink) probed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return
+	}
+	l.addBlocks(1, time.Now())
+	l.s.run(l.c, &l.mu, l.next)
+	l.probeWait = min(2*l.probeWait, maxProbe)
+	l.probe.Reset(l.probeWait)
+}
+
+// dropOldest drops the oldest queued frame (not a block: blocks are what lets the exit answer).
+// l.mu is held.
+func (l *entryLink) dropOldest() {
+	for i, j := range l.queue {
+		if j.frame != nil {
+			l.queue = append(l.queue[:i], l.queue[i+1:]...)
+			l.c.count(func(s *Stats) { s.FramesDropped++ })
+			return
+		}
+	}
+}
+
+// addBlocks queues n reply blocks. l.mu is held.
+func (l *entryLink) addBlocks(n int, now time.Time) {
+	for range n {
+		l.queue = append(l.queue, fwdJob{number: l.number})
+		l.number = (l.number + 1) % blockNumbers
+		l.sent = append(l.sent, now)
+		l.total++
+	}
+	if len(l.sent) > maxSentTimes {
+		l.sent = append(l.sent[:0], l.sent[len(l.sent)-maxSentTimes:]...)
+	}
+}
+
+// answered takes the exit's stock and count of blocks received from an answer, and sends the
+// blocks the answer rate needs: twice the answers of the last second (at least InitialBlocks,
+// at most MaxStock), less what the exit holds and what is on its way to it. Blocks the exit
+// has not counted yet are on their way unless they left more than four round trips (at least
+// two seconds) ago: those are taken for lost.
+func (l *entryLink) answered(stock int, received uint16) {
+	now := time.Now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return
+	}
+	if l.rtt == 0 {
+		l.rtt = min(max(now.Sub(l.started), minRTT), maxRTT)
+	}
+	l.probeWait = max(2*l.rtt, 500*time.Millisecond)
+	l.probe.Reset(l.probeWait)
+	l.answers = trim(append(l.answers, now), now.Add(-rateWindow))
+	uncounted := min(int(uint16(l.total)-received), len(l.sent))
+	onTheWay := 0
+	lost := now.Add(-max(4*l.rtt, 2*time.Second))
+	for _, at := range l.sent[len(l.sent)-uncounted:] {
+		if at.After(lost) {
+			onTheWay++
+		}
+	}
+	want := min(max(2*len(l.answers), l.c.cfg.InitialBlocks), l.c.cfg.MaxStock)
+	if need := want - stock - onTheWay; need > 0 {
+		l.addBlocks(min(need, l.c.cfg.QueueSize-len(l.queue)), now)
+		l.s.run(l.c, &l.mu, l.next)
+	}
+}
+
+// trim drops the times before since from ts, which is in order.
+func trim(ts []time.Time, since time.Time) []time.Time {
+	i := 0
+	for i < len(ts) && ts[i].Before(since) {
+		i++
+	}
+	return append(ts[:0], ts[i:]...)
+}
+
+// next is the sender's next job. l.mu is held.
+func (l *entryLink) next() func(context.Context) {
+	if len(l.queue) == 0 || l.ended {
+		return nil
+	}
+	j := l.queue[0]
+	l.queue = l.queue[1:]
+	net, to, id := l.c.cfg.Network, l.to, l.id
+	if j.frame != nil {
+		return func(ctx context.Context) {
+			if net.SendFrame(ctx, to, j.frame) != nil {
+				l.c.count(func(s *Stats) { s.FramesDropped++ })
+				return
+			}
+			l.c.count(func(s *Stats) { s.FramesSent++ })
+		}
+	}
+	return func(ctx context.Context) {
+		block, err := net.NewSessionReplyBlock(ctx, to)
+		if err != nil {
+			return
+		}
+		for half := range uint8(2) {
+			if net.SendFrame(ctx, to, encodePart(id, j.number, half, block[int(half)*partData:][:partData])) != nil {
+				return
+			}
+		}
+		l.c.count(func(s *Stats) { s.BlocksSent++ })
+	}
+}
+
+// Ended forgets the session: nothing more is sent for it.
+func (l *entryLink) Ended() {
+	l.mu.Lock()
+	l.ended, l.queue = true, nil
+	if l.probe != nil {
+		l.probe.Stop()
+	}
+	id, known := l.id, l.known
+	l.mu.Unlock()
+	if known {
+		l.c.mu.Lock()
+		if l.c.entries[id] == l {
+			delete(l.c.entries, id)
+		}
+		l.c.mu.Unlock()
+	}
+}

@@ -1,0 +1,154 @@
+package carrier
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/relayd/relayd/internal/packet"
+	"github.com/relayd/relayd/internal/session"
+)
+
+// exitLink is the exit's link of one session: its frames go back to the entry on the reply
+// blocks the entry sent, one per frame.
+type exitLink struct {
+	c    *Carrier
+	id   session.ID
+	made time.Time // when a pending link was made for blocks before the SYN
+
+	mu     sync.Mutex
+	s      sender
+	ended  bool
+	frames [][]byte
+	stock  []stocked
+	parts  map[uint8]*[2][]byte // halves of blocks by number
+	// received counts the blocks assembled for the session, modulo 2¹⁶ (the answers say it).
+	received uint16
+}
+
+// stocked is a reply block the exit holds.
+type stocked struct {
+	raw   []byte
+	block packet.ReplyBlock
+}
+
+var _ session.Ender = (*exitLink)(nil)
+
+func (l *exitLink) MaxFrame() int { return maxAnswerSize }
+
+// Send queues frame until a block can carry it; beyond QueueSize the oldest waiting frame is
+// dropped.
+func (l *exitLink) Send(_ context.Context, frame []byte) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.frames) >= l.c.cfg.QueueSize {
+		l.frames = l.frames[1:]
+		l.c.count(func(s *Stats) { s.FramesDropped++ })
+	}
+	l.frames = append(l.frames, frame)
+	l.s.run(l.c, &l.mu, l.next)
+	return nil
+}
+
+// addPart takes half a block; a block whose halves are both in joins the stock when it is a
+// reply block in its time window and the stock has room.
+func (l *exitLink) addPart(p part) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		l.c.count(func(s *Stats) { s.BlocksDropped++ })
+		return
+	}
+	if l.parts == nil {
+		l.parts = map[uint8]*[2][]byte{}
+	}
+	// The entry numbers its blocks in turn, modulo 128. A half whose number is a quarter or more
+	// of the circle away from this one belongs to a block whose other half was lost: were it
+	// kept, it would make a block with a half of the block that takes its number next time round.
+	for n := range l.parts {
+		if d := (p.number - n) % blockNumbers; d >= blockNumbers/4 && d <= blockNumbers*3/4 {
+			delete(l.parts, n)
+		}
+	}
+	halves := l.parts[p.number]
+	if halves == nil {
+		halves = &[2][]byte{}
+		l.parts[p.number] = halves
+	}
+	halves[p.half] = append([]byte(nil), p.data...) // a half again replaces the one of a lost block
+	if halves[0] == nil || halves[1] == nil {
+		return
+	}
+	delete(l.parts, p.number)
+	l.received++
+	raw := append(halves[0], halves[1]...)
+	var b packet.ReplyBlock
+	if err := b.UnmarshalBinary(raw); err != nil || !b.InWindow(time.Now()) || len(l.stock) >= l.c.cfg.MaxStock {
+		l.c.count(func(s *Stats) { s.BlocksDropped++ })
+		return
+	}
+	l.stock = append(l.stock, stocked{raw: raw, block: b})
+	l.c.count(func(s *Stats) { s.BlocksReceived++ })
+	l.s.run(l.c, &l.mu, l.next)
+}
+
+// next is the sender's next job: the oldest frame on the oldest block still in its window.
+// l.mu is held.
+func (l *exitLink) next() func(context.Context) {
+	if len(l.frames) == 0 {
+		return nil
+	}
+	now := time.Now()
+	for len(l.stock) > 0 && !l.stock[0].block.InWindow(now) {
+		l.stock = l.stock[1:]
+		l.c.count(func(s *Stats) { s.BlocksDropped++ })
+	}
+	if len(l.stock) == 0 {
+		return nil
+	}
+	frame, block := l.frames[0], l.stock[0].raw
+	l.frames, l.stock = l.frames[1:], l.stock[1:]
+	text := encodeAnswer(len(l.stock), l.received, frame)
+	net := l.c.cfg.Network
+	return func(ctx context.Context) {
+		if net.SendReply(ctx, block, text) != nil {
+			l.c.count(func(s *Stats) { s.FramesDropped++ })
+			return
+		}
+		l.c.count(func(s *Stats) { s.FramesSent++ })
+	}
+}
+
+// Ended lets go of the session's blocks but one, with which an RST can still answer a late
+// frame, and of its queue; blocks that come for it later are dropped.
+func (l *exitLink) Ended() {
+	l.mu.Lock()
+	l.ended = true
+	dropped := l.drop()
+	l.mu.Unlock()
+	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(dropped) })
+	l.c.mu.Lock()
+	if l.c.exits[l.id] == l {
+		delete(l.c.exits, l.id)
+	}
+	l.c.mu.Unlock()
+}
+
+// endPending drops every block of a pending link the carrier let go of: blocks that still
+// come for the session make a new one. The carrier's lock is held (it is taken before a link's).
+func (l *exitLink) endPending() {
+	l.mu.Lock()
+	n := len(l.stock)
+	l.ended, l.stock, l.frames, l.parts = true, nil, nil, nil
+	l.mu.Unlock()
+	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
+}
+
+// drop lets go of all blocks but one and every waiting frame and half, and returns how many
+// blocks it dropped. l.mu is held.
+func (l *exitLink) drop() int {
+	n := max(len(l.stock)-1, 0)
+	l.stock = l.stock[:min(len(l.stock), 1)]
+	l.frames, l.parts = nil, nil
+	return n
+}
