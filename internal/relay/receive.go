@@ -91,15 +91,16 @@ func (r *Relay) handleMsg(ctx context.Context, from peer.ID, frame []byte) {
 // inbound is a msg frame between the stages of handleMsgAt.
 type inbound struct {
 	from       peer.ID
-	pkt, tb    []byte
+	tb         []byte // the ticket's bytes, nil without one
 	p          packet.Peeled
 	payloadErr error
 	prev       *peerEntry
 	own, ack   por.Scalar
 	id         packetID
 	final      bool
-	ticket     tickets.Ticket // decoded and its signature verified (split payments), or nil tb
-	verified   bool
+	// ticket is tb decoded and its signature verified, when verified (split payments only).
+	ticket   tickets.Ticket
+	verified bool
 	// relayed packets
 	next *peerEntry
 	want por.Challenge
@@ -143,7 +144,7 @@ func (r *Relay) peelMsg(from peer.ID, frame []byte, in *inbound) bool {
 		r.dropPacket(from, reasonOf(err), err)
 		return false
 	}
-	in.pkt, in.tb = pkt, tb
+	in.tb = tb
 	if r.paid && r.storeFailing.Load() {
 		r.dropPacket(from, reasonStoreFailing, errStoreFailing)
 		return false
