@@ -2,8 +2,8 @@
 // §9.7): the entry's segments go to the exit as forward packets, the exit's come back on reply
 // blocks, and the entry keeps the exit supplied with those blocks. A reply block is 964 bytes,
 // two forward packets (block parts, kind 0x21); the exit tells in every answer (kind 0x22) how
-// many unused blocks it holds and how many it received, and the entry sends what the answer
-// rate of the last second needs beyond those and the ones on their way, from a stock it sends
+// many unused blocks it holds and how many it received, and the entry sends what the answers
+// of the last round trip need beyond those and the ones on their way, from a stock it sends
 // with the SYN so that the answer does not start slow. When answers stop coming it sends a
 // block now and then (backing off to 30 s), so that an exit that used its last one can answer.
 //
@@ -87,15 +87,14 @@ type Stats struct {
 	// FramesSent counts the session frames sent (forward and back), FramesDropped those
 	// dropped from a full queue, or that no link could send.
 	FramesSent, FramesDropped uint64
+	// FramesReceived counts the session frames received (forward and back).
+	FramesReceived uint64
 	// Malformed counts the texts of the carrier's kinds it refused.
 	Malformed uint64
 }
 
 // ErrEnded is a Send on a link whose session ended.
 var ErrEnded = errors.New("carrier: the session ended")
-
-// errQueueFull is a frame dropped because its link's queue is full.
-var errQueueFull = errors.New("carrier: queue full")
 
 // New checks cfg and returns a Carrier. Close stops its sends.
 func New(cfg Config) (*Carrier, error) {
@@ -199,6 +198,7 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 	}
 	switch {
 	case text[0] == session.KindSegment && !reply:
+		c.count(func(s *Stats) { s.FramesReceived++ })
 		return m.Receive(text)
 	case text[0] == KindBlockPart && !reply:
 		p, err := decodePart(text)
@@ -220,6 +220,7 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 		if l != nil {
 			l.answered(stock, received)
 		}
+		c.count(func(s *Stats) { s.FramesReceived++ })
 		return m.Receive(seg)
 	}
 	return fmt.Errorf("%w: kind %#02x (reply %v)", ErrMalformed, text[0], reply)
@@ -255,6 +256,15 @@ func (c *Carrier) exitFor(id session.ID) *exitLink {
 	l := &exitLink{c: c, id: id, made: now}
 	c.pending[id] = l
 	return l
+}
+
+// forgetExit forgets the exit link l of a session that ended.
+func (c *Carrier) forgetExit(l *exitLink) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.exits[l.id] == l {
+		delete(c.exits, l.id)
+	}
 }
 
 // Sessions is how many entry and exit links the carrier holds, and how many sessions it keeps

@@ -27,8 +27,10 @@ type memNet struct {
 	t     testing.TB
 	loss  float64
 	delay time.Duration
-	pool  *packet.EphemeralPool
-	key   *packet.PublicKey
+	// partDelay holds block parts back this much more: they arrive after the SYN.
+	partDelay time.Duration
+	pool      *packet.EphemeralPool
+	key       *packet.PublicKey
 
 	mu      sync.Mutex
 	rng     *mrand.Rand
@@ -65,6 +67,9 @@ func (n *memNet) deliver(to peer.ID, text []byte, reply bool) {
 	n.mu.Lock()
 	lost := n.rng.Float64() < n.loss
 	d := time.Duration(n.rng.Int64N(int64(n.delay) + 1))
+	if len(text) > 0 && text[0] == KindBlockPart {
+		d += n.partDelay
+	}
 	c := n.nodes[to]
 	n.mu.Unlock()
 	if lost || c == nil {
@@ -292,6 +297,26 @@ func TestSupplyFollowsAnswers(t *testing.T) {
 	if dropped > 0 || sent > uint64(used)+64+16 {
 		t.Fatalf("the entry sent %d blocks for %d answers; the exit dropped %d (over MaxStock)", sent, used, dropped)
 	}
+}
+
+// TestRefusalBeforeBlocks: an exit that refuses a session before any of its blocks came (the
+// SYN overtook them) keeps the RST until a block comes, and the entry learns the reason.
+func TestRefusalBeforeBlocks(t *testing.T) {
+	n := newMemNet(t, 0)
+	n.partDelay = 300 * time.Millisecond
+	entry := n.node(t, "entry", false, Config{})
+	exit := n.node(t, "exit", true, Config{})
+	go func() {
+		conn, err := exit.mux.Accept(t.Context())
+		if err == nil {
+			_ = conn.Reset(session.ReasonNotAllowed)
+		}
+	}()
+	_, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x"))
+	if !errors.Is(err, session.ErrNotAllowed) {
+		t.Fatalf("Dial: %v, want ErrNotAllowed", err)
+	}
+	wait.For(t, func() bool { _, x, _ := exit.c.Sessions(); return x == 0 }, 10*time.Second, "the exit forgets the refused session")
 }
 
 // TestReceiveRefuses: texts of the carrier's kinds that are malformed or come the wrong way are

@@ -11,14 +11,12 @@ import (
 	"github.com/relayd/relayd/internal/session"
 )
 
-// Round trips the entry assumes before it measured one, and the bounds of its measurement;
-// the span over which it measures the answer rate; the longest wait between blocks it sends
-// while no answer comes.
+// Round trips the entry assumes before it measured one, and the bounds of its measurement; the
+// longest wait between blocks it sends while no answer comes.
 const (
 	initialRTT = 2 * time.Second
 	minRTT     = 50 * time.Millisecond
 	maxRTT     = 10 * time.Second
-	rateWindow = time.Second
 	maxProbe   = 30 * time.Second
 )
 
@@ -40,7 +38,7 @@ type entryLink struct {
 	number  uint8 // the next block's number
 	started time.Time
 	rtt     time.Duration // from the SYN to the first answer; 0: not measured yet
-	// answers are the arrival times of the answers of the last rateWindow.
+	// answers are the arrival times of the answers of the last round trip.
 	answers []time.Time
 	// sent are the times the last blocks were queued, the newest last; total counts them all.
 	sent  []time.Time
@@ -135,8 +133,8 @@ func (l *entryLink) addBlocks(n int, now time.Time) {
 }
 
 // answered takes the exit's stock and count of blocks received from an answer, and sends the
-// blocks the answer rate needs: twice the answers of the last second (at least InitialBlocks,
-// at most MaxStock), less what the exit holds and what is on its way to it. Blocks the exit
+// blocks the answer rate needs: InitialBlocks and twice the answers of the last round trip (at
+// most MaxStock), less what the exit holds and what is on its way to it. Blocks the exit
 // has not counted yet are on their way unless they left more than four round trips (at least
 // two seconds) ago: those are taken for lost.
 func (l *entryLink) answered(stock int, received uint16) {
@@ -151,7 +149,7 @@ func (l *entryLink) answered(stock int, received uint16) {
 	}
 	l.probeWait = max(2*l.rtt, 500*time.Millisecond)
 	l.probe.Reset(l.probeWait)
-	l.answers = trim(append(l.answers, now), now.Add(-rateWindow))
+	l.answers = trim(append(l.answers, now), now.Add(-l.rtt))
 	uncounted := min(int(uint16(l.total)-received), len(l.sent))
 	onTheWay := 0
 	lost := now.Add(-max(4*l.rtt, 2*time.Second))
@@ -160,7 +158,7 @@ func (l *entryLink) answered(stock int, received uint16) {
 			onTheWay++
 		}
 	}
-	want := min(max(2*len(l.answers), l.c.cfg.InitialBlocks), l.c.cfg.MaxStock)
+	want := min(l.c.cfg.InitialBlocks+2*len(l.answers), l.c.cfg.MaxStock)
 	if need := want - stock - onTheWay; need > 0 {
 		l.addBlocks(min(need, l.c.cfg.QueueSize-len(l.queue)), now)
 		l.s.run(l.c, &l.mu, l.next)

@@ -55,7 +55,7 @@ func (l *exitLink) Send(_ context.Context, frame []byte) error {
 func (l *exitLink) addPart(p part) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended {
+	if l.ended && len(l.frames) == 0 {
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 		return
 	}
@@ -109,8 +109,11 @@ func (l *exitLink) next() func(context.Context) {
 	frame, block := l.frames[0], l.stock[0].raw
 	l.frames, l.stock = l.frames[1:], l.stock[1:]
 	text := encodeAnswer(len(l.stock), l.received, frame)
-	net := l.c.cfg.Network
+	net, last := l.c.cfg.Network, l.ended && len(l.frames) == 0
 	return func(ctx context.Context) {
+		if last { // the last frame of an ended session: the link can go
+			defer l.c.forgetExit(l)
+		}
 		if net.SendReply(ctx, block, text) != nil {
 			l.c.count(func(s *Stats) { s.FramesDropped++ })
 			return
@@ -120,19 +123,27 @@ func (l *exitLink) next() func(context.Context) {
 }
 
 // Ended lets go of the session's blocks but one, with which an RST can still answer a late
-// frame, and of its queue; blocks that come for it later are dropped.
+// frame, and of its halves. Frames still waiting for a block (the RST of a session refused
+// before its first block came) keep the link, and the blocks that come for it, until they are
+// sent or PendingFor passed.
 func (l *exitLink) Ended() {
 	l.mu.Lock()
 	l.ended = true
-	dropped := l.drop()
+	waiting := len(l.frames) > 0
+	l.frames = l.frames[max(len(l.frames)-maxEndedFrames, 0):]
+	n := max(len(l.stock)-len(l.frames)-1, 0)
+	l.stock, l.parts = l.stock[:len(l.stock)-n], nil
 	l.mu.Unlock()
-	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(dropped) })
-	l.c.mu.Lock()
-	if l.c.exits[l.id] == l {
-		delete(l.c.exits, l.id)
+	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
+	if waiting {
+		time.AfterFunc(l.c.cfg.PendingFor, func() { l.c.forgetExit(l) })
+		return
 	}
-	l.c.mu.Unlock()
+	l.c.forgetExit(l)
 }
+
+// maxEndedFrames is the most frames a link keeps waiting for a block after its session ended.
+const maxEndedFrames = 4
 
 // endPending drops every block of a pending link the carrier let go of: blocks that still
 // come for the session make a new one. The carrier's lock is held (it is taken before a link's).
@@ -142,13 +153,4 @@ func (l *exitLink) endPending() {
 	l.ended, l.stock, l.frames, l.parts = true, nil, nil, nil
 	l.mu.Unlock()
 	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
-}
-
-// drop lets go of all blocks but one and every waiting frame and half, and returns how many
-// blocks it dropped. l.mu is held.
-func (l *exitLink) drop() int {
-	n := max(len(l.stock)-1, 0)
-	l.stock = l.stock[:min(len(l.stock), 1)]
-	l.frames, l.parts = nil, nil
-	return n
 }

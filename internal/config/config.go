@@ -82,6 +82,8 @@ type Config struct {
 	CORSOrigins       []string      // other origins whose pages may call REST and open the admin WebSocket; "*" only with a token
 	ExitAllow         []string      // initial exitAllow setting: the rules (exit.ParseRules); nil: the default (no rule: no exit)
 	Services          []string      // named services name=host:port the node offers without being an exit (ExitServices reads them)
+	SOCKS5Listen      string        // host:port of the SOCKS5 entry; empty (default) = off
+	SOCKS5Exit        string        // the exit (PeerId or alias) every SOCKS5 CONNECT goes to
 	identitySetByUser bool
 }
 
@@ -230,6 +232,8 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.LogFormat, "logFormat", LogText, "log format: text (key=value) or json (one object per line)")
+	fs.StringVar(&c.SOCKS5Listen, "socks5Listen", "", "serve a SOCKS5 entry on this host:port (such as 127.0.0.1:1080): each CONNECT becomes a session to --socks5Exit, its name resolved there (socks5h); no authentication, so loopback only; off when empty")
+	fs.StringVar(&c.SOCKS5Exit, "socks5Exit", "", "the exit (PeerId or alias) of the SOCKS5 entry's sessions; required with --socks5Listen")
 	fs.StringVar(&c.ProfileAddress, "profileAddress", "", "serve Go's pprof profiles (/debug/pprof/) on this loopback host:port, without a token; off when empty")
 
 	if err := fs.Parse(args); err != nil {
@@ -387,6 +391,16 @@ func (c Config) Validate() error {
 	}
 	if err := c.validateOperator(); err != nil {
 		return err
+	}
+	if c.SOCKS5Listen != "" {
+		// The SOCKS5 entry has no authentication: whoever reaches it uses the node's sessions.
+		host, _, err := net.SplitHostPort(c.SOCKS5Listen)
+		if err != nil || host == "" || !isLoopback(host) {
+			return &FieldError{"socks5Listen", "must be a loopback host:port such as 127.0.0.1:1080"}
+		}
+		if c.SOCKS5Exit == "" {
+			return &FieldError{"socks5Exit", "must name the exit (a PeerId or an alias) with --socks5Listen"}
+		}
 	}
 	if c.ProfileAddress != "" {
 		// Profiles show memory contents and have no token: never beyond this machine.

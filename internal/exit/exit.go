@@ -21,6 +21,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -379,4 +380,18 @@ func ipFamily(network string) (string, error) {
 		return "ip6", nil
 	}
 	return "", refuse(ErrNotAllowed, "not tcp or udp")
+}
+
+// PortsOf is the ports of host:port addresses (Config.OwnPorts); an address without a port
+// is skipped.
+func PortsOf(addrs ...string) []uint16 {
+	var ports []uint16
+	for _, a := range addrs {
+		if _, p, err := net.SplitHostPort(a); err == nil {
+			if v, err := strconv.ParseUint(p, 10, 16); err == nil {
+				ports = append(ports, uint16(v))
+			}
+		}
+	}
+	return ports
 }

@@ -5,7 +5,12 @@
 // incoming sessions, reads what each asks for (the request, PROTOCOL.md §9.7), dials it through
 // the exit's policy and splices the bytes both ways.
 //
-// Of relayd's packages it imports session (the transport) and exit (the policy). It reaches
+// Stack puts a node's sessions together: the carrier over the router, the mux, the Entry, the
+// exit's loop and the SOCKS5 entry.
+//
+// Of relayd's packages it imports session (the transport), carrier (the frames over the
+// mixnet), exit (the policy) and socks5 (the SOCKS5 entry, and the errors its dialer answers a
+// CONNECT with). It reaches
 // the network only through the session.Mux and the Links node gives it. It never logs a
 // target, a request or the bytes it carries.
 package gateway

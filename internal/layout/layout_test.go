@@ -75,7 +75,7 @@ var rules = map[string]rule{
 	"internal/rto":     {pure: true, noTransport: true},
 	"internal/exit":    {noTransport: true},
 	"internal/socks5":  {noTransport: true},
-	"internal/gateway": {may: []string{"internal/exit", "internal/session"}, noTransport: true},
+	"internal/gateway": {may: []string{"internal/carrier", "internal/exit", "internal/packet", "internal/session", "internal/socks5"}, noTransport: true},
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
 	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
 	// client or the store (the courier names the messages it hands out, courier.InboxMessage).
@@ -257,7 +257,9 @@ func TestNeverImports(t *testing.T) {
 }
 
 // nodeBudget is the most lines of non-test Go internal/node may hold: it only builds and wires.
-const nodeBudget = 700
+// It was 700 until sessions (issue 28) added the wiring of their rooms (gateway.Stack, the exit
+// policy from the settings): about 55 lines.
+const nodeBudget = 760
 
 // goFiles lists the non-test Go files of dir.
 func goFiles(t *testing.T, dir string) []string {

@@ -21,6 +21,7 @@ import (
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/router"
+	"github.com/relayd/relayd/internal/session"
 	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/strategy"
@@ -220,6 +221,10 @@ func (n *Node) buildMessaging() (err error) {
 	if n.inbox, err = router.NewInbox(router.InboxConfig{Own: n.cover.Returned, Registerer: n.reg,
 		Relayed: func() { n.stream.Reemit() }, // on the wire this node relays it: docs/TRAFFIC.md
 		Frames: func(r relay.Received) {
+			if len(r.Text) > 0 && r.Text[0]>>4 == session.KindSegment>>4 { // a session's (PROTOCOL.md §9)
+				n.sessions.Receive([]byte(r.Text), r.Reply)
+				return
+			}
 			n.courier.Receive(courier.Received{Text: []byte(r.Text), SentAt: r.SentAt, ReceivedAt: r.ReceivedAt, Reply: r.Reply})
 		}}); err != nil {
 		return err

@@ -28,6 +28,7 @@ import (
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/cover"
 	"github.com/relayd/relayd/internal/discovery"
+	"github.com/relayd/relayd/internal/gateway"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/logs"
@@ -81,6 +82,7 @@ type Node struct {
 	stream   *stream.Stream
 	streams  *ws.AppStreams
 	chain    *chainRooms // nil without --provider
+	sessions *gateway.Stack
 	servers  servers
 }
 
@@ -180,6 +182,9 @@ func (n *Node) component(name string) *slog.Logger { return n.log.With("componen
 
 // close releases what build created, after Run or after a failed build.
 func (n *Node) close() {
+	if n.sessions != nil {
+		n.sessions.Close()
+	}
 	n.servers.close()
 	if n.host != nil {
 		n.host.Close()
@@ -228,6 +233,7 @@ func (n *Node) Run(ctx context.Context) error {
 	g.Go(func() error { return n.stream.Run(gctx) })
 	g.Go(func() error { return n.courier.Run(gctx) })
 	g.Go(func() error { return n.disc.Run(gctx) })
+	g.Go(func() error { return n.sessions.Run(gctx) })
 	if c := n.chain; c != nil {
 		g.Go(func() error {
 			err := c.indexer.Run(gctx)

@@ -40,6 +40,10 @@ func (n *Node) buildServers() error {
 	if s.adminLn, err = listen("adminPort", n.cfg.AdminHost, n.cfg.AdminPort); err != nil {
 		return err
 	}
+	// The sessions' exit must know the ports bound, which it never dials.
+	if err := n.buildSessions(); err != nil {
+		return err
+	}
 	// Both servers answer the same names and origins; the web console (on the admin port, also
 	// when --adminPort 0 picked one) calls the REST API from its own origin.
 	origins, err := n.cfg.Origins()
@@ -49,10 +53,10 @@ func (n *Node) buildServers() error {
 	origins.AllowConsole(s.adminLn.Addr().(*net.TCPAddr).Port, origin.ServedHosts(n.cfg.AdminHost)...)
 	apiCfg := api.Config{Token: n.cfg.APIToken, DisableAuth: n.cfg.DisableAPIAuth, Version: version.Release, Network: n.cfg.Network,
 		Self: n.id, Peers: n.dir, Transport: n.host, Discovery: n.disc, Settings: n.settings, Messenger: n.router,
-		Mail: n.courier, Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host, n.relay},
+		Mail: n.courier, Sessions: n.sessions.Entry, Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host, n.relay},
 		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), Origins: origins, Logger: n.component("api")}
 	adminCfg := admin.Config{Version: version.Release, Network: n.cfg.Network, Self: n.id, Peers: n.dir, Transport: n.host,
-		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Mail: n.courier, Quit: quitOnce(n.quit)}
+		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Mail: n.courier, Sessions: n.sessions.Entry, Quit: quitOnce(n.quit)}
 	if c := n.chain; c != nil {
 		apiCfg.Chain, apiCfg.Tickets, apiCfg.ChainInfo, apiCfg.Indexer, apiCfg.Graph = c.ops, c.ops, c.client, c.indexer, c.graph
 		apiCfg.Health[0] = c.indexer

@@ -18,6 +18,7 @@ import (
 type Framer interface {
 	SendMessage(ctx context.Context, hops []peer.ID, msg packet.Message) (relay.Sent, error)
 	NewReplyBlock(ctx context.Context, hops []peer.ID) ([]byte, error)
+	NewVolatileReplyBlock(ctx context.Context, hops []peer.ID) ([]byte, error)
 	SendReply(ctx context.Context, block []byte, msg packet.Message) (relay.Sent, error)
 }
 
@@ -55,6 +56,20 @@ func (r *Router) NewReplyBlock(ctx context.Context, from peer.ID) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	return r.newReplyBlock(ctx, from, f.NewReplyBlock)
+}
+
+// NewSessionReplyBlock is NewReplyBlock for a session's answers (docs/SESSIONS.md): its keys
+// are kept in memory only, as a session does not outlive the process.
+func (r *Router) NewSessionReplyBlock(ctx context.Context, from peer.ID) ([]byte, error) {
+	f, err := r.framer()
+	if err != nil {
+		return nil, err
+	}
+	return r.newReplyBlock(ctx, from, f.NewVolatileReplyBlock)
+}
+
+func (r *Router) newReplyBlock(ctx context.Context, from peer.ID, build func(context.Context, []peer.ID) ([]byte, error)) ([]byte, error) {
 	if r.cfg.Graph == nil {
 		return nil, ErrNoChain
 	}
@@ -82,7 +97,7 @@ func (r *Router) NewReplyBlock(ctx context.Context, from peer.ID) ([]byte, error
 	for _, nd := range nodes[:len(nodes)-1] { // the relayers; the last node is this one
 		hops = append(hops, nd.Peer)
 	}
-	block, err := f.NewReplyBlock(ctx, hops)
+	block, err := build(ctx, hops)
 	return block, classify(err)
 }
 

@@ -134,6 +134,17 @@ func (m *Mux) remove(c *Conn, reason Reason) {
 	m.tombs[c.id] = tomb{link: c.link, reason: reason, mode: c.mode}
 }
 
+// Conns returns the sessions the mux holds now (open, being opened, lingering).
+func (m *Mux) Conns() []*Conn {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := make([]*Conn, 0, len(m.sessions))
+	for _, c := range m.sessions {
+		out = append(out, c)
+	}
+	return out
+}
+
 // Sessions is how many sessions the mux holds (open, being opened, lingering).
 func (m *Mux) Sessions() int {
 	m.mu.Lock()

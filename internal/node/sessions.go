@@ -1,0 +1,39 @@
+package node
+
+import (
+	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/exit"
+	"github.com/relayd/relayd/internal/gateway"
+	"github.com/relayd/relayd/internal/settings"
+)
+
+// buildSessions builds the sessions (docs/SESSIONS.md) over the router, with the exit's policy
+// from the exitAllow setting and --service; the exit never dials the ports the node bound.
+func (n *Node) buildSessions() (err error) {
+	svcs, err := n.cfg.ExitServices()
+	if err != nil {
+		return err
+	}
+	rules, err := n.settings.Get().ExitRules()
+	if err != nil {
+		return &StartupError{"exitAllow", err}
+	}
+	own := exit.PortsOf(n.servers.apiLn.Addr().String(), n.servers.adminLn.Addr().String(), n.cfg.Host)
+	policy, err := exit.New(exit.Config{Allow: rules, Services: svcs, OwnPorts: own})
+	if err != nil {
+		return err
+	}
+	n.settings.Watch(func(v settings.Values) {
+		if rules, err := v.ExitRules(); err == nil { // the setting refuses bad rules before it stores them
+			policy.SetAllow(rules)
+		}
+	})
+	n.sessions, err = gateway.NewStack(gateway.StackConfig{Network: n.router, Self: n.id.PeerID(), Policy: policy,
+		SOCKS5Listen: n.cfg.SOCKS5Listen, SOCKS5Exit: func() (peer.ID, error) { return n.dir.Resolve(n.cfg.SOCKS5Exit) },
+		Logger: n.component("sessions")})
+	if err != nil {
+		return &StartupError{"socks5Listen", err}
+	}
+	return nil
+}
