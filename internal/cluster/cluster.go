@@ -340,6 +340,9 @@ func (c *cluster) nodeArgs(m *member) []string {
 	if c.cfg.ProfilePortBase != 0 {
 		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))
 	}
+	if c.cfg.SOCKS5PortBase != 0 {
+		args = append(args, "--socks5Listen", "127.0.0.1:"+strconv.Itoa(c.cfg.SOCKS5PortBase+m.Index-1), "--socks5Exit", "exit")
+	}
 	if c.cfg.Topology == Sparse {
 		args = append(args, "--strategy", "promiscuous", "--maxChannels", strconv.Itoa(c.cfg.MaxChannels),
 			"--strategyInterval", DefaultStrategyInterval.String(),

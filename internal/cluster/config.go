@@ -81,6 +81,10 @@ type Config struct {
 	// ProfilePortBase, when not 0, makes node N serve Go's pprof profiles on
 	// 127.0.0.1:ProfilePortBase+N-1 (relayd --profileAddress).
 	ProfilePortBase int
+	// SOCKS5PortBase, when not 0, makes node N serve a SOCKS5 entry on 127.0.0.1:base+N-1
+	// (relayd --socks5Listen; with NetNS on its namespace's loopback) whose sessions go to the
+	// node its alias "exit" names (--socks5Exit exit), set over its API or console.
+	SOCKS5PortBase int
 	// ChainPort is the dev chain's JSON-RPC port (HTTP and WebSocket).
 	ChainPort int
 	// APIToken is every node's REST and WebSocket token.
@@ -225,6 +229,9 @@ func (c Config) portRanges() []portRange {
 	}
 	if c.ProfilePortBase != 0 {
 		ranges = append(ranges, portRange{flag: "profilePortBase", what: "pprof profiles", first: c.ProfilePortBase, count: c.Nodes})
+	}
+	if c.SOCKS5PortBase != 0 {
+		ranges = append(ranges, portRange{flag: "socks5PortBase", what: "SOCKS5 entries", first: c.SOCKS5PortBase, count: c.Nodes})
 	}
 	return ranges
 }
