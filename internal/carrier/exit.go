@@ -115,6 +115,14 @@ func (l *exitLink) next() func(context.Context) {
 			defer l.c.forgetExit(l)
 		}
 		if net.SendReply(ctx, block, text) != nil {
+			// The block's first hop is unreachable, or the block is bad: the frame waits for
+			// the next block (at the front: it is the oldest), as a network that lost it would
+			// have it sent again, only sooner.
+			l.mu.Lock()
+			if !l.ended && len(l.frames) < l.c.cfg.QueueSize {
+				l.frames = append([][]byte{frame}, l.frames...)
+			}
+			l.mu.Unlock()
 			l.c.count(func(s *Stats) { s.FramesDropped++ })
 			return
 		}
