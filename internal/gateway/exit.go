@@ -160,7 +160,8 @@ type writerFunc func([]byte) (int, error)
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
 // carryDatagrams carries datagrams both ways between a UDP-mode session and a connected UDP
-// socket until either fails or nothing passed for idle.
+// socket until either fails or nothing passed for idle. At the entry udp is the application's
+// flow and count, if not nil, is told the bytes from it towards the exit (out) and back (in).
 func carryDatagrams(sess *session.Conn, udp net.Conn, idle time.Duration, count counters) {
 	var mu sync.Mutex
 	last := time.Now()
@@ -188,8 +189,8 @@ func carryDatagrams(sess *session.Conn, udp net.Conn, idle time.Duration, count 
 	if count != nil {
 		out, in = count.addOut, count.addIn
 	}
-	wg.Go(func() { pump(udp, sess, out) })
-	wg.Go(func() { pump(sess, udp, in) })
+	wg.Go(func() { pump(sess, udp, out) })
+	wg.Go(func() { pump(udp, sess, in) })
 	go func() { wg.Wait(); close(done) }()
 	tick := time.NewTicker(idle / 4)
 	defer tick.Stop()

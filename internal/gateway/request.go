@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -31,21 +32,13 @@ func (r request) encode() []byte {
 }
 
 // decodeRequest decodes a request strictly: a known kind, UTF-8 text without control
-// characters of at most maxRequestText bytes, a target with a host and a port from 1 to 65535,
-// a service name that names a service (serviceName).
+// characters or spaces of at most maxRequestText bytes, a target with a host and a port from 1
+// to 65535, a service name that names a service (serviceName).
 func decodeRequest(b []byte) (request, error) {
 	if len(b) < 2 || len(b) > 1+maxRequestText {
 		return request{}, fmt.Errorf("%w: request of %d bytes", ErrBadOpen, len(b))
 	}
 	text := string(b[1:])
-	if !utf8.ValidString(text) {
-		return request{}, fmt.Errorf("%w: request not UTF-8", ErrBadOpen)
-	}
-	for _, r := range text {
-		if r < 0x21 || r == 0x7f {
-			return request{}, fmt.Errorf("%w: control character or space in the request", ErrBadOpen)
-		}
-	}
 	switch b[0] {
 	case requestTarget:
 		if err := checkTarget(text); err != nil {
@@ -61,10 +54,20 @@ func decodeRequest(b []byte) (request, error) {
 	return request{}, fmt.Errorf("%w: request kind %d", ErrBadOpen, b[0])
 }
 
-// checkTarget checks a host:port: a host and a port from 1 to 65535.
+// checkTarget checks a host:port as the exit will (decodeRequest), so that an entry refuses at
+// once what the exit would refuse: at most maxRequestText bytes of UTF-8 without control
+// characters or spaces, a host and a decimal port from 1 to 65535 without leading zeros.
 func checkTarget(s string) error {
 	if len(s) > maxRequestText {
 		return fmt.Errorf("%w: target of %d bytes", ErrBadOpen, len(s))
+	}
+	if !utf8.ValidString(s) {
+		return fmt.Errorf("%w: target not UTF-8", ErrBadOpen)
+	}
+	for _, r := range s {
+		if r < 0x21 || unicode.IsControl(r) || unicode.IsSpace(r) {
+			return fmt.Errorf("%w: control character or space in the target", ErrBadOpen)
+		}
 	}
 	host, port, err := net.SplitHostPort(s)
 	if err != nil || host == "" {

@@ -26,7 +26,10 @@ type StackConfig struct {
 	// exit SOCKS5Exit names at the time.
 	SOCKS5Listen string
 	SOCKS5Exit   func() (peer.ID, error)
-	Logger       *slog.Logger
+	// Session tunes the mux and its sessions (timeouts, Linger, limits); the zero value takes
+	// session's defaults. Its AcceptLink is the carrier's whatever it says. Tests shorten it.
+	Session session.Config
+	Logger  *slog.Logger
 }
 
 // Stack is a node's sessions: the carrier over the router, the mux, the operator's sessions
@@ -55,7 +58,9 @@ func NewStack(cfg StackConfig) (*Stack, error) {
 	if s.Carrier, err = carrier.New(carrier.Config{Network: cfg.Network, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
-	if s.Mux, err = session.NewMux(session.Config{AcceptLink: s.Carrier.AcceptLink}); err != nil {
+	scfg := cfg.Session
+	scfg.AcceptLink = s.Carrier.AcceptLink
+	if s.Mux, err = session.NewMux(scfg); err != nil {
 		return nil, err
 	}
 	s.Carrier.Attach(s.Mux)
