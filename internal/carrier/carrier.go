@@ -73,6 +73,10 @@ type Carrier struct {
 	entries map[session.ID]*entryLink
 	exits   map[session.ID]*exitLink
 	pending map[session.ID]*exitLink // blocks that came before their session's SYN
+	// ended are the sessions whose exit link ended last (at most maxEnded, oldest first in
+	// endedOrder): the parts that still come for them are dropped, not kept as pending.
+	ended      map[session.ID]bool
+	endedOrder []session.ID
 
 	statsMu sync.Mutex // taken under the links' locks: never take another lock while held
 	stats   Stats
@@ -119,7 +123,7 @@ func New(cfg Config) (*Carrier, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Carrier{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[session.ID]*entryLink{},
-		exits: map[session.ID]*exitLink{}, pending: map[session.ID]*exitLink{}}, nil
+		exits: map[session.ID]*exitLink{}, pending: map[session.ID]*exitLink{}, ended: map[session.ID]bool{}}, nil
 }
 
 // Attach sets the mux the carrier hands received frames to; call it once, before Receive.
@@ -150,7 +154,7 @@ func (c *Carrier) Dial(ctx context.Context, m *session.Mux, to peer.ID, mode ses
 	l := &entryLink{c: c, to: to}
 	conn, err := m.Dial(ctx, l, mode, request)
 	if err != nil {
-		l.Ended()
+		l.Ended(0)
 		return nil, err
 	}
 	return conn, nil
@@ -205,7 +209,9 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 		if err != nil {
 			return err
 		}
-		c.exitFor(p.id).addPart(p)
+		if l := c.exitFor(p.id); l != nil {
+			l.addPart(p)
+		}
 		return nil
 	case text[0] == KindAnswer && reply:
 		stock, received, seg, err := decodeAnswer(text)
@@ -227,12 +233,16 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 }
 
 // exitFor returns the exit link of session id, or the pending one that holds its blocks until
-// its SYN comes (made now, evicting the oldest beyond MaxPending and any older than PendingFor).
+// its SYN comes (made now, evicting the oldest beyond MaxPending and any older than PendingFor);
+// nil for a session that ended.
 func (c *Carrier) exitFor(id session.ID) *exitLink {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if l := c.exits[id]; l != nil {
 		return l
+	}
+	if c.ended[id] {
+		return nil
 	}
 	if l := c.pending[id]; l != nil {
 		return l
@@ -255,15 +265,35 @@ func (c *Carrier) exitFor(id session.ID) *exitLink {
 	}
 	l := &exitLink{c: c, id: id, made: now}
 	c.pending[id] = l
+	// Blocks of a session whose SYN never comes (or that ended just before) go after PendingFor.
+	time.AfterFunc(c.cfg.PendingFor, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.pending[id] == l {
+			delete(c.pending, id)
+			l.endPending()
+		}
+	})
 	return l
 }
 
-// forgetExit forgets the exit link l of a session that ended.
+// maxEnded is how many ended sessions' ids a carrier remembers to drop their late parts.
+const maxEnded = 1024
+
+// forgetExit forgets the exit link l of a session that ended, and remembers its id.
 func (c *Carrier) forgetExit(l *exitLink) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.exits[l.id] == l {
 		delete(c.exits, l.id)
+	}
+	if !c.ended[l.id] {
+		if len(c.endedOrder) >= maxEnded {
+			delete(c.ended, c.endedOrder[0])
+			c.endedOrder = c.endedOrder[1:]
+		}
+		c.ended[l.id] = true
+		c.endedOrder = append(c.endedOrder, l.id)
 	}
 }
 

@@ -176,7 +176,7 @@ func trim(ts []time.Time, since time.Time) []time.Time {
 
 // next is the sender's next job. l.mu is held.
 func (l *entryLink) next() func(context.Context) {
-	if len(l.queue) == 0 || l.ended {
+	if len(l.queue) == 0 {
 		return nil
 	}
 	j := l.queue[0]
@@ -205,10 +205,18 @@ func (l *entryLink) next() func(context.Context) {
 	}
 }
 
-// Ended forgets the session: nothing more is sent for it.
-func (l *entryLink) Ended() {
+// Ended forgets the session: the frames still queued (a UDP flow's FIN, an RST) are sent, the
+// blocks not, and nothing new is taken.
+func (l *entryLink) Ended(session.Reason) {
 	l.mu.Lock()
-	l.ended, l.queue = true, nil
+	l.ended = true
+	var frames []fwdJob
+	for _, j := range l.queue {
+		if j.frame != nil {
+			frames = append(frames, j)
+		}
+	}
+	l.queue, l.sent, l.answers = frames, nil, nil
 	if l.probe != nil {
 		l.probe.Stop()
 	}

@@ -2,6 +2,7 @@ package carrier
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -130,17 +131,23 @@ func (l *exitLink) next() func(context.Context) {
 	}
 }
 
-// Ended lets go of the session's blocks but one, with which an RST can still answer a late
-// frame, and of its halves. Frames still waiting for a block (the RST of a session refused
+// Ended lets go of the session's blocks (but one when the session was reset: the mux answers
+// its late frames with the RST again) and of its halves. Frames still waiting for a block (the RST of a session refused
 // before its first block came) keep the link, and the blocks that come for it, until they are
 // sent or PendingFor passed.
-func (l *exitLink) Ended() {
+func (l *exitLink) Ended(reset session.Reason) {
 	l.mu.Lock()
 	l.ended = true
 	waiting := len(l.frames) > 0
-	l.frames = l.frames[max(len(l.frames)-maxEndedFrames, 0):]
-	n := max(len(l.stock)-len(l.frames)-1, 0)
-	l.stock, l.parts = l.stock[:len(l.stock)-n], nil
+	l.frames = slices.Clone(l.frames[max(len(l.frames)-maxEndedFrames, 0):])
+	keep := len(l.frames)
+	if reset != 0 {
+		keep++
+	}
+	n := max(len(l.stock)-keep, 0)
+	// New slices: the mux keeps the link of an ended session a while (to answer its late frames
+	// with an RST), and the dropped blocks must not stay reachable through the old arrays.
+	l.stock, l.parts = slices.Clone(l.stock[:len(l.stock)-n]), nil
 	l.mu.Unlock()
 	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
 	if waiting {

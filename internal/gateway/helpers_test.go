@@ -11,6 +11,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,7 +44,7 @@ type memNet struct {
 	untracked bool
 	// blockTime is how long making a reply block takes (a router draws a path and seals it);
 	// 0: as long as sealing it here.
-	blockTime time.Duration
+	blockTime atomic.Int64 // a time.Duration
 }
 
 func newMemNet(t testing.TB) *memNet {
@@ -94,9 +95,9 @@ func (v view) SendFrame(_ context.Context, to peer.ID, text []byte) error {
 }
 
 func (v view) NewSessionReplyBlock(ctx context.Context, _ peer.ID) ([]byte, error) {
-	if v.n.blockTime > 0 {
+	if d := time.Duration(v.n.blockTime.Load()); d > 0 {
 		select {
-		case <-time.After(v.n.blockTime):
+		case <-time.After(d):
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}

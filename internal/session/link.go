@@ -20,8 +20,8 @@ type Link interface {
 
 // Ender is a Link that wants to know when its session ended: the mux calls Ended once, when
 // the session leaves it (after its linger), so that the link can let go of what it holds for
-// the session. The mux still keeps the link a while to answer the session's late frames with
-// its RST (Receive), which a link may then drop.
+// the session. reset is the RST the session sent, 0 if none: the mux then keeps the link a
+// while to answer the session's late frames with that RST again (Receive).
 type Ender interface {
-	Ended()
+	Ended(reset Reason)
 }

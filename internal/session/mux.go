@@ -114,7 +114,7 @@ func (m *Mux) start(c *Conn) error {
 // sends again for the session's late frames.
 func (m *Mux) remove(c *Conn, reason Reason) {
 	if e, ok := c.link.(Ender); ok {
-		defer e.Ended()
+		defer e.Ended(reason)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -131,7 +131,11 @@ func (m *Mux) remove(c *Conn, reason Reason) {
 		}
 		m.tombOrder = append(m.tombOrder, c.id)
 	}
-	m.tombs[c.id] = tomb{link: c.link, reason: reason, mode: c.mode}
+	t := tomb{reason: reason, mode: c.mode}
+	if reason != 0 { // only a session the mux reset itself answers again, over its link
+		t.link = c.link
+	}
+	m.tombs[c.id] = t
 }
 
 // Conns returns the sessions the mux holds now (open, being opened, lingering).
