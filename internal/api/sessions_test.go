@@ -133,7 +133,7 @@ func TestSessionBadInput(t *testing.T) {
 		{"array body", `[]`, CodeInvalidInput, "request body must be a JSON object"},
 		{"trailing data", body(`"protocol":"tcp","target":"a:1"`) + `{}`, CodeInvalidInput, "after the JSON object"},
 		{"oversized", body(`"protocol":"tcp","target":"a:1","listen":"` + strings.Repeat("a", MaxBodyBytes) + `"`), CodeInvalidInput, "larger than 65536 bytes"},
-		{"not UTF-8", body(`"protocol":"tcp","target":"a`+"\xff"+`:1"`), CodeInvalidInput, "not valid UTF-8"},
+		{"not UTF-8", body(`"protocol":"tcp","target":"a` + "\xff" + `:1"`), CodeInvalidInput, "not valid UTF-8"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
