@@ -37,8 +37,11 @@ type Network interface {
 	// SendFrame sends text as a forward packet to the peer, over a path of relayers.
 	SendFrame(ctx context.Context, to peer.ID, text []byte) error
 	// NewSessionReplyBlock makes a reply block with which from can send one packet back to
-	// this node (its keys kept in memory only).
-	NewSessionReplyBlock(ctx context.Context, from peer.ID) ([]byte, error)
+	// this node (its keys kept in memory only), and says over which relayers.
+	NewSessionReplyBlock(ctx context.Context, from peer.ID) (block []byte, relayers []peer.ID, err error)
+	// Down reports whether a peer is down (sending to it failed since its last heartbeat): the
+	// blocks through it are useless.
+	Down(id peer.ID) bool
 	// SendReply sends text on a reply block another node made.
 	SendReply(ctx context.Context, block []byte, text []byte) error
 }

@@ -39,6 +39,11 @@ type memNet struct {
 	used    map[string]bool
 	sent    atomic.Int64 // packets sent, forward and back
 	replies atomic.Int64
+	// relayer is the one relayer of the blocks made now; down, the relayers that died: the
+	// replies on their blocks vanish.
+	relayer   peer.ID
+	byRelayer map[string]peer.ID
+	down      map[peer.ID]bool
 }
 
 func newMemNet(t testing.TB, loss float64) *memNet {
@@ -53,7 +58,8 @@ func newMemNet(t testing.TB, loss float64) *memNet {
 		t.Fatal(err)
 	}
 	return &memNet{t: t, loss: loss, delay: 3 * time.Millisecond, pool: pool, key: k.PublicKey(),
-		rng: mrand.New(mrand.NewPCG(1, 2)), nodes: map[peer.ID]*Carrier{}, blocks: map[string]peer.ID{}, used: map[string]bool{}}
+		rng: mrand.New(mrand.NewPCG(1, 2)), nodes: map[peer.ID]*Carrier{}, blocks: map[string]peer.ID{}, used: map[string]bool{},
+		relayer: "relayer-0", byRelayer: map[string]peer.ID{}, down: map[peer.ID]bool{}}
 }
 
 // view is the network as the node named self sees it.
@@ -92,26 +98,35 @@ func (v view) SendFrame(_ context.Context, to peer.ID, text []byte) error {
 	return nil
 }
 
-func (v view) NewSessionReplyBlock(_ context.Context, _ peer.ID) ([]byte, error) {
+func (v view) NewSessionReplyBlock(_ context.Context, _ peer.ID) ([]byte, []peer.ID, error) {
 	if err := v.n.pool.Fill(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := v.n.pool.NewRoute(rand.Reader, []*packet.PublicKey{v.n.key, v.n.key})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, _, err := r.SealReply(rand.Reader, time.Now(), make([][packet.PoRSize]byte, 1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	raw, err := b.MarshalBinary()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v.n.mu.Lock()
 	v.n.blocks[string(raw)] = v.self
+	relayer := v.n.relayer
+	v.n.byRelayer[string(raw)] = relayer
 	v.n.mu.Unlock()
-	return raw, nil
+	return raw, []peer.ID{relayer}, nil
+}
+
+// Down says whether the relayer is down: its blocks carry nothing.
+func (v view) Down(id peer.ID) bool {
+	v.n.mu.Lock()
+	defer v.n.mu.Unlock()
+	return v.n.down[id]
 }
 
 func (v view) SendReply(_ context.Context, block []byte, text []byte) error {
@@ -128,6 +143,12 @@ func (v view) SendReply(_ context.Context, block []byte, text []byte) error {
 		return errors.New("bad block")
 	}
 	v.n.replies.Add(1)
+	v.n.mu.Lock()
+	dead := v.n.down[v.n.byRelayer[string(block)]]
+	v.n.mu.Unlock()
+	if dead {
+		return nil
+	}
 	v.n.deliver(to, text, true)
 	return nil
 }
@@ -296,6 +317,38 @@ func TestSupplyFollowsAnswers(t *testing.T) {
 	used, sent, dropped := n.replies.Load(), entry.c.Stats().BlocksSent, exit.c.Stats().BlocksDropped
 	if dropped > 0 || sent > uint64(used)+64+16 {
 		t.Fatalf("the entry sent %d blocks for %d answers; the exit dropped %d (over MaxStock)", sent, used, dropped)
+	}
+}
+
+// TestRelayerDies: midway through an answer the relayer of every block made so far dies (the
+// replies on them vanish) and new blocks go over another. The entry no longer counts the blocks
+// through it and sends new ones; the exit answers on its newest blocks first; the answer
+// completes within seconds, not once the dead stock is spent.
+func TestRelayerDies(t *testing.T) {
+	n := newMemNet(t, 0)
+	entry := n.node(t, "entry", false, Config{})
+	exit := n.node(t, "exit", true, Config{})
+	const size = 512 << 10
+	serve(t, exit, size)
+	conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("seed-3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(io.Discard, conn, size/4); err != nil {
+		t.Fatal(err)
+	}
+	n.mu.Lock()
+	n.down[n.relayer], n.relayer = true, "relayer-1"
+	killed := len(n.byRelayer)
+	n.mu.Unlock()
+	t0 := time.Now()
+	if _, err := io.CopyN(io.Discard, conn, size-size/4); err != nil {
+		t.Fatalf("after %d blocks died: %v", killed, err)
+	}
+	took := time.Since(t0)
+	t.Logf("%d blocks died; the rest of the answer came in %v", killed, took)
+	if took > 25*time.Second {
+		t.Fatalf("the answer took %v to complete after %d blocks died", took, killed)
 	}
 }
 

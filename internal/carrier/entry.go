@@ -40,8 +40,11 @@ type entryLink struct {
 	rtt     time.Duration // from the SYN to the first answer; 0: not measured yet
 	// answers are the arrival times of the answers of the last round trip.
 	answers []time.Time
-	// sent are the times the last blocks were queued, the newest last; total counts them all.
-	sent  []time.Time
+	// stock and received are what the exit said in its last answer.
+	stock    int
+	received uint16
+	// sent are the last blocks queued, the newest last; total counts them all.
+	sent  []*sentBlock
 	total uint64
 	// probe sends a block when answers stop coming, every probeWait, doubling.
 	probe     *time.Timer
@@ -52,6 +55,13 @@ type entryLink struct {
 type fwdJob struct {
 	frame  []byte
 	number uint8
+	block  *sentBlock // the record of the block, which learns its relayers once it is made
+}
+
+// sentBlock is a reply block the entry queued: when, and over which relayers (once made).
+type sentBlock struct {
+	at       time.Time
+	relayers []peer.ID
 }
 
 var _ session.Ender = (*entryLink)(nil)
@@ -101,8 +111,12 @@ func (l *entryLink) probed() {
 	if l.ended {
 		return
 	}
-	l.addBlocks(1, time.Now())
-	l.s.run(l.c, &l.mu, l.next)
+	// The blocks the exit holds may have died with a relayer: supply replaces those, else one
+	// block goes, with which an exit that used its last one can answer.
+	if now := time.Now(); l.supply(now) == 0 {
+		l.addBlocks(1, now)
+		l.s.run(l.c, &l.mu, l.next)
+	}
 	l.probeWait = min(2*l.probeWait, maxProbe)
 	l.probe.Reset(l.probeWait)
 }
@@ -122,9 +136,10 @@ func (l *entryLink) dropOldest() {
 // addBlocks queues n reply blocks. l.mu is held.
 func (l *entryLink) addBlocks(n int, now time.Time) {
 	for range n {
-		l.queue = append(l.queue, fwdJob{number: l.number})
+		b := &sentBlock{at: now}
+		l.queue = append(l.queue, fwdJob{number: l.number, block: b})
 		l.number = (l.number + 1) % blockNumbers
-		l.sent = append(l.sent, now)
+		l.sent = append(l.sent, b)
 		l.total++
 	}
 	if len(l.sent) > maxSentTimes {
@@ -150,19 +165,69 @@ func (l *entryLink) answered(stock int, received uint16) {
 	l.probeWait = max(2*l.rtt, 500*time.Millisecond)
 	l.probe.Reset(l.probeWait)
 	l.answers = trim(append(l.answers, now), now.Add(-l.rtt))
-	uncounted := min(int(uint16(l.total)-received), len(l.sent))
-	onTheWay := 0
-	lost := now.Add(-max(4*l.rtt, 2*time.Second))
-	for _, at := range l.sent[len(l.sent)-uncounted:] {
-		if at.After(lost) {
+	l.stock, l.received = stock, received
+	l.supply(now)
+}
+
+// supply sends the blocks the exit needs, by its last report: the answers of the last round
+// trip decide how many it should hold; it holds what it said, less the blocks through a relayer
+// that is down; blocks the exit had not counted are on their way unless they left more than
+// four round trips (at least two seconds) ago: those are taken for lost. It returns how many it
+// sent. l.mu is held.
+func (l *entryLink) supply(now time.Time) int {
+	uncounted := min(int(uint16(l.total)-l.received), len(l.sent))
+	onTheWay, dead := 0, 0
+	lost := now.Add(-max(4*l.roundTrip(), 2*time.Second))
+	memo := map[peer.ID]bool{}
+	down := func(id peer.ID) bool {
+		d, ok := memo[id]
+		if !ok {
+			d = l.c.cfg.Network.Down(id)
+			memo[id] = d
+		}
+		return d
+	}
+	// The blocks the exit may still hold are among the last ones sent: at most MaxStock there
+	// and as many on their way.
+	first := max(len(l.sent)-2*l.c.cfg.MaxStock, 0)
+	for i := first; i < len(l.sent); i++ {
+		b := l.sent[i]
+		switch {
+		case l.through(b, down):
+			dead++ // useless wherever it is: at the exit (which keeps it), on its way, or used
+		case i >= len(l.sent)-uncounted && b.at.After(lost):
 			onTheWay++
 		}
 	}
+	// The exit answers on its newest blocks first: blocks through a relayer that went down
+	// since are its oldest, and count for nothing.
+	stock := max(l.stock-dead, 0)
 	want := min(l.c.cfg.InitialBlocks+2*len(l.answers), l.c.cfg.MaxStock)
-	if need := want - stock - onTheWay; need > 0 {
-		l.addBlocks(min(need, l.c.cfg.QueueSize-len(l.queue)), now)
-		l.s.run(l.c, &l.mu, l.next)
+	need := min(want-stock-onTheWay, l.c.cfg.QueueSize-len(l.queue))
+	if need <= 0 {
+		return 0
 	}
+	l.addBlocks(need, now)
+	l.s.run(l.c, &l.mu, l.next)
+	return need
+}
+
+// roundTrip is the measured round trip, or initialRTT before the first answer. l.mu is held.
+func (l *entryLink) roundTrip() time.Duration {
+	if l.rtt == 0 {
+		return initialRTT
+	}
+	return l.rtt
+}
+
+// through reports whether block b goes over a peer that is down. l.mu is held.
+func (l *entryLink) through(b *sentBlock, down func(peer.ID) bool) bool {
+	for _, r := range b.relayers {
+		if down(r) {
+			return true
+		}
+	}
+	return false
 }
 
 // trim drops the times before since from ts, which is in order.
@@ -192,10 +257,13 @@ func (l *entryLink) next() func(context.Context) {
 		}
 	}
 	return func(ctx context.Context) {
-		block, err := net.NewSessionReplyBlock(ctx, to)
+		block, relayers, err := net.NewSessionReplyBlock(ctx, to)
 		if err != nil {
 			return
 		}
+		l.mu.Lock()
+		j.block.relayers = relayers
+		l.mu.Unlock()
 		for half := range uint8(2) {
 			if net.SendFrame(ctx, to, encodePart(id, j.number, half, block[int(half)*partData:][:partData])) != nil {
 				return

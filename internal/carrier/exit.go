@@ -84,16 +84,23 @@ func (l *exitLink) addPart(p part) {
 	l.received++
 	raw := append(halves[0], halves[1]...)
 	var b packet.ReplyBlock
-	if err := b.UnmarshalBinary(raw); err != nil || !b.InWindow(time.Now()) || len(l.stock) >= l.c.cfg.MaxStock {
+	if err := b.UnmarshalBinary(raw); err != nil || !b.InWindow(time.Now()) {
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 		return
+	}
+	if len(l.stock) >= l.c.cfg.MaxStock { // the oldest goes: the entry sends more only when the old are useless
+		l.stock = l.stock[1:]
+		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 	}
 	l.stock = append(l.stock, stocked{raw: raw, block: b})
 	l.c.count(func(s *Stats) { s.BlocksReceived++ })
 	l.s.run(l.c, &l.mu, l.next)
 }
 
-// next is the sender's next job: the oldest frame on the oldest block still in its window.
+// next is the sender's next job: the oldest frame on the newest block. The newest blocks went
+// over the paths the entry's router chose last: when a relayer dies, the blocks through it are
+// the older ones, which the entry no longer counts (and replaces), and which wait at the bottom
+// of the stock until they expire. Blocks out of their window are dropped, the oldest first.
 // l.mu is held.
 func (l *exitLink) next() func(context.Context) {
 	if len(l.frames) == 0 {
@@ -107,8 +114,8 @@ func (l *exitLink) next() func(context.Context) {
 	if len(l.stock) == 0 {
 		return nil
 	}
-	frame, block := l.frames[0], l.stock[0].raw
-	l.frames, l.stock = l.frames[1:], l.stock[1:]
+	frame, block := l.frames[0], l.stock[len(l.stock)-1].raw
+	l.frames, l.stock = l.frames[1:], l.stock[:len(l.stock)-1]
 	text := encodeAnswer(len(l.stock), l.received, frame)
 	net, last := l.c.cfg.Network, l.ended && len(l.frames) == 0
 	return func(ctx context.Context) {

@@ -94,36 +94,39 @@ func (v view) SendFrame(_ context.Context, to peer.ID, text []byte) error {
 	return nil
 }
 
-func (v view) NewSessionReplyBlock(ctx context.Context, _ peer.ID) ([]byte, error) {
+func (v view) NewSessionReplyBlock(ctx context.Context, _ peer.ID) ([]byte, []peer.ID, error) {
 	if d := time.Duration(v.n.blockTime.Load()); d > 0 {
 		select {
 		case <-time.After(d):
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return nil, nil, ctx.Err()
 		}
 	}
 	if err := v.n.pool.Fill(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	r, err := v.n.pool.NewRoute(rand.Reader, []*packet.PublicKey{v.n.key, v.n.key})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	b, _, err := r.SealReply(rand.Reader, time.Now(), make([][packet.PoRSize]byte, 1))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	raw, err := b.MarshalBinary()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	v.n.mu.Lock()
 	if !v.n.untracked {
 		v.n.blocks[sha256.Sum256(raw)] = v.self
 	}
 	v.n.mu.Unlock()
-	return raw, nil
+	return raw, nil, nil
 }
+
+// Down: no relayer of this network goes down.
+func (view) Down(peer.ID) bool { return false }
 
 func (v view) SendReply(_ context.Context, block []byte, text []byte) error {
 	if len(text) > packet.MaxReplySize {

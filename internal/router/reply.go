@@ -60,13 +60,35 @@ func (r *Router) NewReplyBlock(ctx context.Context, from peer.ID) ([]byte, error
 }
 
 // NewSessionReplyBlock is NewReplyBlock for a session's answers (docs/SESSIONS.md): its keys
-// are kept in memory only, as a session does not outlive the process.
-func (r *Router) NewSessionReplyBlock(ctx context.Context, from peer.ID) ([]byte, error) {
+// are kept in memory only, as a session does not outlive the process. It also returns the
+// block's relayers, so that the session can tell a block one of them made useless (Down).
+func (r *Router) NewSessionReplyBlock(ctx context.Context, from peer.ID) ([]byte, []peer.ID, error) {
 	f, err := r.framer()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return r.newReplyBlock(ctx, from, f.NewVolatileReplyBlock)
+	var relayers []peer.ID
+	block, err := r.newReplyBlock(ctx, from, func(ctx context.Context, hops []peer.ID) ([]byte, error) {
+		relayers = hops
+		return f.NewVolatileReplyBlock(ctx, hops)
+	})
+	return block, relayers, err
+}
+
+// Down reports whether sending to the peer failed since its last heartbeat (peers.Info.Down).
+func (r *Router) Down(id peer.ID) bool {
+	version := r.cfg.Transport.PeersVersion() // before Peers: a change in between rebuilds next time
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.down == nil || r.downVersion != version {
+		r.down, r.downVersion = map[peer.ID]bool{}, version
+		for _, p := range r.cfg.Transport.Peers() {
+			if p.Down {
+				r.down[p.ID] = true
+			}
+		}
+	}
+	return r.down[id]
 }
 
 func (r *Router) newReplyBlock(ctx context.Context, from peer.ID, build func(context.Context, []peer.ID) ([]byte, error)) ([]byte, error) {

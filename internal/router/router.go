@@ -84,9 +84,12 @@ type Router struct {
 	cfg  Config
 	self common.Address
 
-	mu     sync.Mutex // guards rng and routes
+	mu     sync.Mutex // guards rng, routes and down
 	rng    *mrand.Rand
 	routes routeCache
+	// down are the peers the transport says are down, as of PeersVersion downVersion.
+	down        map[peer.ID]bool
+	downVersion uint64
 }
 
 // New checks cfg and returns a Router.
