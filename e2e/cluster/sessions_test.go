@@ -12,10 +12,12 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/relayd/relayd/internal/hostnet"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 // socks5Base is the SOCKS5 port of every node of TestSessionsInNamespaces (its own namespace's
@@ -25,7 +27,8 @@ const socks5Base = 10800
 // TestSessionsInNamespaces: curl, a real program, fetches a 1 MiB file from an HTTP server in
 // another namespace through node 1's SOCKS5 entry (--socks5-hostname), three relayers and node 5
 // as the exit, byte-exact, with no loss and with 1 % and 5 % of the packets every host receives
-// dropped; the exit refuses a target outside its rules, its own API port and 127.0.0.1, and curl
+// dropped, and with a relayer killed with SIGKILL under way (the cluster restarts it); the
+// exit refuses a target outside its rules, its own API port and 127.0.0.1, and curl
 // says so (SOCKS5 reply 2, "connection not allowed by ruleset").
 func TestSessionsInNamespaces(t *testing.T) {
 	if testing.Short() {
@@ -37,7 +40,11 @@ func TestSessionsInNamespaces(t *testing.T) {
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("curl is not installed")
 	}
-	c := startCluster(t, "--netns", "--relayers", "3", "--channelFunding", "1000", "--socks5PortBase", strconv.Itoa(socks5Base))
+	// At a win probability of 1 a mebibyte costs the entry some 400 tokens (an answer costs it
+	// two forward packets of reply block and an acknowledgement's share, 0.03 to 0.10 each), more
+	// under loss, and nothing tops the channels up here: 4,000 tokens a channel.
+	c := startCluster(t, "--netns", "--relayers", "3", "--channelFunding", "4000", "--socks5PortBase", strconv.Itoa(socks5Base),
+		"--restartNodes", "--restartDelay", "500ms")
 	entry, exitNode := c.nodes[0], c.nodes[len(c.nodes)-1]
 
 	// The target: an HTTP server on the bridge, outside every node's namespace.
@@ -96,6 +103,46 @@ func TestSessionsInNamespaces(t *testing.T) {
 			return
 		}
 	}
+	c.t = t
+
+	// kill -9 of a relayer while the file comes: the session goes on over paths without it (of
+	// two relayers, the other count, while it is down), and the file is whole.
+	t.Run("relayer killed", func(t *testing.T) {
+		c.t = t
+		defer func() { c.t = nil }()
+		victim := c.nodes[2]
+		base := c.metric(entry, metricDelivered)
+		type result struct {
+			out []byte
+			err error
+		}
+		done := make(chan result, 1)
+		t0 := time.Now()
+		go func() {
+			out, err := curl(t, entry.index, "-sS", "--max-time", "300", "-o", "-",
+				"--socks5-hostname", "127.0.0.1:"+strconv.Itoa(socks5Base), "http://"+target+"/file")
+			done <- result{out, err}
+		}()
+		var at float64
+		if !wait.Until(func() bool {
+			m, err := c.metrics(t.Context(), entry, metricDelivered)
+			at = m[metricDelivered] - base
+			return err == nil && at >= 400
+		}, waitTimeout) {
+			t.Fatalf("node 1 received no 400 packets of the answer within %s", waitTimeout)
+		}
+		c.signal(victim, syscall.SIGKILL)
+		t.Logf("killed node %d with %.0f of the answer's 2,384 packets at node 1", victim.index, at)
+		r := <-done
+		if r.err != nil {
+			t.Fatalf("curl: %v", r.err)
+		}
+		if sha256.Sum256(r.out) != want {
+			t.Fatalf("curl got %d bytes that differ from the %d served", len(r.out), len(file))
+		}
+		t.Logf("1 MiB byte-exact in %s with node %d killed under way", time.Since(t0).Round(time.Millisecond), victim.index)
+		c.awaitRestart(victim)
+	})
 	c.t = t
 
 	// Refusals: a target the rules do not name, the exit's own API port, its loopback.
