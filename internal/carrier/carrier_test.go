@@ -261,7 +261,7 @@ func TestAnswerOverBlocks(t *testing.T) {
 				e, _, _ := entry.c.Sessions()
 				_, x, _ := exit.c.Sessions()
 				return e == 0 && x == 0
-			}, 30*time.Second, "both carriers forget the session")
+			}, 3*time.Minute, "both carriers forget the session") // teardown under loss is bounded by the sessions' timeouts
 		})
 	}
 }
