@@ -88,6 +88,7 @@ var rules = map[string]rule{
 	"internal/ws":              {may: []string{"internal/origin", "internal/store", "internal/webui"}, noTransport: true},
 	"internal/origin":          {noTransport: true},
 	"internal/profile":         {noTransport: true},
+	"internal/servers":         {noTransport: true},
 	"internal/webui":           {noTransport: true},
 	"internal/console":         {may: []string{"internal/ws"}, noTransport: true},
 	"internal/config":          {may: []string{"internal/exit", "internal/origin", "internal/settings"}},
@@ -257,9 +258,9 @@ func TestNeverImports(t *testing.T) {
 }
 
 // nodeBudget is the most lines of non-test Go internal/node may hold: it only builds and wires.
-// It was 700 until sessions (issue 28) added the wiring of their rooms (gateway.Stack, the exit
-// policy from the settings): about 55 lines.
-const nodeBudget = 760
+// Sessions (issue 28) pushed it to 753 lines for a while; the servers' life moved to
+// internal/servers to make room.
+const nodeBudget = 700
 
 // goFiles lists the non-test Go files of dir.
 func goFiles(t *testing.T, dir string) []string {

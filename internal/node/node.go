@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"sync"
 	"time"
@@ -36,6 +35,7 @@ import (
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/relay"
 	"github.com/relayd/relayd/internal/router"
+	"github.com/relayd/relayd/internal/servers"
 	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/strategy"
@@ -83,7 +83,7 @@ type Node struct {
 	streams  *ws.AppStreams
 	chain    *chainRooms // nil without --provider
 	sessions *gateway.Stack
-	servers  servers
+	servers  servers.Set
 }
 
 // chainRooms are the rooms of a node with a chain.
@@ -185,7 +185,7 @@ func (n *Node) close() {
 	if n.sessions != nil {
 		n.sessions.Close()
 	}
-	n.servers.close()
+	n.servers.Close()
 	if n.host != nil {
 		n.host.Close()
 	}
@@ -198,18 +198,13 @@ func (n *Node) close() {
 }
 
 // APIAddr is the REST server's bound address (useful with port 0).
-func (n *Node) APIAddr() net.Addr { return n.servers.apiLn.Addr() }
+func (n *Node) APIAddr() net.Addr { return n.servers.Addr("api") }
 
 // AdminAddr is the admin WebSocket server's bound address.
-func (n *Node) AdminAddr() net.Addr { return n.servers.adminLn.Addr() }
+func (n *Node) AdminAddr() net.Addr { return n.servers.Addr("admin") }
 
 // ProfileAddr is the address of the pprof server, nil without --profileAddress.
-func (n *Node) ProfileAddr() net.Addr {
-	if n.servers.profileLn == nil {
-		return nil
-	}
-	return n.servers.profileLn.Addr()
-}
+func (n *Node) ProfileAddr() net.Addr { return n.servers.Addr("profile") }
 
 // Identity is the node's identity.
 func (n *Node) Identity() *identity.Identity { return n.id }
@@ -224,7 +219,10 @@ func (n *Node) Run(ctx context.Context) error {
 		"peerId", n.id.PeerID().String(), "address", n.id.Address().Hex(), "p2p", n.cfg.Host,
 		"api", "http://"+n.APIAddr().String()+"/api/v2", "admin", "ws://"+n.AdminAddr().String(), "console", "http://"+n.AdminAddr().String()+"/")
 	g, gctx := errgroup.WithContext(ctx)
-	n.servers.serve(g, gctx, n.log)
+	if a := n.ProfileAddr(); a != nil {
+		n.log.Info("serving Go profiles", "url", "http://"+a.String()+"/debug/pprof/")
+	}
+	n.servers.Serve(gctx, g)
 	g.Go(func() error { return n.host.Run(gctx) })
 	g.Go(func() error { return n.streams.Run(gctx) })
 	g.Go(func() error { return n.relay.Run(gctx) })
@@ -263,7 +261,7 @@ func (n *Node) Run(ctx context.Context) error {
 		n.log.Info("relayd shutting down")
 		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.ShutdownTimeout)
 		defer cancel()
-		n.servers.shutdown(sctx, n.log)
+		n.servers.Shutdown(sctx, n.log)
 		return nil
 	})
 	err := g.Wait()
@@ -275,12 +273,4 @@ func (n *Node) Run(ctx context.Context) error {
 func quitOnce(quit chan struct{}) func() {
 	var once sync.Once
 	return func() { once.Do(func() { close(quit) }) }
-}
-
-// serveErr is a server's Serve result as Run reports it.
-func serveErr(name string, err error) error {
-	if errors.Is(err, http.ErrServerClosed) {
-		return nil
-	}
-	return fmt.Errorf("%s server: %w", name, err)
 }

@@ -19,7 +19,7 @@ func (n *Node) buildSessions() (err error) {
 	if err != nil {
 		return &StartupError{"exitAllow", err}
 	}
-	own := exit.PortsOf(n.servers.apiLn.Addr().String(), n.servers.adminLn.Addr().String(), n.cfg.Host)
+	own := exit.PortsOf(n.APIAddr().String(), n.AdminAddr().String(), n.cfg.Host)
 	policy, err := exit.New(exit.Config{Allow: rules, Services: svcs, OwnPorts: own})
 	if err != nil {
 		return err
