@@ -22,6 +22,7 @@ import (
 	"unicode"
 
 	"github.com/ethereum/go-ethereum/common"
+	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/relayd/relayd/internal/exit"
 	"github.com/relayd/relayd/internal/origin"
@@ -61,6 +62,7 @@ type Config struct {
 	WeakCrypto        bool          // light scrypt parameters for new keystores (tests, local clusters)
 	Network           string        // relay network name, part of every protocol ID; default "local"
 	Peers             []string      // static peer multiaddrs with /p2p/<id> (tests, private networks)
+	Announce          []string      // multiaddrs announced on chain; nil: the reachable ones the node listens on
 	HeartbeatInterval time.Duration // how often every known peer is pinged
 	MixDelayMin       time.Duration // per-hop mixing delay, lower bound
 	MixDelayMean      time.Duration // initial mixDelayMean setting: mean of the exponential per-hop delay (settings.Defaults); 0: uniform up to MixDelayMax
@@ -211,6 +213,7 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
 	fs.StringVar(&c.Network, "network", "local", "relay network name (nodes talk only within one network)")
 	fs.Func("peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>", listInto(&c.Peers))
+	fs.Func("announce", "comma-separated multiaddrs announced on chain (default: the reachable ones the node listens on)", listInto(&c.Announce))
 	fs.Func("allowedHosts", "comma-separated host names the REST API and admin server also answer to (their Host header), beside IP addresses and localhost: the node's DNS name behind a reverse proxy; other names are refused (DNS rebinding)", listInto(&c.AllowedHosts))
 	fs.Func("corsOrigins", "comma-separated origins (http://host:port) of other web pages that may call the REST API and open the admin WebSocket, beside the node's own web console; \"*\" allows every page and needs a token; pages of other origins are refused", listInto(&c.CORSOrigins))
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
@@ -347,6 +350,11 @@ func (c Config) Validate() error {
 	}
 	if c.Network == "" {
 		return &FieldError{"network", "must not be empty"}
+	}
+	for _, a := range c.Announce {
+		if _, err := ma.NewMultiaddr(a); err != nil {
+			return &FieldError{"announce", fmt.Sprintf("%q is not a multiaddr such as /ip4/203.0.113.7/tcp/9091 (%v)", a, err)}
+		}
 	}
 	if c.HeartbeatInterval <= 0 {
 		return &FieldError{"heartbeatInterval", "must be positive"}

@@ -73,6 +73,23 @@ func TestParseMixingDefaults(t *testing.T) {
 	}
 }
 
+// TestParseAnnounce: --announce and RELAYD_ANNOUNCE take comma-separated multiaddrs; the flag wins.
+func TestParseAnnounce(t *testing.T) {
+	c, err := Parse(nil, env(nil), io.Discard)
+	if err != nil || c.Announce != nil {
+		t.Fatalf("default announce %q, %v", c.Announce, err)
+	}
+	c, err = Parse([]string{"--announce", "/ip4/203.0.113.7/tcp/9091, /ip6/2001:db8::7/tcp/9091"},
+		env(map[string]string{"RELAYD_ANNOUNCE": "/ip4/198.51.100.1/tcp/1"}), io.Discard)
+	if err != nil || len(c.Announce) != 2 || c.Announce[1] != "/ip6/2001:db8::7/tcp/9091" {
+		t.Fatalf("--announce: %q, %v", c.Announce, err)
+	}
+	c, err = Parse(nil, env(map[string]string{"RELAYD_ANNOUNCE": "/ip4/198.51.100.1/tcp/1"}), io.Discard)
+	if err != nil || len(c.Announce) != 1 || c.Announce[0] != "/ip4/198.51.100.1/tcp/1" {
+		t.Fatalf("RELAYD_ANNOUNCE: %q, %v", c.Announce, err)
+	}
+}
+
 func TestParseBadEnvValue(t *testing.T) {
 	_, err := Parse(nil, env(map[string]string{"RELAYD_API_PORT": "abc"}), io.Discard)
 	if err == nil || !strings.Contains(err.Error(), "RELAYD_API_PORT") {
@@ -147,6 +164,11 @@ func TestValidate(t *testing.T) {
 			c.ChannelsContract = "0x059c779Fd53Eb799aF70Bb720960F6787eB4548D"
 		}, ""},
 		{"provider not a url", func(c *Config) { c.Provider = "127.0.0.1:8545" }, "provider"},
+		{"announce", func(c *Config) {
+			c.Announce = []string{"/ip4/203.0.113.7/tcp/9091", "/dns4/relay.example.org/udp/9091/quic-v1"}
+		}, ""},
+		{"announce not a multiaddr", func(c *Config) { c.Announce = []string{"/ip4/203.0.113.7/tcp/9091", "203.0.113.7:9091"} }, "announce"},
+		{"announce bad protocol value", func(c *Config) { c.Announce = []string{"/ip4/203.0.113.999/tcp/9091"} }, "announce"},
 		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, "logLevel"},
 		{"profiles on loopback", func(c *Config) { c.ProfileAddress = "127.0.0.1:6060" }, ""},
 		{"profiles on a public address", func(c *Config) { c.ProfileAddress = "0.0.0.0:6060" }, "profileAddress"},
