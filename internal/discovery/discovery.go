@@ -66,6 +66,13 @@ type Config struct {
 	CaughtUp func(ctx context.Context) error
 	// StaticPeers are multiaddrs ending in /p2p/<PeerId> (the --peers flag).
 	StaticPeers []string
+	// Announce, when set, are exactly the multiaddrs the node announces (the --announce flag; a
+	// /p2p/<PeerId> suffix is added where missing). Without it the node announces the host's
+	// addresses that Scope lets others reach (docs/NAT.md).
+	Announce []string
+	// Scope is which of the host's addresses others can reach, when Announce is empty: ScopeFor
+	// says which for a network. The zero value, ScopeLocal, keeps every address.
+	Scope Scope
 	// AnnounceRetry is how an unfunded node checks its balance again, and how a failed
 	// announcement is retried (default DefaultAnnounceRetry).
 	AnnounceRetry chain.Retry
@@ -84,10 +91,16 @@ type Discovery struct {
 	log    *slog.Logger
 	self   common.Address
 	static []peer.AddrInfo
+	// announce is Config.Announce, each with its /p2p suffix.
+	announce []string
 }
 
-// ErrBadPeer is a static peer that is not a multiaddr with a secp256k1 PeerId.
-var ErrBadPeer = errors.New("not a multiaddr ending in /p2p/<PeerId>")
+var (
+	// ErrBadPeer is a static peer that is not a multiaddr with a secp256k1 PeerId.
+	ErrBadPeer = errors.New("not a multiaddr ending in /p2p/<PeerId>")
+	// ErrBadAnnounce is an --announce entry that is not a multiaddr of this node.
+	ErrBadAnnounce = errors.New("not a multiaddr of this node")
+)
 
 // New checks cfg and parses the static peers; it changes nothing yet.
 func New(cfg Config) (*Discovery, error) {
@@ -112,6 +125,13 @@ func New(cfg Config) (*Discovery, error) {
 		if info.ID != cfg.Directory.Self() {
 			d.static = append(d.static, *info)
 		}
+	}
+	for _, s := range cfg.Announce {
+		a, err := ownAddr(s, cfg.Directory.Self())
+		if err != nil {
+			return nil, fmt.Errorf("announce %q: %w: %w", s, ErrBadAnnounce, err)
+		}
+		d.announce = append(d.announce, a)
 	}
 	if reg := cfg.Registerer; reg != nil {
 		if err := reg.Register(gauges{d}); err != nil {
@@ -191,47 +211,97 @@ func (d *Discovery) addrInfo(a channels.Announcement) (peer.AddrInfo, error) {
 // errNotFunded makes Run retry while the node has no native currency.
 var errNotFunded = errors.New("not funded")
 
-// Run announces the node's listen addresses on chain once the indexer has caught up, unless the
-// chain already holds the same announcement, as soon as its account can pay for the transaction;
-// until then it says so in the log (and so on the admin WebSocket) instead of failing. It
-// returns nil when done, at once without a chain, or when ctx ends.
+// ownAddr is s with this node's /p2p suffix: s must be a multiaddr without one, or with self's.
+func ownAddr(s string, self peer.ID) (string, error) {
+	m, err := ma.NewMultiaddr(s)
+	if err != nil {
+		return "", err
+	}
+	rest, last := ma.SplitLast(m)
+	if last != nil && last.Code() == ma.P_P2P {
+		id, err := peer.IDFromBytes(last.RawValue())
+		if err != nil || id != self {
+			return "", fmt.Errorf("ends in another node's /p2p")
+		}
+		if len(rest) == 0 {
+			return "", errors.New("no address before /p2p")
+		}
+		return m.String(), nil
+	}
+	return m.Encapsulate(ma.StringCast("/p2p/" + self.String())).String(), nil
+}
+
+// Run announces the node on chain once the indexer has caught up, unless the chain already holds
+// the same announcement: Config.Announce, or else the host's addresses that Config.Scope lets
+// others reach, as soon as there is one (a node behind a NAT has one once it holds a relay
+// reservation) and its account can pay for the transaction. Until then it says so in the log (and
+// so on the admin WebSocket) instead of failing. It returns nil when done, at once without a
+// chain, or when ctx ends.
 func (d *Discovery) Run(ctx context.Context) error {
 	if d.cfg.Chain == nil {
 		return nil
 	}
-	var addrs []string
-	for _, a := range d.cfg.Host.Addrs() {
-		addrs = append(addrs, a.String())
-	}
 	if err := d.cfg.CaughtUp(ctx); err != nil {
 		return nil
 	}
-	if a, ok := d.cfg.Graph.Announced(d.self); ok && slices.Equal(a.Multiaddrs, addrs) {
-		d.log.Info("node already announced", "multiaddrs", len(addrs))
-		return nil
-	}
-	warned := false
+	var addrs []string
+	warnedAddrs, warnedFunds := false, false
 	_, err := backoff.Retry(ctx, func() (struct{}, error) {
+		if addrs = d.AnnounceAddrs(); len(addrs) == 0 {
+			if !warnedAddrs {
+				d.log.Warn("no address others can reach yet: waiting for a relay reservation (or set --announce)", "scope", d.cfg.Scope.String())
+				warnedAddrs = true
+			}
+			return struct{}{}, errNoAddress
+		}
+		if a, ok := d.cfg.Graph.Announced(d.self); ok && slices.Equal(a.Multiaddrs, addrs) {
+			return struct{}{}, backoff.Permanent(errAnnounced)
+		}
 		native, err := d.cfg.Chain.NativeBalance(ctx, d.self)
 		if err == nil && native.Sign() == 0 {
-			if !warned {
+			if !warnedFunds {
 				d.log.Warn("node is not funded: send native currency to its address to announce it", "address", d.self)
-				warned = true
+				warnedFunds = true
 			}
 			return struct{}{}, errNotFunded
 		}
 		if err == nil {
 			_, err = d.cfg.Chain.Announce(ctx, addrs)
 		}
-		if err != nil && ctx.Err() == nil && !errors.Is(err, errNotFunded) {
+		if err != nil && ctx.Err() == nil {
 			d.log.Warn("announcement failed, retrying", "err", err)
 		}
 		return struct{}{}, err
 	}, backoff.WithBackOff(d.cfg.AnnounceRetry.BackOff()), backoff.WithMaxElapsedTime(0))
-	if err == nil {
+	switch {
+	case errors.Is(err, errAnnounced):
+		d.log.Info("node already announced", "multiaddrs", len(addrs))
+	case err == nil:
 		d.log.Info("node announced on chain", "multiaddrs", len(addrs))
 	}
 	return nil
+}
+
+var (
+	// errNoAddress makes Run wait while the node has no address others can reach.
+	errNoAddress = errors.New("no reachable address")
+	// errAnnounced ends Run's retries: the chain holds the announcement already.
+	errAnnounced = errors.New("already announced")
+)
+
+// AnnounceAddrs are the multiaddrs Run announces now: Config.Announce, or the host's addresses
+// that Config.Scope keeps (relay addresses are judged by their relay's address).
+func (d *Discovery) AnnounceAddrs() []string {
+	if len(d.announce) > 0 {
+		return slices.Clone(d.announce)
+	}
+	var out []string
+	for _, a := range d.cfg.Host.Addrs() {
+		if d.cfg.Scope.Allows(a) {
+			out = append(out, a.String())
+		}
+	}
+	return out
 }
 
 // EntryNodes lists the peers the node can enter the network through, by PeerId: its static

@@ -38,7 +38,11 @@ func (h *fakeHost) AddPeer(info peer.AddrInfo) error {
 	h.added = append(h.added, info)
 	return nil
 }
-func (h *fakeHost) Addrs() []ma.Multiaddr { return h.addrs }
+func (h *fakeHost) Addrs() []ma.Multiaddr {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.addrs)
+}
 func (h *fakeHost) Peers() []peers.Info {
 	h.mu.Lock()
 	defer h.mu.Unlock()

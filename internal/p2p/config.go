@@ -80,6 +80,22 @@ type Config struct {
 	// stream that failed: the wait doubles from BackoffMin up to BackoffMax.
 	BackoffMin, BackoffMax time.Duration
 
+	// Announce, when set, are the only addresses the host gives other nodes (identify; discovery
+	// puts the same on chain): the --announce flag. They are taken as reachable, so AutoNAT does
+	// not judge them.
+	Announce []ma.Multiaddr
+
+	// Traversal turns on NAT traversal (docs/NAT.md): AutoNAT v1 and v2 (client and server),
+	// circuit relay v2 (dialing through relays, and a relay service with RelayLimit while the node
+	// is public), reservations on public known peers when it is not (autorelay), and hole punching
+	// (DCUtR) to replace a relayed connection by a direct one. TCP then dials from its listen port
+	// (SO_REUSEPORT), which TCP hole punching needs.
+	Traversal bool
+
+	// RelayLimit bounds what this node relays for others when Traversal is on; zero fields take
+	// their defaults.
+	RelayLimit RelayLimit
+
 	// Logger receives the host's logs. Optional: nil discards them.
 	Logger *slog.Logger
 
@@ -143,6 +159,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.MaxFrameSize == 0 {
 		c.MaxFrameSize = DefaultMaxFrameSize
 	}
+	if c.RelayLimit.Duration < 0 || c.RelayLimit.Data < 0 || c.RelayLimit.Reservations < 0 || c.RelayLimit.Circuits < 0 {
+		return c, fmt.Errorf("%w: RelayLimit has a negative field", ErrInvalidConfig)
+	}
+	c.RelayLimit = c.RelayLimit.withDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

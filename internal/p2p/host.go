@@ -64,6 +64,11 @@ type Host struct {
 	out    map[outKey]*outbound
 	wg     sync.WaitGroup // writers, inbound stream loops, heartbeat pings
 
+	// reach records hole punches (Reach); hostReady is closed once host is set, for the callbacks
+	// libp2p starts before New returns (relayCandidates).
+	reach     *reachTracker
+	hostReady chan struct{}
+
 	peersMu sync.Mutex
 	// peersVersion changes whenever a peer is added or removed or goes down or up (PeersVersion).
 	peersVersion atomic.Uint64
@@ -77,8 +82,8 @@ type Host struct {
 // Everything New starts ends in Close.
 //
 // The host uses TCP with Noise and Yamux, and QUIC v1 (which brings its own TLS 1.3
-// security and multiplexing); it has no mDNS, DHT, relay, hole punching, NAT port
-// mapping or libp2p metrics.
+// security and multiplexing); it has no mDNS, DHT, NAT port mapping or libp2p metrics, and
+// relays and hole punching only with Config.Traversal.
 func New(cfg Config) (*Host, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -89,48 +94,66 @@ func New(cfg Config) (*Host, error) {
 			return nil, err
 		}
 	}
-	lh, err := libp2p.New(
+	m := newMetrics()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &Host{
+		cfg:       cfg,
+		log:       cfg.Logger.With(slog.String("component", "p2p")),
+		metrics:   m,
+		ctx:       ctx,
+		cancel:    cancel,
+		out:       make(map[outKey]*outbound),
+		peers:     make(map[peer.ID]*peerState),
+		hostReady: make(chan struct{}),
+	}
+	h.reach = newReachTracker(m)
+	tcpOpts := []any{tcp.DisableReuseport()}
+	if cfg.Traversal {
+		tcpOpts = nil // TCP hole punching dials from the listen port
+	}
+	opts := []libp2p.Option{
 		libp2p.Identity(cfg.PrivKey),
 		libp2p.NoListenAddrs,
-		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
+		libp2p.Transport(tcp.NewTCPTransport, tcpOpts...),
 		libp2p.Transport(libp2pquic.NewTransport),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
-		libp2p.DisableRelay(),
 		libp2p.Ping(false),
 		libp2p.DisableMetrics(),
 		libp2p.WithDialTimeout(cfg.DialTimeout),
 		libp2p.SwarmOpts(swarm.WithDialRanker(tcpFirstRanker)),
-	)
+	}
+	if len(cfg.Announce) > 0 {
+		announce := slices.Clone(cfg.Announce)
+		opts = append(opts, libp2p.AddrsFactory(func([]ma.Multiaddr) []ma.Multiaddr { return slices.Clone(announce) }))
+	}
+	if cfg.Traversal {
+		opts = append(opts, h.traversalOptions(cfg)...)
+	} else {
+		opts = append(opts, libp2p.DisableRelay())
+	}
+	lh, err := libp2p.New(opts...)
 	if err != nil {
+		cancel()
 		return nil, fmt.Errorf("create libp2p host: %w", err)
 	}
+	h.host, h.self = lh, lh.ID()
+	close(h.hostReady)
 	// Listen one address at a time: libp2p's Listen succeeds if any address works,
 	// and we want every configured address or a clear error.
 	for _, a := range cfg.ListenAddrs {
 		if err := lh.Network().Listen(a); err != nil {
+			cancel()
 			_ = lh.Close()
 			return nil, listenError(a, err)
 		}
 	}
-	m := newMetrics()
 	if err := m.register(cfg.Registerer); err != nil {
+		cancel()
 		_ = lh.Close()
 		return nil, err
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	h := &Host{
-		cfg:     cfg,
-		log:     cfg.Logger.With(slog.String("component", "p2p")),
-		host:    lh,
-		self:    lh.ID(),
-		metrics: m,
-		ctx:     ctx,
-		cancel:  cancel,
-		out:     make(map[outKey]*outbound),
-		peers:   make(map[peer.ID]*peerState),
-	}
 	for _, p := range []Protocol{ProtocolMsg, ProtocolAck, ProtocolHeartbeat} {
 		h.pids[p-1] = p.ID(cfg.Network)
 	}
@@ -276,7 +299,7 @@ func (h *Host) Close() error {
 // hasRoute reports whether the host can try to reach id: it is connected or has
 // at least one address for it.
 func (h *Host) hasRoute(id peer.ID) bool {
-	if h.host.Network().Connectedness(id) == network.Connected {
+	if c := h.host.Network().Connectedness(id); c == network.Connected || c == network.Limited {
 		return true
 	}
 	return len(h.host.Peerstore().Addrs(id)) > 0

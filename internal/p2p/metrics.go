@@ -31,7 +31,9 @@ type frameMetrics struct {
 type metrics struct {
 	frames     [numFrameProtocols]frameMetrics
 	heartbeats *prometheus.CounterVec
-	collectors []prometheus.Collector
+	// holePunches counts DCUtR attempts and successes (Config.Traversal).
+	holePunches *prometheus.CounterVec
+	collectors  []prometheus.Collector
 }
 
 // newMetrics creates the host's collectors, unregistered.
@@ -65,9 +67,15 @@ func newMetrics() *metrics {
 		Help: "Heartbeat pings, by result (ok, fail).",
 	}, []string{"result"})
 
+	holePunches := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Namespace: "relayd", Subsystem: "p2p", Name: "hole_punches_total",
+		Help: "Hole punches (DCUtR) on either side, by result: attempt (every one that ended) and success (those that opened a direct connection).",
+	}, []string{"result"})
+
 	m := &metrics{
-		heartbeats: heartbeats,
-		collectors: []prometheus.Collector{sent, received, bytesSent, bytesReceived, writes, dropped, heartbeats},
+		heartbeats:  heartbeats,
+		holePunches: holePunches,
+		collectors:  []prometheus.Collector{sent, received, bytesSent, bytesReceived, writes, dropped, heartbeats, holePunches},
 	}
 	for i, p := range []Protocol{ProtocolMsg, ProtocolAck} {
 		name := p.String()

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
@@ -101,7 +100,8 @@ func (h *Host) Peers() []peers.Info {
 	h.peersMu.Unlock()
 	for i := range out {
 		out[i].Addrs = h.host.Peerstore().Addrs(out[i].ID)
-		out[i].Connected = h.host.Network().Connectedness(out[i].ID) == network.Connected
+		out[i].Reach = h.Reach(out[i].ID)
+		out[i].Connected = out[i].Reach != peers.ReachNone
 	}
 	slices.SortFunc(out, func(a, b peers.Info) int {
 		switch {

@@ -208,6 +208,7 @@ func (o *outbound) run() {
 			return
 		case f = <-o.queue:
 		}
+		o.leaveRelay()
 		if !o.ensureStream() {
 			fm.dropped[dropUnreachable].Inc()
 			continue
@@ -316,7 +317,7 @@ func (o *outbound) ensureStreamNow() bool {
 	if o.s != nil {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(o.h.ctx, o.h.cfg.DialTimeout)
+	ctx, cancel := context.WithTimeout(limitedOK(o.h.ctx), o.h.cfg.DialTimeout)
 	s, err := o.h.host.NewStream(ctx, o.key.peer, o.h.pids[o.key.idx])
 	cancel()
 	if err != nil {
@@ -330,6 +331,19 @@ func (o *outbound) ensureStreamNow() bool {
 	o.s = s
 	o.bw.Reset(deadlineWriter{s: s, timeout: o.h.cfg.WriteTimeout})
 	return true
+}
+
+// leaveRelay closes the stream when a relay carries it and a direct connection to the peer has
+// opened since (a hole punch): the next frame opens its stream on the direct connection, which
+// libp2p prefers. Everything written before is flushed, so nothing is lost; the peer's read loop
+// ends at the close.
+func (o *outbound) leaveRelay() {
+	if o.s == nil || !o.s.Conn().Stat().Limited || !o.h.hasDirectConn(o.key.peer) {
+		return
+	}
+	_ = o.s.Close()
+	o.s = nil
+	o.bw.Reset(nil)
 }
 
 // dropStream resets the current stream, if any, and discards buffered bytes.

@@ -61,7 +61,26 @@ type Info struct {
 	// HeartbeatsSent and HeartbeatsSucceeded count the pings recorded for the peer and those it
 	// answered.
 	HeartbeatsSent, HeartbeatsSucceeded uint64
+	// Reach says how the transport reaches the peer now; ReachNone without a connection.
+	Reach Reach
 }
+
+// Reach is how the transport reaches a peer (docs/NAT.md).
+type Reach string
+
+// The ways a peer is reached.
+const (
+	// ReachNone: no open connection.
+	ReachNone Reach = ""
+	// ReachDirect: a direct connection that needed no hole punch.
+	ReachDirect Reach = "direct"
+	// ReachHolePunched: a direct connection that a hole punch (DCUtR) opened after the two
+	// nodes met over a relay.
+	ReachHolePunched Reach = "hole-punched"
+	// ReachRelayed: only a circuit relay v2 connection through a third node, which carries
+	// (and pays for) every byte.
+	ReachRelayed Reach = "relayed"
+)
 
 // Announcements are the nodes announced on chain; *channels.Graph implements it.
 type Announcements interface {

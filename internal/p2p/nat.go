@@ -1,0 +1,292 @@
+package p2p
+
+import (
+	"context"
+	"math/rand/v2"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
+	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
+	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
+	ma "github.com/multiformats/go-multiaddr"
+	manet "github.com/multiformats/go-multiaddr/net"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relayd/relayd/internal/peers"
+)
+
+// RelayLimit bounds each connection a node relays for two others (circuit relay v2). go-libp2p's
+// defaults (2 minutes, 128 KiB) are meant for a hole punch's set-up; relayd relays mix traffic
+// between nodes whose hole punch failed, so the limits are per hour and per hundreds of MiB.
+// A relayed connection that reaches a limit is reset, and the next frame opens a new one.
+type RelayLimit struct {
+	// Duration is how long one relayed connection may last (default DefaultRelayDuration).
+	Duration time.Duration
+	// Data is how many bytes one relayed connection may carry in each direction (default
+	// DefaultRelayData).
+	Data int64
+	// Reservations is how many nodes may hold a reservation on this node at once, and Circuits
+	// how many relayed connections each of them may have open (defaults DefaultRelayReservations,
+	// DefaultRelayCircuits).
+	Reservations, Circuits int
+}
+
+// Defaults of RelayLimit. At the default stream rate of 10 frames a second (1,520 bytes each) a
+// relayed link carries about 55 MB an hour each way.
+const (
+	DefaultRelayDuration     = time.Hour
+	DefaultRelayData         = 256 << 20
+	DefaultRelayReservations = 256
+	DefaultRelayCircuits     = 64
+	// relayBuffer is the buffer of each direction of a relayed connection (go-libp2p: 2 KiB),
+	// large enough for a few frames per read.
+	relayBuffer = 16 << 10
+)
+
+func (l RelayLimit) withDefaults() RelayLimit {
+	if l.Duration == 0 {
+		l.Duration = DefaultRelayDuration
+	}
+	if l.Data == 0 {
+		l.Data = DefaultRelayData
+	}
+	if l.Reservations == 0 {
+		l.Reservations = DefaultRelayReservations
+	}
+	if l.Circuits == 0 {
+		l.Circuits = DefaultRelayCircuits
+	}
+	return l
+}
+
+// relayResources is the relay service's configuration under l.
+func (l RelayLimit) relayResources() relayv2.Resources {
+	r := relayv2.DefaultResources()
+	r.Limit = &relayv2.RelayLimit{Duration: l.Duration, Data: l.Data}
+	r.MaxReservations = l.Reservations
+	r.MaxCircuits = l.Circuits
+	r.BufferSize = relayBuffer
+	// Nodes behind one carrier-grade NAT share an address; a reservation per node.
+	r.MaxReservationsPerIP = l.Reservations
+	r.MaxReservationsPerASN = l.Reservations
+	return r
+}
+
+// Timings of autorelay: how soon a node that is not reachable looks for relays and how often it
+// asks for candidates again (go-libp2p waits 3 minutes and backs off for an hour, sized for
+// the public IPFS network; relayd's candidates are the few public nodes it knows already).
+const (
+	relayBootDelay   = 5 * time.Second
+	relayMinInterval = 5 * time.Second
+	relayBackoff     = 20 * time.Second
+	// relayCount is how many relays a node that is not reachable holds reservations on.
+	relayCount = 2
+)
+
+// traversalOptions are the libp2p options of NAT traversal (Config.Traversal): AutoNAT v1 and v2
+// (clients and servers), the relay transport, a relay service while the node is public, autorelay
+// over the host's public peers, and hole punching traced into h's reach records.
+func (h *Host) traversalOptions(cfg Config) []libp2p.Option {
+	opts := []libp2p.Option{
+		libp2p.EnableAutoNATv2(),
+		libp2p.EnableNATService(),
+		libp2p.EnableRelay(),
+		libp2p.EnableRelayService(relayv2.WithResources(cfg.RelayLimit.relayResources())),
+		libp2p.EnableAutoRelayWithPeerSource(h.relayCandidates,
+			autorelay.WithMinCandidates(1),
+			autorelay.WithNumRelays(relayCount),
+			autorelay.WithBootDelay(relayBootDelay),
+			autorelay.WithMinInterval(relayMinInterval),
+			autorelay.WithBackoff(relayBackoff)),
+		libp2p.EnableHolePunching(holepunch.WithTracer(h.reach)),
+	}
+	switch {
+	case len(cfg.Announce) > 0:
+		// The operator says where the node is reached (a forwarded port, a public address).
+		opts = append(opts, libp2p.ForceReachabilityPublic())
+	case !anyPublic(cfg.ListenAddrs):
+		// No interface holds a public address: a port can only be open through a forward the
+		// operator would name with --announce, so the node is behind a NAT. Saying so at once
+		// saves AutoNAT's rounds (it needs public addresses observed by four peers).
+		opts = append(opts, libp2p.ForceReachabilityPrivate())
+	}
+	return opts
+}
+
+// anyPublic reports whether a listen address is public, or unspecified on a host one of whose
+// interfaces holds a public address.
+func anyPublic(addrs []ma.Multiaddr) bool {
+	for _, a := range addrs {
+		ip, err := manet.ToIP(a)
+		if err != nil {
+			continue // a DNS name: the operator's to vouch for
+		}
+		if !ip.IsUnspecified() {
+			if manet.IsPublicAddr(a) {
+				return true
+			}
+			continue
+		}
+		ifaces, err := net.InterfaceAddrs()
+		if err != nil {
+			continue
+		}
+		for _, ia := range ifaces {
+			if n, ok := ia.(*net.IPNet); ok {
+				if m, err := manet.FromIP(n.IP); err == nil && manet.IsPublicAddr(m) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// relayCandidates is autorelay's peer source: up to num known peers with a public direct address,
+// in random order. Autorelay checks that they run a relay service (only public nodes do).
+func (h *Host) relayCandidates(_ context.Context, num int) <-chan peer.AddrInfo {
+	out := make(chan peer.AddrInfo, max(num, 0))
+	defer close(out)
+	select {
+	case <-h.hostReady:
+	default:
+		return out
+	}
+	ids := h.knownPeers()
+	rand.Shuffle(len(ids), func(i, j int) { ids[i], ids[j] = ids[j], ids[i] })
+	for _, id := range ids {
+		if len(out) == num {
+			break
+		}
+		var addrs []ma.Multiaddr
+		for _, a := range h.host.Peerstore().Addrs(id) {
+			if !isCircuit(a) && manet.IsPublicAddr(a) {
+				addrs = append(addrs, a)
+			}
+		}
+		if len(addrs) > 0 {
+			out <- peer.AddrInfo{ID: id, Addrs: addrs}
+		}
+	}
+	return out
+}
+
+// isCircuit reports whether a is a circuit relay address.
+func isCircuit(a ma.Multiaddr) bool {
+	_, err := a.ValueForProtocol(ma.P_CIRCUIT)
+	return err == nil
+}
+
+// reachTracker records the hole punches of the host (holepunch.EventTracer) and counts them.
+type reachTracker struct {
+	mu sync.Mutex
+	// punched holds the peers a hole punch reached; a direct connection to them is "hole-punched".
+	punched  map[peer.ID]bool
+	attempts prometheus.Counter
+	success  prometheus.Counter
+	// stats counts hole punches: attempts (one per EndHolePunch) and those that succeeded.
+	stats HolePunchStats
+}
+
+// HolePunchStats counts the host's hole punches since it started: each attempt of DCUtR (either
+// side of it), and those that ended in a direct connection.
+type HolePunchStats struct {
+	Attempts, Successes uint64
+}
+
+func newReachTracker(m *metrics) *reachTracker {
+	return &reachTracker{punched: map[peer.ID]bool{},
+		attempts: m.holePunches.WithLabelValues("attempt"), success: m.holePunches.WithLabelValues("success")}
+}
+
+// Trace implements holepunch.EventTracer.
+func (t *reachTracker) Trace(evt *holepunch.Event) {
+	end, ok := evt.Evt.(*holepunch.EndHolePunchEvt)
+	if !ok {
+		return
+	}
+	t.attempts.Inc()
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stats.Attempts++
+	if end.Success {
+		t.success.Inc()
+		t.stats.Successes++
+		t.punched[evt.Remote] = true
+	}
+}
+
+func (t *reachTracker) holePunched(id peer.ID) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.punched[id]
+}
+
+// HolePunches returns the host's hole-punch counts.
+func (h *Host) HolePunches() HolePunchStats {
+	h.reach.mu.Lock()
+	defer h.reach.mu.Unlock()
+	return h.reach.stats
+}
+
+// Reach says how the host reaches id now: over a direct connection (hole-punched if a hole punch
+// opened it), only over a relay, or not at all.
+func (h *Host) Reach(id peer.ID) peers.Reach {
+	relayed := false
+	for _, c := range h.host.Network().ConnsToPeer(id) {
+		if c.Stat().Limited || isCircuit(c.RemoteMultiaddr()) {
+			relayed = true
+			continue
+		}
+		if h.reach.holePunched(id) {
+			return peers.ReachHolePunched
+		}
+		return peers.ReachDirect
+	}
+	if relayed {
+		return peers.ReachRelayed
+	}
+	return peers.ReachNone
+}
+
+// hasDirectConn reports whether the host has a connection to id that no relay carries.
+func (h *Host) hasDirectConn(id peer.ID) bool {
+	for _, c := range h.host.Network().ConnsToPeer(id) {
+		if !c.Stat().Limited && !isCircuit(c.RemoteMultiaddr()) {
+			return true
+		}
+	}
+	return false
+}
+
+// RelayAddrs are the circuit addresses of the host's relay reservations (with its /p2p suffix
+// after /p2p-circuit): none while it is reachable directly or holds no reservation.
+func (h *Host) RelayAddrs() []ma.Multiaddr {
+	var out []ma.Multiaddr
+	for _, a := range h.host.Addrs() {
+		if isCircuit(a) {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Reachability is what AutoNAT says of the host: public, private, or unknown (not yet decided, or
+// Config.Traversal off).
+func (h *Host) Reachability() network.Reachability {
+	if r, ok := h.host.(interface{ Reachability() network.Reachability }); ok {
+		return r.Reachability()
+	}
+	return network.ReachabilityUnknown
+}
+
+// limitedOK lets a stream open over a relayed (limited) connection: relayd's relay limits are
+// sized for its traffic (RelayLimit).
+func limitedOK(ctx context.Context) context.Context {
+	return network.WithAllowLimitedConn(ctx, "relayd frames")
+}
