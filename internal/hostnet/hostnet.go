@@ -9,6 +9,13 @@
 // that prefix is ever touched. The subnet is 10.<Octet>.0.0/16 (default 10.77.0.0/16): the
 // bridge is .0.1, host N (from 1) is .0.(N+1), and beyond 253 hosts the next /24s follow.
 //
+// Options.Public puts the bridge on 11.<Octet>.0.0/16 instead, a range the internet routes (so
+// that libp2p's AutoNAT, relays and hole punching treat the hosts as public) but that no test
+// machine talks to. Options.NAT puts the last hosts each behind its own router, as at home: a
+// namespace <prefix>-rN holds the host's bridge address and masquerades (iptables MASQUERADE) the
+// host's private network 192.168.N.0/24, dropping what arrives unasked, and the host
+// (192.168.N.2) routes through it. iptables must be installed (scripts/setup.sh).
+//
 // Creating namespaces and links needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): Create returns
 // ErrNotRoot otherwise. It may import only the standard library and the netlink/netns
 // libraries; it must not import other relayd packages.
@@ -54,6 +61,12 @@ type Options struct {
 	// LinkRate, when set, limits each host's link in both directions with a token bucket filter
 	// (`tc tbf`), e.g. "10mbit".
 	LinkRate string
+	// Public puts the bridge on 11.<Octet>.0.0/16, a range the internet routes, instead of
+	// 10.<Octet>.0.0/16.
+	Public bool
+	// NAT is how many of the hosts (the last ones) sit each behind its own router with
+	// MASQUERADE; at most 254, and they must be among the first 254 hosts.
+	NAT int
 }
 
 // Network is a bridge and its hosts.
@@ -68,8 +81,13 @@ type Host struct {
 	Index int
 	// Namespace is the named network namespace (/run/netns/<Namespace>).
 	Namespace string
-	// Addr is the host's address on the bridge.
+	// Addr is the host's own address: on the bridge, or behind its router.
 	Addr netip.Addr
+	// Public is the address the other hosts see it from: Addr, or its router's address on the
+	// bridge.
+	Public netip.Addr
+	// Router names the namespace of the host's router; empty for a host on the bridge.
+	Router string
 }
 
 // Create removes what an earlier network of the same prefix left, then makes the bridge and n
@@ -88,6 +106,8 @@ func Create(n int, opts Options) (*Network, error) {
 		return nil, fmt.Errorf("%w: octet %d", ErrBadOptions, opts.Octet)
 	case n < 1 || n > MaxHosts:
 		return nil, fmt.Errorf("%w: %d hosts, want 1 to %d", ErrBadOptions, n, MaxHosts)
+	case opts.NAT < 0 || opts.NAT > n || n > 254 && opts.NAT > 0:
+		return nil, fmt.Errorf("%w: %d hosts behind NAT of %d (NAT needs at most 254 hosts)", ErrBadOptions, opts.NAT, n)
 	}
 	if os.Geteuid() != 0 {
 		return nil, ErrNotRoot
@@ -106,7 +126,15 @@ func Create(n int, opts Options) (*Network, error) {
 // BridgeAddr is the address of the bridge, where programs of the initial namespace (the dev
 // chain) listen for the hosts.
 func (nw *Network) BridgeAddr() netip.Addr {
-	return netip.AddrFrom4([4]byte{10, byte(nw.opts.Octet), 0, 1})
+	return netip.AddrFrom4([4]byte{nw.firstOctet(), byte(nw.opts.Octet), 0, 1})
+}
+
+// firstOctet is 10, or 11 for a public network.
+func (nw *Network) firstOctet() byte {
+	if nw.opts.Public {
+		return 11
+	}
+	return 10
 }
 
 // Hosts returns the hosts, Index 1 first.
@@ -117,17 +145,21 @@ func (nw *Network) Hosts() []Host { return nw.hosts }
 func (nw *Network) Close() error { return Clean(nw.opts.Prefix) }
 
 // hostAddr is host i's address: 10.octet.0.(i+1) up to host 253, then the next /24s.
-func hostAddr(octet, i int) netip.Addr {
+func hostAddr(octet, i int) netip.Addr { return hostAddrIn(10, octet, i) }
+
+// hostAddrIn is hostAddr on first.octet.0.0/16.
+func hostAddrIn(first byte, octet, i int) netip.Addr {
 	third, fourth := 0, i+1
 	if i > 253 {
 		third, fourth = 1+(i-254)/254, 1+(i-254)%254
 	}
-	return netip.AddrFrom4([4]byte{10, byte(octet), byte(third), byte(fourth)})
+	return netip.AddrFrom4([4]byte{first, byte(octet), byte(third), byte(fourth)})
 }
 
 func (nw *Network) bridgeName() string      { return nw.opts.Prefix + "0" }
 func (nw *Network) vethName(i int) string   { return fmt.Sprintf("%s-v%d", nw.opts.Prefix, i) }
 func (nw *Network) nsName(i int) string     { return fmt.Sprintf("%s-n%d", nw.opts.Prefix, i) }
+func (nw *Network) routerName(i int) string { return fmt.Sprintf("%s-r%d", nw.opts.Prefix, i) }
 func (nw *Network) prefixLen() netip.Prefix { return netip.PrefixFrom(nw.BridgeAddr(), 16) }
 
 func (nw *Network) build(n int) error {
@@ -142,13 +174,109 @@ func (nw *Network) build(n int) error {
 		return fmt.Errorf("bring up bridge %s: %w", br.Name, err)
 	}
 	for i := 1; i <= n; i++ {
-		h := Host{Index: i, Namespace: nw.nsName(i), Addr: hostAddr(nw.opts.Octet, i)}
-		if err := nw.addHost(br, h); err != nil {
+		h := Host{Index: i, Namespace: nw.nsName(i), Addr: hostAddrIn(nw.firstOctet(), nw.opts.Octet, i)}
+		h.Public = h.Addr
+		if i > n-nw.opts.NAT {
+			h.Router = nw.routerName(i)
+			if err := nw.addNATHost(br, &h); err != nil {
+				return fmt.Errorf("host %d: %w", i, err)
+			}
+		} else if err := nw.addHost(br, h); err != nil {
 			return fmt.Errorf("host %d: %w", i, err)
 		}
 		nw.hosts = append(nw.hosts, h)
 	}
 	return nil
+}
+
+// addNATHost makes h's router on the bridge (with h's slot address, which becomes h.Public) and h
+// behind it on 192.168.<Index>.0/24: the router forwards and masquerades h's traffic and, like a
+// home router, drops new connections from outside; h's default route is the router.
+func (nw *Network) addNATHost(br *netlink.Bridge, h *Host) error {
+	router := Host{Index: h.Index, Namespace: h.Router, Addr: h.Public}
+	if err := nw.addHost(br, router); err != nil {
+		return err
+	}
+	lan := func(last byte) netip.Addr { return netip.AddrFrom4([4]byte{192, 168, byte(h.Index), last}) }
+	h.Addr = lan(2)
+	ns, err := newNamedNS(h.Namespace)
+	if err != nil {
+		return err
+	}
+	defer ns.Close()
+	rns, err := netns.GetFromName(h.Router)
+	if err != nil {
+		return fmt.Errorf("open namespace %s: %w", h.Router, err)
+	}
+	defer rns.Close()
+	rh, err := netlink.NewHandleAt(rns)
+	if err != nil {
+		return fmt.Errorf("netlink in %s: %w", h.Router, err)
+	}
+	defer rh.Close()
+	if err := rh.LinkAdd(&netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: "lan0"}, PeerName: "wan0"}); err != nil {
+		return fmt.Errorf("add veth in %s: %w", h.Router, err)
+	}
+	lan0, err := rh.LinkByName("lan0")
+	if err != nil {
+		return err
+	}
+	if err := rh.AddrAdd(lan0, addrOf(netip.PrefixFrom(lan(1), 24))); err != nil {
+		return fmt.Errorf("address lan0 in %s: %w", h.Router, err)
+	}
+	if err := rh.LinkSetUp(lan0); err != nil {
+		return err
+	}
+	wan0, err := rh.LinkByName("wan0")
+	if err != nil {
+		return err
+	}
+	if err := rh.LinkSetNsFd(wan0, int(ns)); err != nil {
+		return fmt.Errorf("move veth into %s: %w", h.Namespace, err)
+	}
+	nh, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		return fmt.Errorf("netlink in %s: %w", h.Namespace, err)
+	}
+	defer nh.Close()
+	eth0, err := nh.LinkByName("wan0")
+	if err == nil {
+		err = nh.LinkSetName(eth0, "eth0")
+	}
+	if err == nil {
+		err = nh.AddrAdd(eth0, addrOf(netip.PrefixFrom(h.Addr, 24)))
+	}
+	for _, name := range []string{"lo", "eth0"} {
+		if err != nil {
+			break
+		}
+		var l netlink.Link
+		if l, err = nh.LinkByName(name); err == nil {
+			err = nh.LinkSetUp(l)
+		}
+	}
+	if err == nil {
+		gw := lan(1).As4()
+		err = nh.RouteAdd(&netlink.Route{Gw: net.IP(gw[:])})
+	}
+	if err != nil {
+		return fmt.Errorf("set up %s: %w", h.Namespace, err)
+	}
+	return inNamespace(h.Router, func() error {
+		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
+			return fmt.Errorf("forwarding in %s: %w", h.Router, err)
+		}
+		for _, rule := range [][]string{
+			{"-t", "nat", "-A", "POSTROUTING", "-o", "eth0", "-j", "MASQUERADE"},
+			{"-A", "INPUT", "-i", "eth0", "-m", "conntrack", "--ctstate", "NEW,INVALID", "-j", "DROP"},
+			{"-A", "FORWARD", "-i", "eth0", "-m", "conntrack", "--ctstate", "NEW,INVALID", "-j", "DROP"},
+		} {
+			if out, err := exec.Command("iptables", rule...).CombinedOutput(); err != nil {
+				return fmt.Errorf("iptables %s in %s: %w: %s", strings.Join(rule, " "), h.Router, err, strings.TrimSpace(string(out)))
+			}
+		}
+		return nil
+	})
 }
 
 // addHost creates h's namespace and its veth pair: one end on the bridge, the other, named eth0
@@ -281,7 +409,7 @@ func newNamedNS(name string) (netns.NsHandle, error) {
 	return ns, nil
 }
 
-// Clean removes every namespace named <prefix>-n… and every link named <prefix>… of the initial
+// Clean removes every namespace named <prefix>-n… or <prefix>-r… and every link named <prefix>… of the initial
 // namespace. Removing what is not there is not an error.
 func Clean(prefix string) error {
 	if prefix == "" {
@@ -306,7 +434,7 @@ func Clean(prefix string) error {
 		errs = append(errs, err)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix+"-n") {
+		if strings.HasPrefix(e.Name(), prefix+"-n") || strings.HasPrefix(e.Name(), prefix+"-r") {
 			if err := netns.DeleteNamed(e.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("delete namespace %s: %w", e.Name(), err))
 			}
@@ -316,10 +444,10 @@ func Clean(prefix string) error {
 }
 
 // owned reports whether a link of the initial namespace is one a network of prefix creates: the
-// bridge <prefix>0, a veth <prefix>-vN, or a veth end <prefix>-nNp not yet moved.
+// bridge <prefix>0, a veth <prefix>-vN, or a veth end <prefix>-nNp or <prefix>-rNp not yet moved.
 func owned(prefix, name string) bool {
 	rest, ok := strings.CutPrefix(name, prefix)
-	return ok && (rest == "0" || strings.HasPrefix(rest, "-v") || strings.HasPrefix(rest, "-n"))
+	return ok && (rest == "0" || strings.HasPrefix(rest, "-v") || strings.HasPrefix(rest, "-n") || strings.HasPrefix(rest, "-r"))
 }
 
 func addrOf(p netip.Prefix) *netlink.Addr {

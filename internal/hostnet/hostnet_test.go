@@ -26,7 +26,7 @@ func TestHostAddr(t *testing.T) {
 
 func TestOwnedNames(t *testing.T) {
 	for name, want := range map[string]bool{
-		"rlyd0": true, "rlyd-v12": true, "rlyd-n3p": true,
+		"rlyd0": true, "rlyd-v12": true, "rlyd-n3p": true, "rlyd-r3p": true,
 		"rlyd1": false, "rlydx": false, "eth0": false, "docker0": false, "rly-v1": false,
 	} {
 		if got := owned("rlyd", name); got != want {
