@@ -16,9 +16,10 @@ import (
 	"github.com/relayd/relayd/internal/tickets"
 )
 
-// DeployBackend is what Deploy needs from a chain: *ethclient.Client and the simulated
-// backend's client both satisfy it.
+// DeployBackend is what Deploy needs from a chain: RPC, *ethclient.Client and the simulated
+// backend's client all satisfy it.
 type DeployBackend interface {
+	ContractReader
 	ChainID(ctx context.Context) (*big.Int, error)
 	PendingNonceAt(ctx context.Context, account common.Address) (uint64, error)
 	HeaderByNumber(ctx context.Context, number *big.Int) (*types.Header, error)
@@ -42,6 +43,15 @@ type DeployOption func(*deployOptions)
 
 type deployOptions struct {
 	minWinProb uint64
+	token      common.Address
+}
+
+// WithToken makes Deploy use the ERC-20 already deployed at token instead of deploying
+// RelayToken: only the channels contract is deployed, for it. Deploy checks first that token
+// holds a contract that answers ERC-20's totalSupply(), and fails with ErrNoContract before
+// sending anything when it does not.
+func WithToken(token common.Address) DeployOption {
+	return func(o *deployOptions) { o.token = token }
 }
 
 // WithMinWinProb sets the channels contract's initial minimum win probability (56-bit, like a
@@ -52,19 +62,21 @@ func WithMinWinProb(p uint64) DeployOption {
 	return func(o *deployOptions) { o.minWinProb = p }
 }
 
-// Deploy deploys RelayToken, minting initialSupply to the deployer, and RelayChannels for it
-// with the given closure period (whole seconds) and minimum win probability (WithMinWinProb;
+// Deploy deploys RelayToken, minting initialSupply to the deployer (or takes an existing ERC-20:
+// WithToken; initialSupply is then unused and may be nil), and RelayChannels for it with the
+// given closure period (whole seconds) and minimum win probability (WithMinWinProb;
 // tickets.MaxWinProb by default), and waits until both are mined and the backend's latest
 // block has reached them (deployHead). The deployer is the channels contract's owner. Both
 // creations are sent at once (consecutive nonces), so they can share a block. Someone must be
 // producing blocks: a real chain, or a dev chain's Run.
 func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateKey, closurePeriod time.Duration, initialSupply *big.Int, opts ...DeployOption) (Deployment, error) {
-	if closurePeriod < 0 || initialSupply == nil || initialSupply.Sign() < 0 {
-		return Deployment{}, fmt.Errorf("deploy: %w: negative closure period or supply", ErrBadConfig)
-	}
 	o := deployOptions{minWinProb: tickets.MaxWinProb}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	existing := o.token != (common.Address{})
+	if closurePeriod < 0 || !existing && (initialSupply == nil || initialSupply.Sign() < 0) {
+		return Deployment{}, fmt.Errorf("deploy: %w: negative closure period or supply", ErrBadConfig)
 	}
 	if o.minWinProb > tickets.MaxWinProb {
 		return Deployment{}, fmt.Errorf("deploy: %w: minimum win probability %d does not fit in 56 bits", ErrBadConfig, o.minWinProb)
@@ -78,15 +90,22 @@ func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateK
 	if err != nil {
 		return Deployment{}, fmt.Errorf("deploy: nonce: %w", classify(ctx, err))
 	}
-	tokenAddr := crypto.CreateAddress(from, nonce)
-	codes := []struct {
+	type creation struct {
 		name string
 		code []byte
-	}{
-		{"RelayToken", append(common.FromHex(contracts.RelayTokenMetaData.Bin), tokenABI.PackConstructor(initialSupply)...)},
-		{"RelayChannels", append(common.FromHex(contracts.RelayChannelsMetaData.Bin),
-			channelsABI.PackConstructor(tokenAddr, uint64(closurePeriod/time.Second), o.minWinProb)...)},
 	}
+	var codes []creation
+	tokenAddr := o.token
+	if existing {
+		if err := checkERC20(ctx, backend, tokenAddr); err != nil {
+			return Deployment{}, fmt.Errorf("deploy: %w", err)
+		}
+	} else {
+		tokenAddr = crypto.CreateAddress(from, nonce)
+		codes = append(codes, creation{"RelayToken", append(common.FromHex(contracts.RelayTokenMetaData.Bin), tokenABI.PackConstructor(initialSupply)...)})
+	}
+	codes = append(codes, creation{"RelayChannels", append(common.FromHex(contracts.RelayChannelsMetaData.Bin),
+		channelsABI.PackConstructor(tokenAddr, uint64(closurePeriod/time.Second), o.minWinProb)...)})
 	signer := types.LatestSignerForChainID(chainID)
 	var hashes []common.Hash
 	for i, cd := range codes {
@@ -114,7 +133,7 @@ func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateK
 		}
 		hashes = append(hashes, tx.Hash())
 	}
-	var d Deployment
+	d := Deployment{Token: tokenAddr}
 	for i, h := range hashes {
 		r, err := waitReceipt(ctx, backend, h, DefaultReceiptPoll)
 		if err != nil {
@@ -123,7 +142,7 @@ func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateK
 		if r.Status != types.ReceiptStatusSuccessful {
 			return Deployment{}, fmt.Errorf("deploy %s: %w", codes[i].name, &RevertError{Reason: "constructor failed", Sent: true})
 		}
-		if i == 0 {
+		if codes[i].name == "RelayToken" {
 			d.Token = r.ContractAddress
 		} else {
 			d.Channels, d.Block = r.ContractAddress, r.BlockNumber.Uint64()
@@ -133,6 +152,21 @@ func Deploy(ctx context.Context, backend DeployBackend, deployer *ecdsa.PrivateK
 	// (Client.waitHead says why a receipt comes first): Dial reads the code at "latest".
 	deployHead(ctx, backend, d.Block, DefaultReceiptPoll)
 	return d, nil
+}
+
+// checkERC20 checks that token holds a contract answering ERC-20's totalSupply().
+func checkERC20(ctx context.Context, backend ContractReader, token common.Address) error {
+	code, err := backend.CodeAt(ctx, token, nil)
+	if err != nil {
+		return fmt.Errorf("read the token's code: %w", classify(ctx, err))
+	}
+	if len(code) == 0 {
+		return fmt.Errorf("token %s: %w (no code there on this chain)", token.Hex(), ErrNoContract)
+	}
+	if _, err := readView(ctx, backend, token, "totalSupply()", tokenABI.PackTotalSupply(), tokenABI.UnpackTotalSupply); err != nil {
+		return fmt.Errorf("token %s is not an ERC-20: %w", token.Hex(), err)
+	}
+	return nil
 }
 
 // deployHead waits until backend's latest block is at least block, for up to DefaultCallTimeout
