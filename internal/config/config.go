@@ -15,7 +15,6 @@ import (
 	"math"
 	"net"
 	"net/url"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -131,30 +130,6 @@ func (c Config) ExitServices() ([]exit.Service, error) {
 	return svcs, nil
 }
 
-// rateInto returns a flag function reading a rate in packets per second into r.
-func rateInto(r *float64) func(string) error {
-	return func(v string) error {
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return errors.New("must be a number of packets per second")
-		}
-		*r = x
-		return nil
-	}
-}
-
-// listInto returns a flag function appending a comma-separated list's items to list.
-func listInto(list *[]string) func(string) error {
-	return func(v string) error {
-		for _, p := range strings.Split(v, ",") {
-			if p = strings.TrimSpace(p); p != "" {
-				*list = append(*list, p)
-			}
-		}
-		return nil
-	}
-}
-
 // Origins is the policy of the REST API's and admin server's Host names and origins
 // (--allowedHosts, --corsOrigins, the listen hosts when they are names); the web console's
 // origins are added once the admin port is known (origin.Policy.AllowConsole).
@@ -184,14 +159,9 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return "--" + e.Flag + " " + e.Msg }
 
-// ErrHelp is returned by Parse when the user asked for usage text.
-var ErrHelp = flag.ErrHelp
-
-// Parse reads flags from args and, for every flag not given, the environment
-// variable RELAYD_<UPPER_SNAKE> of its name (through getenv). Usage text and
-// flag-syntax errors are written to out. It does not validate: call Validate.
-func Parse(args []string, getenv func(string) string, out io.Writer) (Config, error) {
-	var c Config
+// flags defines the flags of `relayd` on a new FlagSet, each bound to its field of c.
+// Their names are the keys of the config file and, in upper snake case, of the environment.
+func flags(c *Config, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("relayd", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&c.APIToken, "apiToken", "", "API token for REST and the admin WebSocket (min 8 characters)")
@@ -212,25 +182,25 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.BoolVar(&c.ReindexOnNewChain, "reindexOnNewChain", false, "when the provider serves another chain than the one indexed (a dev chain restarted fresh), drop the index and re-index instead of stopping")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
 	fs.StringVar(&c.Network, "network", "local", "relay network name (nodes talk only within one network)")
-	fs.Func("peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>", listInto(&c.Peers))
-	fs.Func("announce", "comma-separated multiaddrs announced on chain (default: the reachable ones the node listens on)", listInto(&c.Announce))
-	fs.Func("allowedHosts", "comma-separated host names the REST API and admin server also answer to (their Host header), beside IP addresses and localhost: the node's DNS name behind a reverse proxy; other names are refused (DNS rebinding)", listInto(&c.AllowedHosts))
-	fs.Func("corsOrigins", "comma-separated origins (http://host:port) of other web pages that may call the REST API and open the admin WebSocket, beside the node's own web console; \"*\" allows every page and needs a token; pages of other origins are refused", listInto(&c.CORSOrigins))
+	fs.Var(listValue{&c.Peers}, "peers", "comma-separated multiaddrs of peers to know at start, each ending in /p2p/<peerId>")
+	fs.Var(listValue{&c.Announce}, "announce", "comma-separated multiaddrs announced on chain (default: the reachable ones the node listens on)")
+	fs.Var(listValue{&c.AllowedHosts}, "allowedHosts", "comma-separated host names the REST API and admin server also answer to (their Host header), beside IP addresses and localhost: the node's DNS name behind a reverse proxy; other names are refused (DNS rebinding)")
+	fs.Var(listValue{&c.CORSOrigins}, "corsOrigins", "comma-separated origins (http://host:port) of other web pages that may call the REST API and open the admin WebSocket, beside the node's own web console; \"*\" allows every page and needs a token; pages of other origins are refused")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeatInterval", 10*time.Second, "how often every known peer is pinged")
 	fs.DurationVar(&c.MixDelayMin, "mixDelayMin", 0, "per-hop mixing delay, lower bound")
 	fs.DurationVar(&c.MixDelayMean, "mixDelayMean", defaults.MixDelayMean, "mean of the exponential per-hop mixing delay (Poisson mixing) added to --mixDelayMin and capped at --mixDelayMax (until the mixDelayMean setting is changed over the API or console: then the stored value wins); 0: uniform between --mixDelayMin and --mixDelayMax, no delay when both are 0")
 	fs.DurationVar(&c.MixDelayMax, "mixDelayMax", 0, "cap of each per-hop mixing delay, at most 30 s (half the acknowledgement timeout); 0: --mixDelayMin + 10 × --mixDelayMean, at most 30 s")
 	c.CoverRate, c.SendRate = defaults.CoverRate, defaults.SendRate
-	fs.Func("coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off; default %v) (until the coverRate setting is changed over the API or console: then the stored value wins)", settings.MaxCoverRate, defaults.CoverRate), rateInto(&c.CoverRate))
-	fs.Func("sendRate", fmt.Sprintf("packets per second of the constant-rate stream: messages wait for its Poisson slots, drop cover fills the others, received messages are re-emitted (0 to %d, 0: off; default %v; docs/TRAFFIC.md) (until the sendRate setting is changed over the API or console: then the stored value wins)", settings.MaxSendRate, defaults.SendRate), rateInto(&c.SendRate))
+	fs.Var(rateValue{&c.CoverRate}, "coverRate", fmt.Sprintf("loop cover packets per second this node sends over random paths back to itself (0 to %d, 0: off) (until the coverRate setting is changed over the API or console: then the stored value wins)", settings.MaxCoverRate))
+	fs.Var(rateValue{&c.SendRate}, "sendRate", fmt.Sprintf("packets per second of the constant-rate stream: messages wait for its Poisson slots, drop cover fills the others, received messages are re-emitted (0 to %d, 0: off; docs/TRAFFIC.md) (until the sendRate setting is changed over the API or console: then the stored value wins)", settings.MaxSendRate))
 	fs.IntVar(&c.Relayers, "relayers", defaults.Relayers, fmt.Sprintf("relayers of this node's own messages and cover loops (%d or %d; where no such path exists the other count is tried) (until the relayers setting is changed over the API or console: then the stored value wins)", settings.MinRelayers, settings.MaxRelayers))
 	fs.StringVar(&c.Strategy, "strategy", string(defaults.Strategy), "channel strategy, passive or promiscuous (until the strategy setting is changed over the API or console: then the stored value wins)")
 	fs.IntVar(&c.MaxChannels, "maxChannels", defaults.MaxChannels, fmt.Sprintf("outgoing channels the promiscuous strategy keeps open, 1 to %d (until the maxChannels setting is changed over the API or console)", settings.MaxChannelsLimit))
 	fs.StringVar(&c.ChannelFunding, "channelFunding", defaults.ChannelFunding.String(), "tokens each channel the strategy opens is funded with, and what --autoFund tops a channel up to (until the channelFunding setting is changed over the API or console)")
 	fs.BoolVar(&c.AutoRedeem, "autoRedeem", defaults.AutoRedeem, "redeem acknowledged tickets by themselves past the autoRedeemCount or autoRedeemValue setting (until the autoRedeem setting is changed over the API or console)")
 	fs.BoolVar(&c.AutoFund, "autoFund", defaults.AutoFund, "top up an outgoing channel to --channelFunding once its balance fell below half of it, from the node's token balance (until the autoFund setting is changed over the API or console)")
-	fs.Func("exitAllow", "comma-separated exitAllow rules: the destinations this node connects to as an exit for the sessions that reach it, such as *.example.org:443, example.org:*, *:80, 10.0.0.0/8 or 192.0.2.0/24:53 (docs/SESSIONS.md); loopback, private and other local ranges and the node's own ports only when a rule names them; none by default: no exit (until the exitAllow setting is changed over the API or console: then the stored value wins)", listInto(&c.ExitAllow))
-	fs.Func("service", "a named service name=host:port that this node offers without being an exit, dialled whatever range its address lies in (repeatable, or comma-separated)", listInto(&c.Services))
+	fs.Var(listValue{&c.ExitAllow}, "exitAllow", "comma-separated exitAllow rules: the destinations this node connects to as an exit for the sessions that reach it, such as *.example.org:443, example.org:*, *:80, 10.0.0.0/8 or 192.0.2.0/24:53 (docs/SESSIONS.md); loopback, private and other local ranges and the node's own ports only when a rule names them; none by default: no exit (until the exitAllow setting is changed over the API or console: then the stored value wins)")
+	fs.Var(listValue{&c.Services}, "service", "a named service name=host:port that this node offers without being an exit, dialled whatever range its address lies in (repeatable, or comma-separated)")
 	fs.DurationVar(&c.StrategyInterval, "strategyInterval", 30*time.Second, "time between channel strategy ticks")
 	fs.DurationVar(&c.ShutdownTimeout, "shutdownTimeout", 10*time.Second, "how long a graceful shutdown may take")
 	fs.StringVar(&c.LogLevel, "logLevel", "info", "log level: debug, info, warn or error")
@@ -238,37 +208,50 @@ func Parse(args []string, getenv func(string) string, out io.Writer) (Config, er
 	fs.StringVar(&c.SOCKS5Listen, "socks5Listen", "", "serve a SOCKS5 entry on this host:port (such as 127.0.0.1:1080): each CONNECT becomes a session to --socks5Exit, its name resolved there (socks5h); no authentication, so loopback only; off when empty")
 	fs.StringVar(&c.SOCKS5Exit, "socks5Exit", "", "the exit (PeerId or alias) of the SOCKS5 entry's sessions; required with --socks5Listen")
 	fs.StringVar(&c.ProfileAddress, "profileAddress", "", "serve Go's pprof profiles (/debug/pprof/) on this loopback host:port, without a token; off when empty")
-
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	var envErr error
-	fs.VisitAll(func(f *flag.Flag) {
-		if given[f.Name] || envErr != nil {
-			return
-		}
-		name := EnvName(f.Name)
-		if v := getenv(name); v != "" {
-			if err := f.Value.Set(v); err != nil {
-				envErr = fmt.Errorf("%s: %w", name, err)
-			}
-			given[f.Name] = true
-		}
-	})
-	if envErr != nil {
-		return c, envErr
-	}
-	c.identitySetByUser = given["identity"]
-	if !c.identitySetByUser {
-		c.Identity = filepath.Join(c.Data, "identity.json")
-	}
-	return c, nil
+	return fs
 }
+
+// listValue is a flag of comma-separated items: each use appends its items.
+type listValue struct{ list *[]string }
+
+func (v listValue) Set(s string) error {
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*v.list = append(*v.list, p)
+		}
+	}
+	return nil
+}
+
+func (v listValue) String() string {
+	if v.list == nil {
+		return ""
+	}
+	return strings.Join(*v.list, ",")
+}
+
+func (v listValue) Get() any { return *v.list }
+
+// rateValue is a flag of a rate in packets per second.
+type rateValue struct{ rate *float64 }
+
+func (v rateValue) Set(s string) error {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return errors.New("must be a number of packets per second")
+	}
+	*v.rate = x
+	return nil
+}
+
+func (v rateValue) String() string {
+	if v.rate == nil {
+		return "0"
+	}
+	return strconv.FormatFloat(*v.rate, 'g', -1, 64)
+}
+
+func (v rateValue) Get() any { return *v.rate }
 
 // EnvName returns the environment variable that stands in for a flag:
 // RELAYD_ followed by the flag name in upper snake case (apiToken →

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
@@ -20,7 +21,9 @@ func flagNames(tb testing.TB) []string {
 	}
 	var names []string
 	for _, m := range regexp.MustCompile(`(?m)^\s+-(\w+)`).FindAllStringSubmatch(usage.String(), -1) {
-		names = append(names, m[1])
+		if m[1] != versionFlag { // a question, not a setting: no environment variable
+			names = append(names, m[1])
+		}
 	}
 	if len(names) < 10 {
 		tb.Fatalf("only %d flags in the usage text", len(names))
@@ -73,6 +76,56 @@ func FuzzParse(f *testing.F) {
 		}
 		if errF == nil && !reflect.DeepEqual(cf, ce) {
 			t.Fatalf("-%s=%q: flag gives %+v, environment %+v", name, value, cf, ce)
+		}
+	})
+}
+
+// FuzzConfigFile feeds arbitrary TOML and YAML files to Load: it never panics, every error is
+// a *FileError, and a file it accepts without secrets loads to the same configuration as the
+// effective configuration it prints.
+func FuzzConfigFile(f *testing.F) {
+	f.Add([]byte(tomlConfig), false)
+	f.Add([]byte(yamlConfig), true)
+	f.Add([]byte("apiPort = \"3001\"\n[api]\nx = 1\n"), false)
+	f.Add([]byte("peers: [1, 2]\nheartbeatInterval: 10\n"), true)
+	f.Add([]byte("apiPort = 1\napiPort = 2\n"), false)
+	f.Add([]byte("- a\n"), true)
+	f.Fuzz(func(t *testing.T, data []byte, isYAML bool) {
+		name := "c.toml"
+		if isYAML {
+			name = "c.yaml"
+		}
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		l, err := Load([]string{"--config", path}, env(nil), io.Discard)
+		if err != nil {
+			var fe *FileError
+			if !errors.As(err, &fe) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("error %q is not one line of a *FileError", err)
+			}
+			return
+		}
+		if l.Config.APIToken != "" || l.Config.Password != "" || l.Config.Provider != "" {
+			return // redacted in the output
+		}
+		var out bytes.Buffer
+		if err := l.WriteEffective(&out); err != nil {
+			t.Fatal(err)
+		}
+		again := filepath.Join(t.TempDir(), "again.toml")
+		if err := os.WriteFile(again, out.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		l2, err := Load([]string{"--config", again}, env(nil), io.Discard)
+		if err != nil {
+			t.Fatalf("the effective configuration does not load: %v\n%s", err, out.String())
+		}
+		want := l.Config
+		want.identitySetByUser = true
+		if !reflect.DeepEqual(l2.Config, want) {
+			t.Fatalf("round trip:\n%+v\nwant\n%+v\n%s", l2.Config, want, out.String())
 		}
 	})
 }
