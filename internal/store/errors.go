@@ -11,6 +11,9 @@ import (
 var (
 	// ErrLocked means another process holds the store.
 	ErrLocked = errors.New("store is in use by another process")
+	// ErrFutureFormat means the store was written by a later relayd, in a format version this
+	// build does not know (FormatVersion): it was left untouched; run that relayd or a later one.
+	ErrFutureFormat = errors.New("store: written in a newer format than this relayd reads")
 	// ErrNotFound means the key has no value.
 	ErrNotFound = errors.New("not found")
 	// ErrFull means a write failed because the file system is full (or the user's quota used up):

@@ -531,7 +531,9 @@ func countWon(tx *bolt.Tx) error {
 // returns the first. The reservation is synced to disk before it returns, so an index handed
 // out from it is never handed out again, also after a crash: the next reservation starts after
 // it (indexes reserved but never used are skipped, which the contract allows). The first index
-// is at least min (e.g. one above the channel's last redeemed index on chain) and at least 1.
+// is at least min (e.g. one above the channel's last redeemed index on chain), at least 1, and
+// at least the index floor this Open set (IndexFloor): a store restored from a copy reserves
+// above every index the node may have used after the copy was made (docs/STORE.md).
 func (db *DB) ReserveTicketIndexes(channelID [32]byte, epoch uint32, min, n uint64) (uint64, error) {
 	if n == 0 {
 		return 0, fmt.Errorf("reserve ticket indexes: n must be at least 1")
@@ -542,7 +544,7 @@ func (db *DB) ReserveTicketIndexes(channelID [32]byte, epoch uint32, min, n uint
 		k := make([]byte, 36)
 		copy(k, channelID[:])
 		binary.BigEndian.PutUint32(k[32:], epoch)
-		first = max(min, 1)
+		first = max(min, 1, db.indexFloor)
 		if v := b.Get(k); len(v) == 8 {
 			first = max(first, binary.BigEndian.Uint64(v))
 		}
