@@ -127,11 +127,13 @@ func (r *recorder) acceptedTickets() []tickets.Ticket {
 }
 
 // filterTransport wraps a Transport; dropAcks makes the node never acknowledge, alter (if set)
-// changes every msg frame it sends, and sent records the msg frames it sends (as sent).
+// changes every msg frame it sends, sent records the msg frames it sends (as sent), and hold
+// keeps them from the network (recorded only).
 type filterTransport struct {
 	Transport
 	mu       sync.Mutex
 	dropAcks bool
+	hold     bool
 	alter    func(frame []byte)
 	sent     [][]byte
 }
@@ -148,6 +150,10 @@ func (f *filterTransport) Send(ctx context.Context, to peer.ID, proto p2p.Protoc
 			f.alter(frame)
 		}
 		f.sent = append(f.sent, frame)
+		if f.hold {
+			f.mu.Unlock()
+			return nil
+		}
 	}
 	f.mu.Unlock()
 	return f.Transport.Send(ctx, to, proto, frame)

@@ -67,6 +67,7 @@ type metrics struct {
 	acksReceived, acksSent               prometheus.Counter
 	ticketsAcked, ticketsNeglected       prometheus.Counter
 	dropped, acksDropped                 *prometheus.CounterVec
+	queueWait                            prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
@@ -90,6 +91,9 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 			Name: "packets_dropped_total", Help: "Packets dropped, by reason."}, []string{"reason"}),
 		acksDropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "relayd", Subsystem: "relay",
 			Name: "acks_dropped_total", Help: "Acknowledgements dropped, by reason."}, []string{"reason"}),
+		queueWait: prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: "relayd", Subsystem: "relay",
+			Name: "queue_wait_seconds", Help: "How long packets, acknowledgements and due forwards waited for a worker.",
+			Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}}),
 	}
 	for _, r := range packetReasons {
 		m.dropped.WithLabelValues(r)
@@ -100,7 +104,7 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.received, m.forwarded, m.delivered, m.sent, m.drops, m.replyBlocks, m.repliesSent, m.replies,
 			m.acksReceived, m.acksSent,
-			m.ticketsAcked, m.ticketsNeglected, m.dropped, m.acksDropped,
+			m.ticketsAcked, m.ticketsNeglected, m.dropped, m.acksDropped, m.queueWait,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "relayd", Subsystem: "relay",
 				Name: "pending_acks", Help: "Forwarded packets awaiting the next hop's acknowledgement."}, pending))
 	}

@@ -24,14 +24,14 @@ func TestAcksQueueApartFromPackets(t *testing.T) {
 	}
 	r.running.Store(true)
 	from := peer.ID("a peer")
-	room := size * r.cfg.Workers // at least one worker per CPU
+	room := size // one previous hop's share of the packet queue
 	for range room + 3 {
 		r.onMsg(from, make([]byte, MsgFrameLen))
 	}
 	if got := counter(r.m.dropped.WithLabelValues(reasonOverload)); got != 3 {
 		t.Fatalf("packets dropped as overload: %v, want 3", got)
 	}
-	for range room {
+	for range size * r.cfg.Workers {
 		r.onAck(from, make([]byte, AckFrameLen))
 	}
 	if got := counter(r.m.acksDropped.WithLabelValues(reasonOverload)); got != 0 {

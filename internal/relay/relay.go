@@ -123,7 +123,9 @@ type Config struct {
 	Workers int
 	// QueueSize is, per worker, the room in the workers' shared packet queue and in their shared
 	// acknowledgement queue, which they empty first (default DefaultQueueSize); a full queue
-	// drops.
+	// drops. The packets of one previous hop (one line of them, turns.go) take at most
+	// QueueSize of the packet queue (which holds at least two workers' worth), and the workers
+	// serve the links in turn (fairqueue.go).
 	QueueSize int
 
 	// Clock is the time source (default: the system clock).
@@ -156,7 +158,7 @@ type Relay struct {
 	pend  *pendingTable
 	m     *metrics
 	seed  maphash.Seed
-	queue chan job // the workers' packets and due forwards
+	queue *fairQueue // the workers' packets and due forwards, fair between links (fairqueue.go)
 	// ackQueue is the workers' queue of acknowledgements, taken before their packets: an
 	// acknowledgement settles a ticket for work already done and costs little, so an overloaded
 	// relayer drops new packets, not the pay for the ones it forwarded.
@@ -194,6 +196,7 @@ const (
 type job struct {
 	kind  jobKind
 	from  peer.ID
+	at    time.Time              // when it was queued (relayd_relay_queue_wait_seconds)
 	place uint64                 // jobMsg: its place in the line of its previous hop (inLanes)
 	buf   *[PaidMsgFrameLen]byte // jobMsg: the frame, n bytes
 	n     int
@@ -226,7 +229,7 @@ func New(cfg Config) (*Relay, error) {
 	case cfg.MixDelayMin < 0 || cfg.MixDelayMax < 0 || cfg.MixDelayMean < 0 || (cfg.MixDelayMax != 0 && cfg.MixDelayMin > cfg.MixDelayMax):
 		return nil, fmt.Errorf("%w: MixDelayMin, MixDelayMax and MixDelayMean must satisfy 0 <= min <= max and 0 <= mean", ErrInvalidConfig)
 	case cfg.AckTimeout < 0 || cfg.MaxPending < 0 || cfg.Workers < 0 || cfg.QueueSize < 0:
-		return nil, fmt.Errorf("%w: negative AckTimeout, MaxPending, Workers or QueueSize", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: negative AckTimeout, MaxPending, Workers, or QueueSize", ErrInvalidConfig)
 	}
 	switch {
 	case cfg.NoMixDelay:
@@ -287,7 +290,7 @@ func New(cfg Config) (*Relay, error) {
 		pend:     newPendingTable(cfg.MaxPending),
 		seed:     maphash.MakeSeed(),
 		volatile: NewMemoryReplyKeyring(),
-		queue:    make(chan job, cfg.QueueSize*cfg.Workers),
+		queue:    newFairQueue(cfg.QueueSize*max(cfg.Workers, 2), cfg.QueueSize),
 		ackQueue: make(chan job, cfg.QueueSize*cfg.Workers),
 		delayIn:  make(chan delayed, cfg.QueueSize),
 		acked:    newAckQueue(cfg.QueueSize),
@@ -366,19 +369,25 @@ func (r *Relay) enqueue(j job) error {
 	if !r.running.Load() {
 		return errStopped
 	}
-	q := r.queue
-	if j.kind == jobAck {
-		q = r.ackQueue
-	}
-	select {
-	case q <- j:
-		return nil
+	// The wall clock, not r.clock: the wait is the machine's (a test's clock may jump).
+	j.at = time.Now()
+	switch j.kind {
+	case jobAck:
+		select {
+		case r.ackQueue <- j:
+			return nil
+		default:
+			return ErrOverloaded
+		}
+	case jobForward:
+		return r.queue.push(forwardFlow, j)
 	default:
-		return ErrOverloaded
+		return r.queue.push(r.laneOf(j.from), j)
 	}
 }
 
-func (r *Relay) inLane(from peer.ID) *turns { return &r.inLanes[r.shard(from)%laneStripes] }
+func (r *Relay) laneOf(from peer.ID) int    { return int(r.shard(from) % laneStripes) }
+func (r *Relay) inLane(from peer.ID) *turns { return &r.inLanes[r.laneOf(from)] }
 func (r *Relay) outLane(to peer.ID) *turns  { return &r.outLanes[r.shard(to)%laneStripes] }
 
 var errStopped = errors.New("relay: not running")
@@ -397,13 +406,14 @@ func (r *Relay) worker(ctx context.Context) {
 			return
 		case j := <-acks:
 			r.run(ctx, j)
-		case j := <-q:
-			r.run(ctx, j)
+		case <-q.ready:
+			r.run(ctx, q.pop())
 		}
 	}
 }
 
 func (r *Relay) run(ctx context.Context, j job) {
+	r.m.queueWait.Observe(time.Since(j.at).Seconds())
 	switch j.kind {
 	case jobMsg:
 		r.handleMsgAt(ctx, j.from, j.buf[:j.n], j.place)

@@ -1,0 +1,310 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/relayd/relayd/internal/p2p"
+)
+
+// TestFairQueue: the flows are served in turn, each in its own order; a full flow refuses while
+// the others take jobs; the queue as a whole holds at most its size; a drained flow lets its
+// memory go.
+func TestFairQueue(t *testing.T) {
+	q := newFairQueue(8, 4)
+	push := func(flow int, place uint64) error { return q.push(flow, job{kind: jobMsg, place: place}) }
+	for i := range 6 {
+		err := push(1, uint64(i))
+		if want := i >= 4; want != errors.Is(err, ErrOverloaded) {
+			t.Fatalf("push %d on flow 1: %v", i, err)
+		}
+	}
+	for i := range 2 {
+		if err := push(7, uint64(100+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := push(forwardFlow, 200); err != nil {
+		t.Fatal(err)
+	}
+	if err := push(forwardFlow, 201); err != nil {
+		t.Fatal(err)
+	}
+	if err := push(9, 300); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("push beyond the queue's size: %v", err)
+	}
+	var got []uint64
+	for range 8 {
+		<-q.ready
+		got = append(got, q.pop().place)
+	}
+	if want := []uint64{0, 100, 200, 1, 101, 201, 2, 3}; !slices.Equal(got, want) {
+		t.Fatalf("served %v, want %v", got, want)
+	}
+	if q.len() != 0 || len(q.ready) != 0 {
+		t.Fatalf("%d jobs and %d tokens left", q.len(), len(q.ready))
+	}
+
+	big := newFairQueue(1000, 1000)
+	for i := range 1000 {
+		if err := big.push(3, job{place: uint64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 1000 {
+		<-big.ready
+		if p := big.pop().place; p != uint64(i) {
+			t.Fatalf("pop %d: place %d", i, p)
+		}
+	}
+	if c := cap(big.flows[3].buf); c != 0 {
+		t.Fatalf("a drained flow keeps %d jobs' room", c)
+	}
+}
+
+// TestFloodFromOnePeerIsBounded: a peer that floods a relayer (its workers not started, so
+// nothing drains) fills only its own share of the queue, QueueSize: the rest of its frames are
+// dropped as overload and counted, and another peer's packets are still queued and served next,
+// not behind the flood. (With one FIFO for all, the flood filled the whole queue and the other
+// peer's packets were dropped.)
+func TestFloodFromOnePeerIsBounded(t *testing.T) {
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 16
+	r, err := New(Config{Key: key, Transport: nopTransport{}, Replay: NewMemoryReplay(), NoMixDelay: true,
+		Deliver: func(Received) {}, Workers: 1, QueueSize: size, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.running.Store(true)
+	flood, other := peer.ID("flooding peer"), otherLine(r, "flooding peer")
+	const floodN = 10 * size
+	for range floodN {
+		r.onMsg(flood, make([]byte, MsgFrameLen))
+	}
+	if got := counter(r.m.dropped.WithLabelValues(reasonOverload)); got != floodN-size {
+		t.Fatalf("flood frames dropped as overload: %v, want %d", got, floodN-size)
+	}
+	const otherN = 4
+	for range otherN {
+		r.onMsg(other, make([]byte, MsgFrameLen))
+	}
+	if got := counter(r.m.dropped.WithLabelValues(reasonOverload)); got != floodN-size {
+		t.Fatalf("the other peer's frames were dropped: %v dropped, want %d", got, floodN-size)
+	}
+	if n := r.queue.len(); n != size+otherN {
+		t.Fatalf("queued %d, want %d", n, size+otherN)
+	}
+	var order []peer.ID
+	for range 2 * otherN {
+		<-r.queue.ready
+		j := r.queue.pop()
+		order = append(order, j.from)
+		r.bufs.Put(j.buf)
+	}
+	if n := slices.Index(order, other); n < 0 || n > 1 || countOf(order, other) != otherN {
+		t.Fatalf("served %v: the other peer's %d packets not taken in turn with the flood", order, otherN)
+	}
+}
+
+// processed is how many of A's flood packets R has peeled: delivered, or dropped as replays.
+func processed(r *Relay, delivered *atomic.Int64) int64 {
+	return delivered.Load() + int64(counter(r.m.dropped.WithLabelValues(reasonReplay)))
+}
+
+// otherLine returns a peer ID whose line (turns.go's stripe) differs from id's.
+func otherLine(r *Relay, id peer.ID) peer.ID {
+	for i := 0; ; i++ {
+		o := peer.ID(fmt.Sprintf("other peer %d", i))
+		if r.laneOf(o) != r.laneOf(id) {
+			return o
+		}
+	}
+}
+
+func countOf(s []peer.ID, id peer.ID) int {
+	n := 0
+	for _, x := range s {
+		if x == id {
+			n++
+		}
+	}
+	return n
+}
+
+// watchTransport wraps a relayer's transport: onMsg is called with each msg frame's sender before
+// the relay's handler takes it, onSend with the next hop of each msg frame the relayer sends.
+type watchTransport struct {
+	Transport
+	onMsg  func(from peer.ID)
+	onSend func(to peer.ID)
+}
+
+func (w *watchTransport) Handle(proto p2p.Protocol, fn p2p.Handler) error {
+	if proto != p2p.ProtocolMsg {
+		return w.Transport.Handle(proto, fn)
+	}
+	return w.Transport.Handle(proto, func(from peer.ID, frame []byte) {
+		w.onMsg(from)
+		fn(from, frame)
+	})
+}
+
+func (w *watchTransport) Send(ctx context.Context, to peer.ID, proto p2p.Protocol, frame []byte) error {
+	if proto == p2p.ProtocolMsg {
+		w.onSend(to)
+	}
+	return w.Transport.Send(ctx, to, proto, frame)
+}
+
+// TestFloodLeavesOthersFlowing: while peer A floods relayer R with packets for R (real packets,
+// built beforehand and pushed round and round as fast as R's host takes them, far faster than R
+// peels; R delivers each once and drops its repeats as replays, after the same work), peer C
+// sends messages one at a time over R to B. R's queue stays within its bound, A's excess is
+// dropped as overload and counted, and every one of C's messages passes (with one FIFO for all,
+// A's flood kept the queue full and C's packets that came while it was were dropped). It logs
+// how many of A's packets R peeled between each of C's packets' arrival and its forwarding: a
+// FIFO's backlog, or, fair, the scheduling of R's workers among the test's busy goroutines.
+func TestFloodLeavesOthersFlowing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds thousands of packets")
+	}
+	const queueSize = 256 // per worker, and A's share
+	var (
+		floodDone atomic.Int64 // A's packets R delivered to itself (see processed)
+		mu        sync.Mutex
+		arrivedAt []int64      // floodDone when each of C's frames reached R
+		passedAt  []int64      // and when R forwarded it
+		backlog   []int        // R's queue when it arrived
+		cID       atomic.Value // C's peer.ID, once known
+		rp        atomic.Pointer[Relay]
+	)
+	nodes := newNet(t, netOptions{edit: func(name string, cfg *Config) {
+		if name != "R" {
+			return
+		}
+		cfg.QueueSize = queueSize
+		cfg.Deliver = func(Received) { floodDone.Add(1) }
+		cfg.Transport = &watchTransport{Transport: cfg.Transport,
+			onMsg: func(from peer.ID) {
+				if id, _ := cID.Load().(peer.ID); id != "" && from == id {
+					mu.Lock()
+					arrivedAt = append(arrivedAt, processed(rp.Load(), &floodDone))
+					backlog = append(backlog, rp.Load().queue.len())
+					mu.Unlock()
+				}
+			},
+			onSend: func(peer.ID) { // only C's packets go on from R
+				mu.Lock()
+				passedAt = append(passedAt, processed(rp.Load(), &floodDone))
+				mu.Unlock()
+			}}
+	}}, "A", "C", "R", "B")
+	a, c, rn, b := nodes["A"], nodes["C"], nodes["R"], nodes["B"]
+	r := rn.relay
+	rp.Store(r)
+	cID.Store(c.id())
+	ctx := t.Context()
+
+	// A's flood: packets for R, built with A's frames held back.
+	const floodN = 2000
+	a.transport.mu.Lock()
+	a.transport.hold = true
+	a.transport.mu.Unlock()
+	for range floodN {
+		if _, err := a.relay.Send(ctx, []peer.ID{r.ID()}, "flood"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.transport.mu.Lock()
+	frames := a.transport.sent
+	a.transport.mu.Unlock()
+
+	// The first of C's messages opens the streams C → R → B before anything is measured.
+	if _, err := c.relay.Send(ctx, ids(rn, b), "warm-up"); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the warm-up delivered", func() bool { return len(b.deliveries()) == 1 })
+	mu.Lock()
+	arrivedAt, passedAt, backlog = nil, nil, nil
+	mu.Unlock()
+
+	pushed := make(chan struct{})
+	stop := make(chan struct{})
+	var maxQueued atomic.Int64
+	go func() {
+		defer close(pushed)
+		for i := 0; ; {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if n := int64(r.queue.len()); n > maxQueued.Load() {
+				maxQueued.Store(n)
+			}
+			err := a.host.Send(ctx, r.ID(), p2p.ProtocolMsg, frames[i])
+			switch {
+			case err == nil:
+				i = (i + 1) % len(frames)
+			case errors.Is(err, p2p.ErrQueueFull):
+				time.Sleep(50 * time.Microsecond) // let A's writer drain: pacing, not synchronisation
+			default:
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-pushed }()
+	eventually(t, 30*time.Second, "A's flood backlogged at R", func() bool { return r.queue.len() >= queueSize/2 })
+
+	const messages = 10
+	for i := range messages {
+		if _, err := c.relay.Send(ctx, ids(rn, b), fmt.Sprintf("message %d", i)); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, fmt.Sprintf("R forwarded C's message %d (dropped as overload: %v)", i, dropped(rn, reasonOverload)), func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(passedAt) == i+1
+		})
+	}
+	eventually(t, 30*time.Second, "C's messages delivered", func() bool { return len(b.deliveries()) == 1+messages })
+	mu.Lock()
+	defer mu.Unlock()
+	if len(arrivedAt) != messages || len(passedAt) != messages {
+		t.Fatalf("C's packets: %d reached R, %d left it, want %d", len(arrivedAt), len(passedAt), messages)
+	}
+	var overtaken []int64
+	var during int
+	for i := range messages {
+		if backlog[i] < queueSize/4 {
+			continue // the flood had ebbed: this one says nothing
+		}
+		during++
+		overtaken = append(overtaken, passedAt[i]-arrivedAt[i])
+	}
+	if during < messages/2 {
+		t.Fatalf("only %d of C's %d packets came while A's flood was backlogged (backlogs %v)", during, messages, backlog)
+	}
+	if m := maxQueued.Load(); m > int64(queueSize*max(r.cfg.Workers, 2)) {
+		t.Fatalf("R queued %d packets, more than its bound %d", m, queueSize*max(r.cfg.Workers, 2))
+	}
+	if got := dropped(rn, reasonOverload); got == 0 {
+		t.Fatalf("R dropped none of A's flood as overload (queue at most %d)", maxQueued.Load())
+	}
+	t.Logf("C's packets overtaken by %v of A's (backlogs at arrival %v); R queued at most %d; dropped as overload %v",
+		overtaken, backlog, maxQueued.Load(), dropped(rn, reasonOverload))
+}
