@@ -189,7 +189,10 @@ func (nj networkJSON) network() (Network, *FieldError) {
 	if msg := validName(nj.Name); msg != "" {
 		return fail("name", "%s", msg)
 	}
-	n := Network{Name: nj.Name, Description: nj.Description, Provider: nj.Provider, Peers: nj.Peers, PrivateAddresses: nj.PrivateAddresses}
+	n := Network{Name: nj.Name, Description: nj.Description, Provider: nj.Provider, PrivateAddresses: nj.PrivateAddresses}
+	if len(nj.Peers) > 0 {
+		n.Peers = nj.Peers
+	}
 	if nj.ChainID == nil {
 		return fail("chainId", "missing: the chain's EIP-155 id")
 	}
