@@ -1,7 +1,9 @@
 // Package config owns the node's configuration: the flags of `relayd`, their
-// environment-variable fallbacks (RELAYD_<UPPER_SNAKE>), defaults and
-// validation. It does no I/O beyond reading the environment and files it is
-// pointed at. Of relayd's packages it imports only internal/settings, whose
+// environment variables (RELAYD_<UPPER_SNAKE>), the config file (--config, TOML
+// or YAML, keys = flag names), read in that precedence with koanf (Load), the
+// defaults, validation, and the effective configuration with each key's source
+// and secrets redacted (Loaded.Effective). It does no I/O beyond reading the
+// environment and files it is pointed at. Of relayd's packages it imports only internal/settings, whose
 // definitions give the defaults and ranges of the flags that set a setting at
 // a node's start, internal/origin, which checks --allowedHosts and
 // --corsOrigins, internal/exit, which reads --service, and internal/token.

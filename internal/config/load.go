@@ -407,9 +407,16 @@ const (
 	kindDuration
 	kindNumber
 	kindList
+	kindAmount // a token amount: a string ("2.5") or a number
 )
 
+// amountFlags are the string flags of token amounts, which a file may give as numbers.
+var amountFlags = map[string]bool{"channelFunding": true}
+
 func kindOf(f *flag.Flag) kind {
+	if amountFlags[f.Name] {
+		return kindAmount
+	}
 	g, ok := f.Value.(flag.Getter)
 	if !ok {
 		return kindString
@@ -464,6 +471,17 @@ func fileTexts(k kind, v any) ([]string, string) {
 			return []string{strconv.FormatFloat(f, 'g', -1, 64)}, ""
 		}
 		return nil, "want a number, got " + describe(v)
+	case kindAmount:
+		if s, ok := v.(string); ok {
+			return []string{s}, ""
+		}
+		if i, ok := integer(v); ok {
+			return []string{strconv.FormatInt(i, 10)}, ""
+		}
+		if f, ok := v.(float64); ok {
+			return []string{strconv.FormatFloat(f, 'f', -1, 64)}, ""
+		}
+		return nil, `want an amount of tokens such as 100 or "2.5", got ` + describe(v)
 	case kindList:
 		switch v := v.(type) {
 		case string:

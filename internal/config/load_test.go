@@ -93,6 +93,37 @@ func TestLoadFile(t *testing.T) {
 	}
 }
 
+// TestLoadFileValues: values whose form a file may vary: a token amount as a number or a
+// string, a chain address in YAML without quotes, durations of 0.
+func TestLoadFileValues(t *testing.T) {
+	const addr = "0x059c779Fd53Eb799aF70Bb720960F6787eB4548D"
+	for content, want := range map[string]Config{
+		"channelFunding = 250\n":           {ChannelFunding: "250"},
+		"channelFunding = 2.5\n":           {ChannelFunding: "2.5"},
+		"channelFunding = \"0.125\"\n":     {ChannelFunding: "0.125"},
+		"mixDelayMin = 0\n":                {MixDelayMin: 0},
+		"mixDelayMin = \"20ms\"\n":         {MixDelayMin: 20 * time.Millisecond},
+		"channelsContract: " + addr + "\n": {ChannelsContract: addr},
+		"channelFunding: 7\nsendRate: 0\n": {ChannelFunding: "7", SendRate: 0},
+	} {
+		name := "c.toml"
+		if strings.Contains(content, ": ") {
+			name = "c.yaml"
+		}
+		l := load(t, []string{"--config", writeConfig(t, name, content)}, nil)
+		c := l.Config
+		if (want.ChannelFunding != "" && c.ChannelFunding != want.ChannelFunding) || c.MixDelayMin != want.MixDelayMin ||
+			(want.ChannelsContract != "" && c.ChannelsContract != want.ChannelsContract) ||
+			(strings.Contains(content, "sendRate") && c.SendRate != 0) {
+			t.Errorf("%q: funding %q min %v contract %q send %v", content, c.ChannelFunding, c.MixDelayMin, c.ChannelsContract, c.SendRate)
+		}
+	}
+	path := writeConfig(t, "c.toml", "channelFunding = true\n")
+	if _, err := Load([]string{"--config", path}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "line 1: channelFunding: want an amount of tokens") {
+		t.Fatalf("a boolean amount: %v", err)
+	}
+}
+
 // TestPrecedence: one test per rule of flag > env > file > default, each checking the value and
 // the source.
 func TestPrecedence(t *testing.T) {
