@@ -72,6 +72,11 @@ type Config struct {
 	Health []health.Checker
 	// Metrics serves GET /node/metrics (Prometheus text).
 	Metrics http.Handler
+	// Backup serves GET /node/backup, a copy of the node's store; nil: 503.
+	Backup StoreBackup
+	// BackupDir is where GET /node/backup makes the copy before sending it (default: the
+	// system's temporary directory); the data directory's file system has room for it.
+	BackupDir string
 	// Timeout bounds one operation, chain transactions included; past it the client gets 504
 	// TIMEOUT (default DefaultTimeout).
 	Timeout time.Duration
@@ -157,6 +162,7 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodGet, "/tickets/statistics", s.getTicketStatistics},
 		{http.MethodGet, "/node/info", s.getInfo},
 		{http.MethodGet, "/node/metrics", s.getMetrics},
+		{http.MethodGet, "/node/backup", s.getBackup},
 		{http.MethodGet, "/aliases", s.getAliases},
 		{http.MethodPost, "/aliases", s.postAlias},
 		{http.MethodGet, "/aliases/{alias}", s.getAlias},

@@ -85,6 +85,7 @@ var errorTable = []struct {
 	// The node holds as many sessions as it may: 429, retry once one is closed.
 	{gateway.ErrLimit, http.StatusTooManyRequests, CodeTooManySessions,
 		"cannot %s: the node holds as many sessions as it may; close one first", false},
+	{ErrBackupSpace, http.StatusInsufficientStorage, CodeStoreFull, "cannot %s: the node's disk has no room for the copy", false},
 	{context.DeadlineExceeded, http.StatusGatewayTimeout, CodeTimeout, "%s timed out", false},
 }
 

@@ -30,7 +30,7 @@ func (n *fakeNode) config(disableAuth bool) Config {
 	return Config{Token: testToken, DisableAuth: disableAuth, Version: "9.9.9", Network: "test",
 		Self: n.Identity, Peers: n.dir, Transport: n.transport, Discovery: n.discovery, Settings: n.settings,
 		Messenger: n.messenger, Mail: n.mail, Chain: n.chain, Tickets: n.chain, ChainInfo: n.chainInfo, Indexer: fakeIndexer(42),
-		Graph: n.graph, Metrics: fakeMetrics, Streams: newTestStreams(), Sessions: n.sessions}
+		Graph: n.graph, Metrics: fakeMetrics, Streams: newTestStreams(), Sessions: n.sessions, Backup: fakeBackup{}}
 }
 
 // faultyConfig serves n with every chain-side call (messenger, courier, chain, tickets), the
@@ -43,6 +43,7 @@ func (n *fakeNode) faultyConfig(err error) Config {
 	cfg.Chain = faultyChain{n.chain, err}
 	cfg.Tickets = faultyChain{n.chain, err}
 	cfg.Sessions = faultySessions{n.sessions, err}
+	cfg.Backup = fakeBackup{err: err}
 	return cfg
 }
 

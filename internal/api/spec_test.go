@@ -495,6 +495,10 @@ func specCases(f *specFixture) []specCase {
 		{name: "info, no chain", method: "GET", path: "/node/info", status: 200, noChain: true},
 		{name: "metrics", method: "GET", path: "/node/metrics", status: 200},
 		{name: "metrics, none", method: "GET", path: "/node/metrics", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "backup", method: "GET", path: "/node/backup", status: 200},
+		{name: "backup, failing", method: "GET", path: "/node/backup", status: 500, code: CodeUnknownFailure, fault: errStoreClosed},
+		{name: "backup, no store", method: "GET", path: "/node/backup", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "backup, disk full", method: "GET", path: "/node/backup", status: 507, code: CodeStoreFull, fault: errBackupDiskFull},
 
 		{name: "sessions", method: "GET", path: "/sessions", status: 200},
 		{name: "sessions, none", method: "GET", path: "/sessions", status: 503, code: CodeUnknownFailure, noSessions: true},
