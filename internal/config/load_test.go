@@ -164,6 +164,11 @@ func TestPrecedence(t *testing.T) {
 	if l.Config.APIPort != 7001 || l.File != other || l.FileSource.Kind != FromFlag {
 		t.Fatalf("--config over RELAYD_CONFIG: port %d file %q", l.Config.APIPort, l.File)
 	}
+	// --config "" reads no file, whatever RELAYD_CONFIG says.
+	l = load(t, []string{"--config", ""}, map[string]string{"RELAYD_CONFIG": path})
+	if l.Config.APIPort != 3001 || l.File != "" {
+		t.Fatalf("--config \"\": port %d file %q", l.Config.APIPort, l.File)
+	}
 	l = load(t, nil, map[string]string{"RELAYD_CONFIG": other})
 	if l.FileSource != (Source{Kind: FromEnv, Name: "RELAYD_CONFIG"}) {
 		t.Fatalf("file source %+v", l.FileSource)
