@@ -128,7 +128,12 @@ func New(cfg Config) (*Host, error) {
 		opts = append(opts, libp2p.AddrsFactory(func([]ma.Multiaddr) []ma.Multiaddr { return slices.Clone(announce) }))
 	}
 	if cfg.Traversal {
-		opts = append(opts, h.traversalOptions(cfg)...)
+		more, err := h.traversalOptions(cfg)
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		opts = append(opts, more...)
 	} else {
 		opts = append(opts, libp2p.DisableRelay())
 	}

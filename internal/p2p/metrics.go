@@ -69,7 +69,7 @@ func newMetrics() *metrics {
 
 	holePunches := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "relayd", Subsystem: "p2p", Name: "hole_punches_total",
-		Help: "Hole punches (DCUtR) on either side, by result: attempt (every one that ended) and success (those that opened a direct connection).",
+		Help: "Direct connections the hole-punching service (DCUtR) tried after meeting a peer over a relay, its direct dials and synchronised punches together, by result: attempt (every one that ended) and success (those that opened a direct connection).",
 	}, []string{"result"})
 
 	m := &metrics{

@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 	"github.com/libp2p/go-libp2p/p2p/protocol/holepunch"
 	ma "github.com/multiformats/go-multiaddr"
@@ -91,8 +93,21 @@ const (
 // traversalOptions are the libp2p options of NAT traversal (Config.Traversal): AutoNAT v1 and v2
 // (clients and servers), the relay transport, a relay service while the node is public, autorelay
 // over the host's public peers, and hole punching traced into h's reach records.
-func (h *Host) traversalOptions(cfg Config) []libp2p.Option {
+func (h *Host) traversalOptions(cfg Config) ([]libp2p.Option, error) {
+	limits := rcmgr.DefaultLimits
+	libp2p.SetDefaultServiceLimits(&limits)
+	// go-libp2p admits 8 connections from one IPv4 address (or IPv6 /56); a relayed connection
+	// counts against its relay's address, so a relay carrying the circuits of a few nodes to
+	// this one would have them refused.
+	perIP := cfg.RelayLimit.Circuits * 4
+	mgr, err := rcmgr.NewResourceManager(rcmgr.NewFixedLimiter(limits.AutoScale()),
+		rcmgr.WithLimitPerSubnet([]rcmgr.ConnLimitPerSubnet{{PrefixLength: 32, ConnCount: perIP}},
+			[]rcmgr.ConnLimitPerSubnet{{PrefixLength: 56, ConnCount: perIP}}))
+	if err != nil {
+		return nil, fmt.Errorf("resource manager: %w", err)
+	}
 	opts := []libp2p.Option{
+		libp2p.ResourceManager(mgr),
 		libp2p.EnableAutoNATv2(),
 		libp2p.EnableNATService(),
 		libp2p.EnableRelay(),
@@ -115,7 +130,7 @@ func (h *Host) traversalOptions(cfg Config) []libp2p.Option {
 		// saves AutoNAT's rounds (it needs public addresses observed by four peers).
 		opts = append(opts, libp2p.ForceReachabilityPrivate())
 	}
-	return opts
+	return opts, nil
 }
 
 // anyPublic reports whether a listen address is public, or unspecified on a host one of whose
@@ -182,21 +197,26 @@ func isCircuit(a ma.Multiaddr) bool {
 	return err == nil
 }
 
-// reachTracker records the hole punches of the host (holepunch.EventTracer) and counts them.
+// reachTracker records what the host's hole-punching service did (holepunch.EventTracer): the
+// peers it reached directly after meeting them over a relay, and the counts.
 type reachTracker struct {
 	mu sync.Mutex
-	// punched holds the peers a hole punch reached; a direct connection to them is "hole-punched".
+	// punched holds the peers the hole-punching service reached directly (by its direct dial or
+	// its synchronised punch); a direct connection to them is "hole-punched".
 	punched  map[peer.ID]bool
 	attempts prometheus.Counter
 	success  prometheus.Counter
-	// stats counts hole punches: attempts (one per EndHolePunch) and those that succeeded.
-	stats HolePunchStats
+	stats    HolePunchStats
 }
 
-// HolePunchStats counts the host's hole punches since it started: each attempt of DCUtR (either
-// side of it), and those that ended in a direct connection.
+// HolePunchStats counts what the host's hole-punching service (DCUtR) did since it started. When
+// a node accepts a connection over a relay it first dials the other node's public addresses
+// itself (DirectDials): the other node does the same at about the same time, which opens many
+// NATs as a punch does; only if that fails do the two run a synchronised hole punch (HolePunches,
+// up to three attempts, counted on both sides).
 type HolePunchStats struct {
-	Attempts, Successes uint64
+	DirectDials, DirectDialSuccesses uint64
+	HolePunches, HolePunchSuccesses  uint64
 }
 
 func newReachTracker(m *metrics) *reachTracker {
@@ -206,17 +226,26 @@ func newReachTracker(m *metrics) *reachTracker {
 
 // Trace implements holepunch.EventTracer.
 func (t *reachTracker) Trace(evt *holepunch.Event) {
-	end, ok := evt.Evt.(*holepunch.EndHolePunchEvt)
-	if !ok {
+	var success bool
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch e := evt.Evt.(type) {
+	case *holepunch.DirectDialEvt:
+		t.stats.DirectDials++
+		if success = e.Success; success {
+			t.stats.DirectDialSuccesses++
+		}
+	case *holepunch.EndHolePunchEvt:
+		t.stats.HolePunches++
+		if success = e.Success; success {
+			t.stats.HolePunchSuccesses++
+		}
+	default:
 		return
 	}
 	t.attempts.Inc()
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.stats.Attempts++
-	if end.Success {
+	if success {
 		t.success.Inc()
-		t.stats.Successes++
 		t.punched[evt.Remote] = true
 	}
 }
@@ -227,7 +256,7 @@ func (t *reachTracker) holePunched(id peer.ID) bool {
 	return t.punched[id]
 }
 
-// HolePunches returns the host's hole-punch counts.
+// HolePunches returns what the host's hole-punching service did.
 func (h *Host) HolePunches() HolePunchStats {
 	h.reach.mu.Lock()
 	defer h.reach.mu.Unlock()
@@ -268,9 +297,10 @@ func (h *Host) hasDirectConn(id peer.ID) bool {
 // after /p2p-circuit): none while it is reachable directly or holds no reservation.
 func (h *Host) RelayAddrs() []ma.Multiaddr {
 	var out []ma.Multiaddr
+	self := ma.StringCast("/p2p/" + h.self.String())
 	for _, a := range h.host.Addrs() {
 		if isCircuit(a) {
-			out = append(out, a)
+			out = append(out, a.Encapsulate(self))
 		}
 	}
 	return out

@@ -108,7 +108,7 @@ func TestRelayedThenDirect(t *testing.T) {
 			}
 		}
 	}
-	if hp := c.HolePunches(); hp.Attempts != 0 {
+	if hp := c.HolePunches(); hp.HolePunches != 0 {
 		t.Fatalf("hole punches %+v on loopback, want none", hp)
 	}
 }

@@ -74,8 +74,8 @@ const (
 	ReachNone Reach = ""
 	// ReachDirect: a direct connection that needed no hole punch.
 	ReachDirect Reach = "direct"
-	// ReachHolePunched: a direct connection that a hole punch (DCUtR) opened after the two
-	// nodes met over a relay.
+	// ReachHolePunched: a direct connection that the hole-punching service (DCUtR) opened after
+	// the two nodes met over a relay: by dialing each other at once, or by a synchronised punch.
 	ReachHolePunched Reach = "hole-punched"
 	// ReachRelayed: only a circuit relay v2 connection through a third node, which carries
 	// (and pays for) every byte.
