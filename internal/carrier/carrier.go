@@ -76,9 +76,10 @@ type Carrier struct {
 	entries map[session.ID]*entryLink
 	exits   map[session.ID]*exitLink
 	pending map[session.ID]*exitLink // blocks that came before their session's SYN
-	// ended are the sessions whose exit link ended last (at most maxEnded, oldest first in
-	// endedOrder): the parts that still come for them are dropped, not kept as pending.
-	ended      map[session.ID]bool
+	// ended are the exit links of the sessions that ended last (at most maxEnded, oldest first
+	// in endedOrder): the parts that still come for them go to the ended link, which keeps a
+	// block for the session's late answers a while and drops the rest, not to a pending one.
+	ended      map[session.ID]*exitLink
 	endedOrder []session.ID
 
 	statsMu sync.Mutex // taken under the links' locks: never take another lock while held
@@ -100,7 +101,7 @@ type Stats struct {
 	Malformed uint64
 }
 
-// ErrEnded is a Send on a link whose session ended.
+// ErrEnded is a Send on a link whose session ended before it sent its first frame.
 var ErrEnded = errors.New("carrier: the session ended")
 
 // New checks cfg and returns a Carrier. Close stops its sends.
@@ -126,7 +127,7 @@ func New(cfg Config) (*Carrier, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Carrier{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[session.ID]*entryLink{},
-		exits: map[session.ID]*exitLink{}, pending: map[session.ID]*exitLink{}, ended: map[session.ID]bool{}}, nil
+		exits: map[session.ID]*exitLink{}, pending: map[session.ID]*exitLink{}, ended: map[session.ID]*exitLink{}}, nil
 }
 
 // Attach sets the mux the carrier hands received frames to; call it once, before Receive.
@@ -212,9 +213,7 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 		if err != nil {
 			return err
 		}
-		if l := c.exitFor(p.id); l != nil {
-			l.addPart(p)
-		}
+		c.exitFor(p.id).addPart(p)
 		return nil
 	case text[0] == KindAnswer && reply:
 		stock, received, seg, err := decodeAnswer(text)
@@ -235,17 +234,17 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 	return fmt.Errorf("%w: kind %#02x (reply %v)", ErrMalformed, text[0], reply)
 }
 
-// exitFor returns the exit link of session id, or the pending one that holds its blocks until
-// its SYN comes (made now, evicting the oldest beyond MaxPending and any older than PendingFor);
-// nil for a session that ended.
+// exitFor returns the exit link of session id (an ended one for a session that ended), or the
+// pending one that holds its blocks until its SYN comes (made now, evicting the oldest beyond
+// MaxPending and any older than PendingFor).
 func (c *Carrier) exitFor(id session.ID) *exitLink {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if l := c.exits[id]; l != nil {
 		return l
 	}
-	if c.ended[id] {
-		return nil
+	if l := c.ended[id]; l != nil {
+		return l
 	}
 	if l := c.pending[id]; l != nil {
 		return l
@@ -290,14 +289,17 @@ func (c *Carrier) forgetExit(l *exitLink) {
 	if c.exits[l.id] == l {
 		delete(c.exits, l.id)
 	}
-	if !c.ended[l.id] {
+	if _, ok := c.ended[l.id]; !ok {
 		if len(c.endedOrder) >= maxEnded {
+			if old := c.ended[c.endedOrder[0]]; old != nil && c.exits[old.id] != old {
+				old.letGo()
+			}
 			delete(c.ended, c.endedOrder[0])
 			c.endedOrder = c.endedOrder[1:]
 		}
-		c.ended[l.id] = true
 		c.endedOrder = append(c.endedOrder, l.id)
 	}
+	c.ended[l.id] = l
 }
 
 // Sessions is how many entry and exit links the carrier holds, and how many sessions it keeps

@@ -75,7 +75,7 @@ func (l *entryLink) Send(_ context.Context, frame []byte) error {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended {
+	if l.ended && !l.known {
 		return ErrEnded
 	}
 	if !l.known {
@@ -274,7 +274,8 @@ func (l *entryLink) next() func(context.Context) {
 }
 
 // Ended forgets the session: the frames still queued (a UDP flow's FIN, an RST) are sent, the
-// blocks not, and nothing new is taken.
+// blocks not. Frames sent later (the mux's answers to the session's late frames: its RST, its
+// last acknowledgement) go without blocks.
 func (l *entryLink) Ended(session.Reason) {
 	l.mu.Lock()
 	l.ended = true

@@ -20,6 +20,7 @@ type exitLink struct {
 	mu     sync.Mutex
 	s      sender
 	ended  bool
+	gone   bool // an ended link that let go of everything: it takes no block any more
 	frames [][]byte
 	stock  []stocked
 	parts  map[uint8]*[2][]byte // halves of blocks by number
@@ -56,7 +57,9 @@ func (l *exitLink) Send(_ context.Context, frame []byte) error {
 func (l *exitLink) addPart(p part) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended && len(l.frames) == 0 {
+	// An ended session keeps at most endedStock blocks, for what its mux answers late frames
+	// with (its RST, its last acknowledgement), and the halves of at most two.
+	if l.gone || (l.ended && (len(l.stock) >= endedStock || (len(l.parts) >= 2 && l.parts[p.number] == nil))) {
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 		return
 	}
@@ -88,7 +91,7 @@ func (l *exitLink) addPart(p part) {
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 		return
 	}
-	if len(l.stock) >= l.c.cfg.MaxStock { // the oldest goes: the entry sends more only when the old are useless
+	if len(l.stock) >= l.c.cfg.MaxStock || (l.ended && len(l.stock) >= endedStock) { // the oldest goes: the entry sends more only when the old are useless
 		l.stock = l.stock[1:]
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 	}
@@ -138,23 +141,24 @@ func (l *exitLink) next() func(context.Context) {
 	}
 }
 
-// Ended lets go of the session's blocks (but one when the session was reset: the mux answers
-// its late frames with the RST again) and of its halves. Frames still waiting for a block (the RST of a session refused
-// before its first block came) keep the link, and the blocks that come for it, until they are
-// sent or PendingFor passed.
-func (l *exitLink) Ended(reset session.Reason) {
+// Ended lets go of the session's blocks but the newest endedStock (one) and of its halves: the
+// mux answers the session's late frames, with the RST again when it was reset, with its last
+// acknowledgement when it ended cleanly (the entry's FIN sent again after the exit's
+// acknowledgement was lost), and a block the entry sends again takes the used one's place. The
+// link keeps that block until the carrier forgets the session (it remembers the last maxEnded
+// ones: at most that many blocks a node). Frames still waiting for a block (the RST of a
+// session refused before its first block came) keep the link among the carrier's sessions
+// until they are sent or PendingFor passed.
+func (l *exitLink) Ended(session.Reason) {
 	l.mu.Lock()
 	l.ended = true
 	waiting := len(l.frames) > 0
 	l.frames = slices.Clone(l.frames[max(len(l.frames)-maxEndedFrames, 0):])
-	keep := len(l.frames)
-	if reset != 0 {
-		keep++
-	}
-	n := max(len(l.stock)-keep, 0)
-	// New slices: the mux keeps the link of an ended session a while (to answer its late frames
-	// with an RST), and the dropped blocks must not stay reachable through the old arrays.
-	l.stock, l.parts = slices.Clone(l.stock[:len(l.stock)-n]), nil
+	n := max(len(l.stock)-len(l.frames)-endedStock, 0)
+	// New slices: the mux keeps the link of an ended session a while (to answer its late frames),
+	// and the dropped blocks must not stay reachable through the old arrays. The newest stay: the
+	// link answers on the newest first.
+	l.stock, l.parts = slices.Clone(l.stock[n:]), nil
 	l.mu.Unlock()
 	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
 	if waiting {
@@ -164,15 +168,28 @@ func (l *exitLink) Ended(reset session.Reason) {
 	l.c.forgetExit(l)
 }
 
-// maxEndedFrames is the most frames a link keeps waiting for a block after its session ended.
-const maxEndedFrames = 4
+// letGo drops everything an ended link holds, once the carrier forgot its session: the mux may
+// still hold the link, and answers nothing on it any more. The carrier's lock may be held.
+func (l *exitLink) letGo() {
+	l.mu.Lock()
+	n := len(l.stock)
+	l.gone, l.stock, l.frames, l.parts = true, nil, nil, nil
+	l.mu.Unlock()
+	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
+}
+
+// maxEndedFrames is the most frames a link keeps waiting for a block after its session ended;
+// endedStock the most blocks it keeps for the late answers.
+const (
+	maxEndedFrames = 4
+	endedStock     = 1
+)
 
 // endPending drops every block of a pending link the carrier let go of: blocks that still
 // come for the session make a new one. The carrier's lock is held (it is taken before a link's).
 func (l *exitLink) endPending() {
 	l.mu.Lock()
-	n := len(l.stock)
-	l.ended, l.stock, l.frames, l.parts = true, nil, nil, nil
+	l.ended = true
 	l.mu.Unlock()
-	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
+	l.letGo()
 }

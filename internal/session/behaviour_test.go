@@ -680,3 +680,53 @@ func TestLateSYNDoesNotReopen(t *testing.T) {
 		t.Fatalf("a late SYN opened %d sessions", n)
 	}
 }
+
+// TestLastAckAfterLinger: the exit's acknowledgement of the entry's FIN is lost, and the exit
+// leaves its mux (its Linger ended) before the FIN comes again: the ended session's last
+// acknowledgement answers it, and the entry ends cleanly within a few of its timeouts instead
+// of sending its FIN until MaxRetries expiries end it.
+func TestLastAckAfterLinger(t *testing.T) {
+	cfgA, cfgB := fastConfig(), fastConfig()
+	cfgA.MinRTO, cfgA.InitialRTO, cfgA.MaxRTO, cfgA.MaxRetries = 300*time.Millisecond, 300*time.Millisecond, 10*time.Second, 8
+	cfgB.Linger = time.Millisecond
+	var entryFIN atomic.Int64 // the seq after the entry's FIN, once sent
+	var dropped atomic.Int64
+	p := newPairOf(t, cfgA, cfgB, netem{}, netem{})
+	p.ab.tap = func(f Frame) {
+		if f.Flags&FlagFIN != 0 {
+			entryFIN.Store(int64(f.Seq) + 1)
+		}
+	}
+	p.ba.drop = func(f Frame) bool {
+		if n := entryFIN.Load(); n != 0 && f.Flags&FlagACK != 0 && int64(f.Ack) == n && dropped.Load() == 0 {
+			dropped.Add(1)
+			return true
+		}
+		return false
+	}
+	var rsts atomic.Int64
+	p.ba.tap = func(f Frame) {
+		if f.Flags&FlagRST != 0 {
+			rsts.Add(1)
+		}
+	}
+	entry, exit := p.connect(t, ModeTCP)
+	_ = entry.SetDeadline(time.Now().Add(20 * time.Second))
+	if err := exit.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(entry); err != nil {
+		t.Fatal(err)
+	}
+	if err := entry.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, func() bool { return p.b.Sessions() == 0 }, 10*time.Second, "the exit leaves its mux")
+	wait.For(t, func() bool { return p.a.Sessions() == 0 }, 5*time.Second, "the entry leaves its mux")
+	if dropped.Load() != 1 {
+		t.Fatalf("dropped %d acknowledgements of the entry's FIN, want 1", dropped.Load())
+	}
+	if st := entry.Stats(); st.Timeouts > 3 || rsts.Load() != 0 {
+		t.Fatalf("the entry's FIN timed out %d times; the exit sent %d RSTs", st.Timeouts, rsts.Load())
+	}
+}

@@ -23,13 +23,14 @@ type netem struct {
 }
 
 // memLink is an in-memory Link to a peer Mux. Every frame sent must decode and fit max; tap, if
-// set, sees each one (before any loss).
+// set, sees each one (before any loss), and drop, if set, loses those it says.
 type memLink struct {
 	t    testing.TB
 	max  int
 	em   netem
 	peer *Mux
 	tap  func(Frame)
+	drop func(Frame) bool              // drops the frames it says (after tap)
 	cut  atomic.Bool                   // drop everything: a dead peer
 	hold atomic.Pointer[chan struct{}] // Send blocks until it is closed
 	held atomic.Int64                  // Sends that blocked on hold
@@ -62,7 +63,7 @@ func (l *memLink) Send(_ context.Context, frame []byte) error {
 	if l.tap != nil {
 		l.tap(f)
 	}
-	if l.cut.Load() {
+	if l.cut.Load() || (l.drop != nil && l.drop(f)) {
 		return nil
 	}
 	var delays []time.Duration

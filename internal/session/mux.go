@@ -11,14 +11,20 @@ import (
 )
 
 // maxTombs is how many ended sessions a mux remembers: a late or replayed SYN opens none of them
-// again, and the late frames of one it reset itself are answered with the RST again (so that a
-// lost RST still reaches the peer).
+// again, the late frames of one it reset itself are answered with the RST again (so that a
+// lost RST still reaches the peer), and a FIN sent again to one that ended cleanly is answered
+// with its last acknowledgement (so that a lost acknowledgement does not leave the peer
+// sending its FIN until it times out).
 const maxTombs = 1024
 
 type tomb struct {
 	link   Link
 	reason Reason
 	mode   Mode
+	// final says the session ended cleanly in TCP mode (both FINs in): its last
+	// acknowledgement, seq and ack, answers the peer's FIN or data sent again.
+	final    bool
+	seq, ack uint32
 }
 
 type ctrlFrame struct {
@@ -32,7 +38,7 @@ type ctrlFrame struct {
 type Mux struct {
 	cfg     Config
 	backlog chan *Conn
-	ctrl    chan ctrlFrame // RSTs Receive answers with, sent by Run
+	ctrl    chan ctrlFrame // what Receive answers ended sessions with, sent by Run
 	stopped chan struct{}  // closed when Run returns
 
 	mu        sync.Mutex
@@ -81,7 +87,7 @@ func (m *Mux) Run(ctx context.Context) error {
 	return nil
 }
 
-// sendCtrl sends the RSTs Receive answers frames of reset sessions with.
+// sendCtrl sends what Receive answers the frames of ended sessions with (RSTs, last acknowledgements).
 func (m *Mux) sendCtrl(ctx context.Context) {
 	for {
 		select {
@@ -116,6 +122,10 @@ func (m *Mux) remove(c *Conn, reason Reason) {
 	if e, ok := c.link.(Ender); ok {
 		defer e.Ended(reason)
 	}
+	c.mu.Lock()
+	final := c.mode == ModeTCP && c.err == nil && c.finRecv && reason == 0
+	seq, ack := c.sndNxt, c.rcvNxt
+	c.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.sessions[c.id] == c {
@@ -131,8 +141,8 @@ func (m *Mux) remove(c *Conn, reason Reason) {
 		}
 		m.tombOrder = append(m.tombOrder, c.id)
 	}
-	t := tomb{reason: reason, mode: c.mode}
-	if reason != 0 { // only a session the mux reset itself answers again, over its link
+	t := tomb{reason: reason, mode: c.mode, final: final, seq: seq, ack: ack}
+	if reason != 0 || final { // a session the mux reset itself, or that ended cleanly, answers again
 		t.link = c.link
 	}
 	m.tombs[c.id] = t
@@ -224,8 +234,14 @@ func (m *Mux) Receive(frame []byte) error {
 	}
 	if t, ok := m.tombs[f.ID]; ok {
 		m.mu.Unlock()
-		if f.Flags&FlagRST == 0 && t.reason != 0 {
+		switch {
+		case f.Flags&FlagRST != 0:
+		case t.reason != 0:
 			m.answer(t.link, f.ID, t.mode, t.reason)
+		case t.final && f.Flags&FlagSYN == 0 && (f.consumes() || f.Flags&FlagKeepAlive != 0):
+			// The peer missed the last acknowledgement (it came after this side's Linger):
+			// everything up to its FIN arrived, and nothing more is accepted.
+			m.send(t.link, Frame{ID: f.ID, Flags: FlagACK, Seq: t.seq, Ack: t.ack})
 		}
 		return ErrUnknownSession
 	}
@@ -272,6 +288,11 @@ func (m *Mux) answer(link Link, id ID, mode Mode, reason Reason) {
 	if mode == ModeUDP {
 		f.Flags |= FlagUDP
 	}
+	m.send(link, f)
+}
+
+// send queues f for Run to send over link, or drops it when the queue is full.
+func (m *Mux) send(link Link, f Frame) {
 	select {
 	case m.ctrl <- ctrlFrame{link, f.encode()}:
 	default:
