@@ -23,9 +23,11 @@ type PeerInfo struct {
 	Quality    float64  `json:"quality"`
 	// LastSeen is when the peer last answered a heartbeat, in
 	// milliseconds since 1970; 0 before its first answer.
-	LastSeen   int64      `json:"lastSeen"`
-	LatencyMs  float64    `json:"latency"` // last heartbeat round trip in milliseconds
-	Connected  bool       `json:"connected"`
+	LastSeen  int64   `json:"lastSeen"`
+	LatencyMs float64 `json:"latency"` // last heartbeat round trip in milliseconds
+	Connected bool    `json:"connected"`
+	// Reached is how the node reaches the peer now: direct, hole-punched, relayed or none.
+	Reached    string     `json:"reached"`
 	Heartbeats Heartbeats `json:"heartbeats"`
 	// Backoff is the original's heartbeat backoff; relayd pings every
 	// known peer each round, so it is always 0.
@@ -64,7 +66,11 @@ func peerInfo(p peers.Info) PeerInfo {
 		Quality:    p.Quality,
 		LatencyMs:  float64(p.Latency.Microseconds()) / 1000,
 		Connected:  p.Connected,
+		Reached:    string(p.Reach),
 		Heartbeats: Heartbeats{Sent: p.HeartbeatsSent, Success: p.HeartbeatsSucceeded},
+	}
+	if p.Reach == peers.ReachNone {
+		info.Reached = "none"
 	}
 	for _, a := range p.Addrs {
 		info.MultiAddrs = append(info.MultiAddrs, a.String())

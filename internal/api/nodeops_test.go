@@ -34,7 +34,7 @@ func TestPeers(t *testing.T) {
 	a, b := newPeerID(t), newPeerID(t)
 	n.transport.setPeers(
 		peers.Info{ID: a, Addrs: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/1")}, Quality: 1, Connected: true, Latency: 500 * time.Microsecond,
-			LastSeen: time.UnixMilli(1795305600000), HeartbeatsSent: 3, HeartbeatsSucceeded: 3},
+			LastSeen: time.UnixMilli(1795305600000), HeartbeatsSent: 3, HeartbeatsSucceeded: 3, Reach: peers.ReachHolePunched},
 		peers.Info{ID: b, Quality: 0.1},
 	)
 	srv, _ := serve(t, n, false)
@@ -44,8 +44,9 @@ func TestPeers(t *testing.T) {
 		t.Fatalf("%d %s", status, body)
 	}
 	want := PeerInfo{PeerID: a.String(), MultiAddr: "/ip4/127.0.0.1/tcp/1", MultiAddrs: []string{"/ip4/127.0.0.1/tcp/1"}, Quality: 1,
-		LastSeen: 1795305600000, LatencyMs: 0.5, Connected: true, Heartbeats: Heartbeats{Sent: 3, Success: 3}}
-	if len(got.Announced) != 2 || len(got.Connected) != 1 || !reflect.DeepEqual(got.Connected[0], want) || got.Announced[1].PeerID != b.String() {
+		LastSeen: 1795305600000, LatencyMs: 0.5, Connected: true, Reached: "hole-punched", Heartbeats: Heartbeats{Sent: 3, Success: 3}}
+	if len(got.Announced) != 2 || len(got.Connected) != 1 || !reflect.DeepEqual(got.Connected[0], want) || got.Announced[1].PeerID != b.String() ||
+		got.Announced[1].Reached != "none" {
 		t.Fatalf("peers %s", body)
 	}
 	n.transport.setPeers()
