@@ -564,7 +564,7 @@ func (c *cluster) waitAll(ctx context.Context, what string, ready func(context.C
 
 // env is the content of cluster.env.
 func (c *cluster) env() Env {
-	e := Env{APIToken: c.cfg.APIToken, ChainRPC: c.chain.RPCURL()}
+	e := Env{APIToken: c.cfg.APIToken, ChainRPC: c.chain.RPCURL(), Channels: c.chain.ChannelsAddress().Hex(), Token: c.chain.TokenAddress().Hex()}
 	for _, m := range c.nodes {
 		e.Nodes = append(e.Nodes, m.NodeInfo)
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/relayd/relayd/internal/config"
 )
 
 // NodeInfo is what the cluster publishes about one ready node.
@@ -34,16 +36,27 @@ func (n NodeInfo) ConsoleURL() string {
 type Env struct {
 	APIToken string
 	ChainRPC string
+	// Channels and Token are the dev chain's RelayChannels and RelayToken addresses (0x, EIP-55).
+	Channels string
+	Token    string
 	Nodes    []NodeInfo
 }
 
 // Vars lists the variables of the env file in the order they are written:
-// RELAY_API_TOKEN, RELAY_CHAIN_RPC, RELAY_NODE_COUNT, then for each node N
-// RELAY_NODE_N_PEER_ID, _NATIVE_ADDRESS, _API_URL and _WS_URL.
+// RELAY_API_TOKEN, RELAY_CHAIN_RPC, then what one more node needs to join
+// the cluster's network, under the names relayd reads (config.EnvName):
+// RELAYD_PROVIDER (the chain, as RELAY_CHAIN_RPC) and RELAYD_CHANNELS_CONTRACT,
+// and RELAY_TOKEN_ADDRESS for scripts (a node reads the token from the
+// channels contract); then RELAY_NODE_COUNT and for each node N
+// RELAY_NODE_N_PEER_ID, _NATIVE_ADDRESS, _API_URL and _WS_URL. The nodes of
+// `relayd cluster` never read the RELAYD_ variables of its environment.
 func (e Env) Vars() [][2]string {
 	vars := [][2]string{
 		{"RELAY_API_TOKEN", e.APIToken},
 		{"RELAY_CHAIN_RPC", e.ChainRPC},
+		{config.EnvName("provider"), e.ChainRPC},
+		{config.EnvName("channelsContract"), e.Channels},
+		{"RELAY_TOKEN_ADDRESS", e.Token},
 		{"RELAY_NODE_COUNT", fmt.Sprint(len(e.Nodes))},
 	}
 	for _, n := range e.Nodes {
