@@ -37,7 +37,15 @@ type Node struct {
 	Peer peer.ID
 	// Quality is the node's heartbeat quality in [0, 1] (internal/p2p); higher is better.
 	Quality float64
+	// Relayed reports that a circuit relay carries the traffic to the node: this node reaches it
+	// only over a relay, or it announced only relay addresses (a node behind a NAT that others
+	// reach directly only where a hole punch worked). As a relayer it weighs RelayedWeight of its
+	// weight: every byte over it costs a third node, so paths avoid it while others fit.
+	Relayed bool
 }
+
+// RelayedWeight is the factor a relayer's weight takes when Node.Relayed (docs/NAT.md).
+const RelayedWeight = 0.1
 
 // Edge is a payment channel from Source to Destination.
 type Edge struct {
@@ -97,8 +105,8 @@ func weightOf(balance *uint256.Int) float64 { return max(balance.Float64(), 1) }
 // price × relayers, the next one price × (relayers−1), and so on; the last relayer's channel to
 // the recipient carries a ticket worth 0 but must be open. Relayers are distinct, never self or
 // the recipient, and have a Quality of at least MinQuality. Among valid paths the choice is random
-// (from r), each hop weighted by its channel's balance times the next node's quality, so paths
-// vary between calls.
+// (from r), each hop weighted by its channel's balance times the next node's quality (times
+// RelayedWeight for a node a relay carries the traffic to), so paths vary between calls.
 //
 // Errors: ErrBadRelayers, ErrUnknownNode, ErrNotEnoughBalance when paths exist over open
 // channels but none is funded enough, ErrNoPath when there is none at all.
@@ -239,6 +247,9 @@ func (ix *index) search(r *rand.Rand, self, recipient, relayers, pad int, price 
 			// Efraimidis–Spirakis weighted sampling without replacement: sort by u^(1/w),
 			// i.e. by log(u)/w, descending.
 			w := h.weight * max(n.Quality, 1e-9)
+			if n.Relayed {
+				w *= RelayedWeight
+			}
 			u := r.Float64()
 			for u == 0 {
 				u = r.Float64()

@@ -344,3 +344,36 @@ func BenchmarkSelect(b *testing.B) {
 		}
 	})
 }
+
+// TestSelectPrefersDirect: of two equal relayers, the one reached over a relay is picked about
+// RelayedWeight as often as the direct one, and still picked when it is the only one.
+func TestSelectPrefersDirect(t *testing.T) {
+	nodes := []string{"me", "a", "b", "c", "dst"}
+	edges := map[string]uint64{"me>a": 100, "me>b": 100, "a>c": 100, "b>c": 100, "c>dst": 0}
+	g := graph(nodes, nil, edges)
+	for i := range g.Nodes {
+		g.Nodes[i].Relayed = g.Nodes[i].Address == addr("b")
+	}
+	r := rand.New(rand.NewPCG(3, 3))
+	first := map[string]int{}
+	const rounds = 4000
+	for range rounds {
+		p, err := Select(r, g, addr("me"), addr("dst"), 2, price)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first[names(p)[0]]++
+	}
+	// Weights 1 and 0.1: b first with probability 1/11 (about 364 of 4,000).
+	if first["b"] < 250 || first["b"] > 500 {
+		t.Fatalf("relayed relayer first %d of %d times, want about %d", first["b"], rounds, rounds/11)
+	}
+	delete(edges, "me>a")
+	g2 := graph(nodes, nil, edges)
+	for i := range g2.Nodes {
+		g2.Nodes[i].Relayed = g2.Nodes[i].Address == addr("b")
+	}
+	if p, err := Select(r, g2, addr("me"), addr("dst"), 2, price); err != nil || names(p)[0] != "b" {
+		t.Fatalf("only the relayed relayer fits: %v, %v", names(p), err)
+	}
+}
