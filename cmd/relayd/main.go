@@ -20,9 +20,12 @@ import (
 
 // subcommands are what `relayd <name>` runs instead of a node, in the order -h lists them.
 var subcommands = []struct{ name, summary string }{
+	{"backup", "copy a running node's store (through its API) or a stopped node's (--data) to a file"},
 	{"cluster", "start a local relay network: a dev chain and N funded, connected nodes"},
 	{"config", "print the effective configuration (flags, RELAYD_*, config file, defaults), secrets redacted"},
+	{"deploy", "deploy the token (or take one) and the channels contract on a chain; write a networks file"},
 	{"devchain", "run the embedded development chain; `devchain fund` funds an account on it"},
+	{"healthcheck", "exit 0 when a node's /readyz says ready, 1 when not (for container health checks)"},
 	{"version", "print the version, the VCS revision and the Go version"},
 }
 
@@ -48,6 +51,12 @@ func run(args []string) int {
 			return versionMain(args[1:], os.Stdout, os.Stderr)
 		case "config":
 			return configMain(args[1:], os.Getenv, os.Stdout, os.Stderr)
+		case "backup":
+			return runBackup(args[1:], os.Stdout, os.Stderr)
+		case "deploy":
+			return runDeploy(args[1:], os.Stdout, os.Stderr)
+		case "healthcheck":
+			return runHealthcheck(args[1:], os.Stdout, os.Stderr)
 		case "help":
 			args = []string{"-h"}
 		default:
