@@ -43,7 +43,7 @@ func (n *Node) buildServers() error {
 	origins.AllowConsole(adminLn.Addr().(*net.TCPAddr).Port, origin.ServedHosts(n.cfg.AdminHost)...)
 	apiCfg := api.Config{Token: n.cfg.APIToken, DisableAuth: n.cfg.DisableAPIAuth, Version: version.Release, Network: n.cfg.Network,
 		Self: n.id, Peers: n.dir, Transport: n.host, Discovery: n.disc, Settings: n.settings, Messenger: n.router,
-		Mail: n.courier, Sessions: n.sessions.Entry, Streams: n.streams, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host, n.relay},
+		Mail: n.courier, Sessions: n.sessions.Entry, Streams: n.streams, Backup: n.db, BackupDir: n.cfg.Data, Health: []health.Checker{health.Static{{Name: "chain", Ready: true, Detail: "none: started without --provider"}}, n.host, n.relay},
 		Metrics: promhttp.HandlerFor(n.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError}), Origins: origins, Logger: n.component("api")}
 	adminCfg := admin.Config{Version: version.Release, Network: n.cfg.Network, Self: n.id, Peers: n.dir, Transport: n.host,
 		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Mail: n.courier, Sessions: n.sessions.Entry, Quit: quitOnce(n.quit)}
