@@ -10,11 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/relayd/relayd/internal/p2p"
+	"github.com/relayd/relayd/internal/por"
 )
 
 // TestFairQueue: the flows are served in turn, each in its own order; a full flow refuses while
@@ -307,4 +309,44 @@ func TestFloodLeavesOthersFlowing(t *testing.T) {
 	}
 	t.Logf("C's packets overtaken by %v of A's (backlogs at arrival %v); R queued at most %d; dropped as overload %v",
 		overtaken, backlog, maxQueued.Load(), dropped(rn, reasonOverload))
+}
+
+// TestPendingSharePerPreviousHop: the packets relayed for one previous hop take at most half the
+// pending table (a flood whose next hops never acknowledge stays there for AckTimeout); another
+// previous hop's, and this node's own, still fit; an entry that leaves (acknowledged, dropped or
+// expired) makes room for its hop again.
+func TestPendingSharePerPreviousHop(t *testing.T) {
+	p := newPendingTable(8)
+	now := time.Now()
+	flood, other := common.Address{1}, common.Address{2}
+	id := func(i int) packetID { var x packetID; x[0], x[1] = byte(i), byte(i>>8); return x }
+	var entries []*pendingEntry
+	for i := range 4 {
+		e := newRelayedEntry("next", now.Add(time.Duration(i+1)*time.Second), por.Scalar{}, flood)
+		if err := p.add(id(i), e); err != nil {
+			t.Fatalf("flood entry %d: %v", i, err)
+		}
+		entries = append(entries, e)
+	}
+	if err := p.add(id(4), newRelayedEntry("next", now.Add(time.Minute), por.Scalar{}, flood)); !errors.Is(err, ErrOverloaded) {
+		t.Fatalf("a fifth entry of one previous hop in a table of 8: %v", err)
+	}
+	if err := p.add(id(5), newRelayedEntry("next", now.Add(time.Minute), por.Scalar{}, other)); err != nil {
+		t.Fatalf("another previous hop's entry: %v", err)
+	}
+	if err := p.add(id(6), newSentEntry("next", now.Add(time.Minute), por.AckChallenge{6}, por.Scalar{})); err != nil {
+		t.Fatalf("this node's own entry: %v", err)
+	}
+	if !p.remove(id(0), entries[0]) {
+		t.Fatal("remove")
+	}
+	if err := p.add(id(7), newRelayedEntry("next", now.Add(time.Minute), por.Scalar{}, flood)); err != nil {
+		t.Fatalf("after one left: %v", err)
+	}
+	if got := len(p.expire(now.Add(3500 * time.Millisecond))); got != 2 { // ids 1 and 2
+		t.Fatalf("expired %d, want 2", got)
+	}
+	if n := p.byPrev[flood]; n != 2 {
+		t.Fatalf("the flood's count after expiry: %d, want 2", n)
+	}
 }

@@ -106,15 +106,34 @@ func replyAck(commitment por.AckCommitment) por.AckChallenge {
 
 // pendingTable holds pending entries by packet id, bounded in size; sender entries are also
 // kept by ack challenge until they expire, so WaitAck works after the acknowledgement came.
+// The packets of one previous hop take at most half of it (perPrev): a peer that floods this
+// relayer with packets whose next hops do not acknowledge them (each stays AckTimeout) cannot
+// fill the table and have every other peer's packets dropped.
 type pendingTable struct {
-	mu   sync.Mutex
-	byID map[packetID]*pendingEntry
-	sent map[por.AckChallenge]*pendingEntry
-	max  int
+	mu      sync.Mutex
+	byID    map[packetID]*pendingEntry
+	sent    map[por.AckChallenge]*pendingEntry
+	byPrev  map[common.Address]int // relayed entries in byID by previous hop
+	max     int
+	perPrev int
 }
 
-func newPendingTable(max int) *pendingTable {
-	return &pendingTable{byID: make(map[packetID]*pendingEntry), sent: make(map[por.AckChallenge]*pendingEntry), max: max}
+func newPendingTable(size int) *pendingTable {
+	return &pendingTable{byID: make(map[packetID]*pendingEntry), sent: make(map[por.AckChallenge]*pendingEntry),
+		byPrev: make(map[common.Address]int), max: size, perPrev: max(size/2, 1)}
+}
+
+// drop removes the entry under id from byID (it is there) and from its previous hop's count.
+func (p *pendingTable) drop(id packetID, e *pendingEntry) {
+	delete(p.byID, id)
+	if e.relayedPacket == nil {
+		return
+	}
+	if n := p.byPrev[e.prev] - 1; n > 0 {
+		p.byPrev[e.prev] = n
+	} else {
+		delete(p.byPrev, e.prev)
+	}
 }
 
 func (p *pendingTable) len() int {
@@ -128,7 +147,7 @@ func (p *pendingTable) len() int {
 func (p *pendingTable) add(id packetID, e *pendingEntry) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.byID) >= p.max {
+	if len(p.byID) >= p.max || e.relayedPacket != nil && p.byPrev[e.prev] >= p.perPrev {
 		return ErrOverloaded
 	}
 	if _, dup := p.byID[id]; dup {
@@ -141,6 +160,9 @@ func (p *pendingTable) add(id packetID, e *pendingEntry) error {
 		p.sent[e.challenge] = e
 	}
 	p.byID[id] = e
+	if e.relayedPacket != nil {
+		p.byPrev[e.prev]++
+	}
 	return nil
 }
 
@@ -158,7 +180,7 @@ func (p *pendingTable) remove(id packetID, e *pendingEntry) bool {
 	if p.byID[id] != e {
 		return false
 	}
-	delete(p.byID, id)
+	p.drop(id, e)
 	return true
 }
 
@@ -167,7 +189,7 @@ func (p *pendingTable) forgetSent(id packetID, e *pendingEntry) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.byID[id] == e {
-		delete(p.byID, id)
+		p.drop(id, e)
 	}
 	if p.sent[e.challenge] == e {
 		delete(p.sent, e.challenge)
@@ -206,7 +228,7 @@ func (p *pendingTable) expire(now time.Time) []*pendingEntry {
 	var out []*pendingEntry
 	for id, e := range p.byID {
 		if !now.Before(e.expires) {
-			delete(p.byID, id)
+			p.drop(id, e)
 			out = append(out, e)
 		}
 	}

@@ -116,7 +116,8 @@ type Config struct {
 	// AckTimeout is how long a forwarded packet waits for the next hop's acknowledgement
 	// before its ticket is neglected (default DefaultAckTimeout).
 	AckTimeout time.Duration
-	// MaxPending bounds the packets awaiting acknowledgement (default DefaultMaxPending).
+	// MaxPending bounds the packets awaiting acknowledgement (default DefaultMaxPending); the
+	// packets relayed for one previous hop take at most half of it.
 	MaxPending int
 	// Workers is the number of packet workers (default and minimum: one per CPU). Every worker
 	// takes any packet, so that one busy link keeps every core busy (turns.go).
@@ -229,7 +230,7 @@ func New(cfg Config) (*Relay, error) {
 	case cfg.MixDelayMin < 0 || cfg.MixDelayMax < 0 || cfg.MixDelayMean < 0 || (cfg.MixDelayMax != 0 && cfg.MixDelayMin > cfg.MixDelayMax):
 		return nil, fmt.Errorf("%w: MixDelayMin, MixDelayMax and MixDelayMean must satisfy 0 <= min <= max and 0 <= mean", ErrInvalidConfig)
 	case cfg.AckTimeout < 0 || cfg.MaxPending < 0 || cfg.Workers < 0 || cfg.QueueSize < 0:
-		return nil, fmt.Errorf("%w: negative AckTimeout, MaxPending, Workers, or QueueSize", ErrInvalidConfig)
+		return nil, fmt.Errorf("%w: negative AckTimeout, MaxPending, Workers or QueueSize", ErrInvalidConfig)
 	}
 	switch {
 	case cfg.NoMixDelay:
