@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/wait"
 )
 
@@ -66,5 +69,40 @@ func TestBackupAnswer(t *testing.T) {
 				return err == nil && len(left) == 0
 			}, 5*time.Second, "the temporary copy removed")
 		})
+	}
+}
+
+// TestBackupOfAStore: the node's store serves the copy (store.DB is a StoreBackup), and the
+// answer is a store holding what the node's held.
+func TestBackupOfAStore(t *testing.T) {
+	db, err := store.OpenWith(t.TempDir(), store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.SetAlias("alice", "16Uiu2HAmAlice"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := newFakeNode(t).config(false)
+	cfg.Backup, cfg.BackupDir = db, t.TempDir()
+	srv := serveConfig(t, cfg)
+	resp, body := send(t, http.MethodGet, srv.URL+Prefix+"/node/backup", http.Header{"X-Auth-Token": {testToken}}, "")
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d %s", resp.StatusCode, body)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, store.FileName), body, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := store.CheckFile(filepath.Join(dir, store.FileName)); err != nil || v != store.FormatVersion {
+		t.Fatalf("the copy: format version %d, %v", v, err)
+	}
+	c, err := store.OpenWith(dir, store.Options{Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if id, ok, err := c.Alias("alice"); !ok || err != nil || id != "16Uiu2HAmAlice" {
+		t.Fatalf("alias in the copy: %q, %v, %v", id, ok, err)
 	}
 }
