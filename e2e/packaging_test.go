@@ -24,6 +24,8 @@ import (
 	"testing"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/wait"
 )
@@ -529,18 +531,96 @@ func envFileVars(t *testing.T, name string) []string {
 	return vars
 }
 
-// composeVars are the RELAYD_* names the compose file mentions (environment keys, KEY: value).
-func composeVars(t *testing.T, name string) []string {
+// composeService is the part of packaging/compose.yaml's relayd service the tests read.
+type composeService struct {
+	Image           string            `yaml:"image"`
+	StopGracePeriod string            `yaml:"stop_grace_period"`
+	Environment     map[string]string `yaml:"environment"`
+	Secrets         []string          `yaml:"secrets"`
+	Volumes         []string          `yaml:"volumes"`
+	Ports           []string          `yaml:"ports"`
+	Healthcheck     struct {
+		Test []string `yaml:"test"`
+	} `yaml:"healthcheck"`
+}
+
+// readCompose reads the relayd service of a compose file.
+func readCompose(t *testing.T, name string) composeService {
 	t.Helper()
 	b, err := os.ReadFile(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var f struct {
+		Services map[string]composeService `yaml:"services"`
+		Secrets  map[string]any            `yaml:"secrets"`
+		Volumes  map[string]any            `yaml:"volumes"`
+	}
+	if err := yaml.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	svc, ok := f.Services["relayd"]
+	if !ok {
+		t.Fatalf("%s has no relayd service", name)
+	}
+	for _, s := range svc.Secrets {
+		if _, ok := f.Secrets[s]; !ok {
+			t.Errorf("%s: the service uses secret %s, which the file does not define", name, s)
+		}
+	}
+	return svc
+}
+
+// composeVars are the variables the compose file's relayd service sets.
+func composeVars(t *testing.T, name string) []string {
+	t.Helper()
 	var vars []string
-	for _, m := range regexp.MustCompile(`(?m)^\s+(RELAYD_[A-Z0-9_]+):`).FindAllSubmatch(b, -1) {
-		vars = append(vars, string(m[1]))
+	for k := range readCompose(t, name).Environment {
+		vars = append(vars, k)
 	}
 	return vars
+}
+
+// TestCompose checks packaging/compose.yaml against the image and the systemd unit: the data
+// volume, the health check, a password from a secret file, the API published on the host's
+// loopback only, and the unit's stop timeout.
+func TestCompose(t *testing.T) {
+	svc := readCompose(t, composeFile)
+	if !slices.ContainsFunc(svc.Volumes, func(v string) bool { return strings.HasSuffix(v, ":/data") }) {
+		t.Errorf("volumes %v: none mounted on /data", svc.Volumes)
+	}
+	if !slices.Equal(svc.Healthcheck.Test, []string{"CMD", "/usr/local/bin/relayd", "healthcheck"}) {
+		t.Errorf("health check %q, want the image's: CMD /usr/local/bin/relayd healthcheck", svc.Healthcheck.Test)
+	}
+	if pw := svc.Environment["RELAYD_PASSWORD_FILE"]; !strings.HasPrefix(pw, "/run/secrets/") || svc.Environment["RELAYD_PASSWORD"] != "" {
+		t.Errorf("the password comes from %q: want a file under /run/secrets and no RELAYD_PASSWORD", pw)
+	}
+	if tok := svc.Environment["RELAYD_API_TOKEN"]; !strings.HasPrefix(tok, "${RELAYD_API_TOKEN:?") {
+		t.Errorf("RELAYD_API_TOKEN is %q: want the operator's, required (${RELAYD_API_TOKEN:?…})", tok)
+	}
+	for _, want := range []string{"9091:9091/tcp", "9091:9091/udp", "127.0.0.1:3001:3001/tcp", "127.0.0.1:3000:3000/tcp"} {
+		if !slices.Contains(svc.Ports, want) {
+			t.Errorf("ports %v: want %s", svc.Ports, want)
+		}
+	}
+	for _, p := range svc.Ports {
+		addr, _, _ := strings.Cut(p, "/")
+		parts := strings.Split(addr, ":") // [host:]hostPort:containerPort
+		if c := parts[len(parts)-1]; (c == "3001" || c == "3000") && (len(parts) != 3 || parts[0] != "127.0.0.1") {
+			t.Errorf("port %s publishes the API or admin server beyond the host's loopback", p)
+		}
+	}
+	grace, err := time.ParseDuration(svc.StopGracePeriod)
+	if err != nil {
+		t.Fatalf("stop_grace_period %q: %v", svc.StopGracePeriod, err)
+	}
+	stop, err := time.ParseDuration(parseUnit(t, unitFile)["Service"].get("TimeoutStopSec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if grace < stop {
+		t.Errorf("stop_grace_period %v is shorter than the unit's TimeoutStopSec %v", grace, stop)
+	}
 }
 
 // relaydFlags are the flags `relayd -h` lists (without their dashes), and the usage text.
