@@ -71,6 +71,8 @@ type testCluster struct {
 	dataDir  string
 	token    string
 	chainRPC string
+	channels string // RELAYD_CHANNELS_CONTRACT
+	bin      string // the relayd binary
 	nodes    []node
 	symbol   string
 	netns    bool        // nodes in network namespaces (--netns)
@@ -149,6 +151,7 @@ func startCluster(t *testing.T, extra ...string) *testCluster {
 		envPath:  filepath.Join(tmp, "cluster.env"),
 		dataDir:  filepath.Join(tmp, "data"),
 		restarts: map[int]int{},
+		bin:      bin,
 	}
 	c.cmd = exec.Command(bin, "cluster",
 		"--nodes", strconv.Itoa(nodeCount),
@@ -258,6 +261,14 @@ func (c *testCluster) readEnv() {
 	}
 	c.token = need("RELAY_API_TOKEN")
 	c.chainRPC = need("RELAY_CHAIN_RPC")
+	// What one more node needs to join, under the names relayd reads.
+	if p := need("RELAYD_PROVIDER"); p != c.chainRPC {
+		t.Fatalf("RELAYD_PROVIDER %s, RELAY_CHAIN_RPC %s: want the same chain", p, c.chainRPC)
+	}
+	c.channels = need("RELAYD_CHANNELS_CONTRACT")
+	if tok := need("RELAY_TOKEN_ADDRESS"); !regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`).MatchString(tok) || !regexp.MustCompile(`^0x[0-9a-fA-F]{40}$`).MatchString(c.channels) {
+		t.Fatalf("RELAYD_CHANNELS_CONTRACT %q, RELAY_TOKEN_ADDRESS %q: want 0x addresses", c.channels, tok)
+	}
 	if n := need("RELAY_NODE_COUNT"); n != strconv.Itoa(c.count) {
 		t.Fatalf("RELAY_NODE_COUNT=%s, want %d", n, c.count)
 	}
