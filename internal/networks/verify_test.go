@@ -188,4 +188,3 @@ func TestDeployWithToken(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
