@@ -21,6 +21,11 @@
 // nonce at fees raised by 12.5 %, and nonces below it that a crashed earlier run left stuck in
 // the pool are filled (tx_stall.go).
 //
+// What needs no account of its own goes through an RPC (DialRPC): Deploy (with an operator's key,
+// `relayd deploy`) and the read-only checks of a deployment (ReadChannels, ReadTokenSymbol;
+// internal/networks.Verify), with the same redaction of the provider URL and classification of
+// errors as a Client's.
+//
 // Errors a provider causes (connection refused or reset, timeouts of a single call, HTTP 5xx)
 // wrap ErrProviderUnavailable, so the API can answer 503 rather than 500.
 //
