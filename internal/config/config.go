@@ -57,7 +57,8 @@ type Config struct {
 	Init              bool          // create identity and data directory when missing
 	Data              string        // data directory, default ./relayd-data
 	Provider          string        // chain JSON-RPC URL; empty runs the node without a chain
-	ChannelsContract  string        // address of the RelayChannels contract; required with Provider
+	ChannelsContract  string        // address of the RelayChannels contract; "": the network's (NetworksFile or shipped)
+	NetworksFile      string        // the operator's networks file (docs/NETWORKS.md); "": the shipped networks only
 	ReindexOnNewChain bool          // drop the chain index and re-index when the provider serves another chain
 	Confirmations     int           // blocks behind the head the indexer trusts events at; -1: chain.DefaultConfirmations
 	WeakCrypto        bool          // light scrypt parameters for new keystores (tests, local clusters)
@@ -179,7 +180,8 @@ func flags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.Init, "init", false, "create the identity and the data directory if missing")
 	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
 	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL (http, https, ws or wss)")
-	fs.StringVar(&c.ChannelsContract, "channelsContract", "", "address of the RelayChannels contract on that chain")
+	fs.StringVar(&c.ChannelsContract, "channelsContract", "", "address of the RelayChannels contract on that chain (default: the one --network's entry names)")
+	fs.StringVar(&c.NetworksFile, "networksFile", "", "the operator's networks file (written by `relayd deploy`), searched for --network before the shipped networks")
 	fs.IntVar(&c.Confirmations, "confirmations", -1, "blocks a channel event must be deep before the node trusts it; -1: 0 on the dev chain (chain id 1337), 8 elsewhere")
 	fs.BoolVar(&c.ReindexOnNewChain, "reindexOnNewChain", false, "when the provider serves another chain than the one indexed (a dev chain restarted fresh), drop the index and re-index instead of stopping")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")
@@ -329,8 +331,8 @@ func (c Config) Validate() error {
 			(u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "ws" && u.Scheme != "wss") {
 			return &FieldError{"provider", "must be an http(s) or ws(s) URL of a JSON-RPC endpoint"}
 		}
-		if !common.IsHexAddress(c.ChannelsContract) {
-			return &FieldError{"channelsContract", "must be the 0x address of the RelayChannels contract (required with --provider)"}
+		if c.ChannelsContract != "" && !common.IsHexAddress(c.ChannelsContract) {
+			return &FieldError{"channelsContract", "must be the 0x address of the RelayChannels contract"}
 		}
 	}
 	if c.Network == "" {

@@ -158,7 +158,8 @@ func TestValidate(t *testing.T) {
 		{"services", func(c *Config) { c.Services = []string{"web=127.0.0.1:8080", "db=[::1]:5432"} }, ""},
 		{"service without a port", func(c *Config) { c.Services = []string{"web=127.0.0.1"} }, "service"},
 		{"service named twice", func(c *Config) { c.Services = []string{"web=127.0.0.1:80", "web=127.0.0.1:81"} }, "service"},
-		{"provider needs contract", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, "channelsContract"},
+		{"provider without a contract: the network's", func(c *Config) { c.Provider = "http://127.0.0.1:8545" }, ""},
+		{"provider with a bad contract", func(c *Config) { c.Provider, c.ChannelsContract = "http://127.0.0.1:8545", "0x12" }, "channelsContract"},
 		{"provider with contract", func(c *Config) {
 			c.Provider = "ws://127.0.0.1:8545"
 			c.ChannelsContract = "0x059c779Fd53Eb799aF70Bb720960F6787eB4548D"
