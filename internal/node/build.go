@@ -117,7 +117,13 @@ func (n *Node) buildTransport() error {
 	if err != nil {
 		return &StartupError{"host", err}
 	}
+	announce, err := p2p.ParseAnnounce(n.cfg.Announce)
+	if err != nil {
+		return &StartupError{"announce", err}
+	}
+	// NAT traversal on every network but the local one of `relayd cluster` (docs/NAT.md).
 	n.host, err = p2p.New(p2p.Config{PrivKey: n.id.P2PKey(), ListenAddrs: addrs, Network: n.cfg.Network,
+		Announce: announce, Traversal: n.cfg.Network != discovery.LocalNetwork,
 		HeartbeatInterval: n.cfg.HeartbeatInterval, Logger: n.component("p2p"), Registerer: n.reg})
 	if err != nil {
 		return &StartupError{"host", err}

@@ -248,3 +248,23 @@ func ListenAddrsFor(hostPort string) ([]ma.Multiaddr, error) {
 	}
 	return out, nil
 }
+
+// ParseAnnounce turns the --announce multiaddrs into Config.Announce: each parsed, a trailing
+// /p2p/<PeerId> removed (the host adds its own).
+func ParseAnnounce(ss []string) ([]ma.Multiaddr, error) {
+	var out []ma.Multiaddr
+	for _, s := range ss {
+		a, err := ma.NewMultiaddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("announce %q: %w", s, err)
+		}
+		if rest, last := ma.SplitLast(a); last != nil && last.Code() == ma.P_P2P {
+			a = rest
+		}
+		if len(a) == 0 {
+			return nil, fmt.Errorf("announce %q: no address before /p2p", s)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

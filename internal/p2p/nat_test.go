@@ -112,3 +112,15 @@ func TestRelayedThenDirect(t *testing.T) {
 		t.Fatalf("hole punches %+v on loopback, want none", hp)
 	}
 }
+
+func TestParseAnnounce(t *testing.T) {
+	got, err := ParseAnnounce([]string{"/ip4/11.0.0.1/tcp/9091", "/dns/n.example.org/udp/9091/quic-v1/p2p/16Uiu2HAmBxfB282VSUek5WPpQR7fFMG1RE8qFEraZXQakfBj7d4u"})
+	if err != nil || len(got) != 2 || got[0].String() != "/ip4/11.0.0.1/tcp/9091" || got[1].String() != "/dns/n.example.org/udp/9091/quic-v1" {
+		t.Fatalf("ParseAnnounce: %v, %v", got, err)
+	}
+	for _, bad := range []string{"nope", "/p2p/16Uiu2HAmBxfB282VSUek5WPpQR7fFMG1RE8qFEraZXQakfBj7d4u"} {
+		if _, err := ParseAnnounce([]string{bad}); err == nil {
+			t.Errorf("ParseAnnounce(%q) accepted", bad)
+		}
+	}
+}
