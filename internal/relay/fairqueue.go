@@ -12,13 +12,16 @@ import "sync"
 // one packet of the same size and about the same cost. A FIFO keeps its line's places in order
 // (the place is taken and the job queued under the line's lock), so a worker waiting for its
 // turn still waits only for packets other workers already took. Due forwards (the mixing
-// stage's) are a FIFO of their own.
+// stage's) are a FIFO of their own, served before the links: their tickets were accepted and
+// acknowledged, so an overloaded relayer drops new packets rather than the ones it was paid to
+// forward (as acknowledgements go first, relay.go), and there are never more of them than the
+// links' packets the workers took.
 
 // forwardFlow is the index of the due forwards' FIFO, after the laneStripes lines.
 const forwardFlow = laneStripes
 
-// fairQueue holds the workers' packets and due forwards: one FIFO per line of previous hops
-// and one for forwards, served round robin. It holds at most size jobs, a FIFO at most
+// fairQueue holds the workers' packets and due forwards: one FIFO per line of previous hops,
+// served round robin, and one for forwards, served first. It holds at most size jobs, a FIFO at most
 // flowSize (less than size, so that no line fills it). ready holds a token per queued job, so
 // that workers can select on it.
 type fairQueue struct {
@@ -26,8 +29,8 @@ type fairQueue struct {
 
 	mu       sync.Mutex
 	flows    [laneStripes + 1]jobFIFO
-	active   [laneStripes + 1]int // the non-empty flows, a ring in serving order
-	head, n  int                  // active[head] is served next; n flows are active
+	active   [laneStripes]int // the non-empty lines, a ring in serving order
+	head, n  int              // active[head] is served next; n flows are active
 	queued   int
 	size     int
 	flowSize int
@@ -45,7 +48,7 @@ func (q *fairQueue) push(flow int, j job) error {
 		q.mu.Unlock()
 		return ErrOverloaded
 	}
-	if f.len() == 0 {
+	if f.len() == 0 && flow != forwardFlow {
 		q.active[(q.head+q.n)%len(q.active)] = flow
 		q.n++
 	}
@@ -56,15 +59,18 @@ func (q *fairQueue) push(flow int, j job) error {
 	return nil
 }
 
-// pop takes the next job, round robin over the non-empty flows. Call it once per token taken
-// from ready: there is then a job.
+// pop takes the next job: a due forward, or round robin over the non-empty lines. Call it once
+// per token taken from ready: there is then a job.
 func (q *fairQueue) pop() job {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.queued--
+	if f := &q.flows[forwardFlow]; f.len() > 0 {
+		return f.pop()
+	}
 	flow := q.active[q.head]
 	f := &q.flows[flow]
 	j := f.pop()
-	q.queued--
 	q.head = (q.head + 1) % len(q.active)
 	q.n--
 	if f.len() > 0 { // to the back of the ring

@@ -19,8 +19,8 @@ import (
 	"github.com/relayd/relayd/internal/por"
 )
 
-// TestFairQueue: the flows are served in turn, each in its own order; a full flow refuses while
-// the others take jobs; the queue as a whole holds at most its size; a drained flow lets its
+// TestFairQueue: due forwards first, then the lines in turn, each in its own order; a full line
+// refuses while the others take jobs; the queue as a whole holds at most its size; a drained flow lets its
 // memory go.
 func TestFairQueue(t *testing.T) {
 	q := newFairQueue(8, 4)
@@ -50,7 +50,7 @@ func TestFairQueue(t *testing.T) {
 		<-q.ready
 		got = append(got, q.pop().place)
 	}
-	if want := []uint64{0, 100, 200, 1, 101, 201, 2, 3}; !slices.Equal(got, want) {
+	if want := []uint64{200, 201, 0, 100, 1, 101, 2, 3}; !slices.Equal(got, want) {
 		t.Fatalf("served %v, want %v", got, want)
 	}
 	if q.len() != 0 || len(q.ready) != 0 {
