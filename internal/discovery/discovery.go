@@ -76,6 +76,11 @@ type Config struct {
 	// AnnounceRetry is how an unfunded node checks its balance again, and how a failed
 	// announcement is retried (default DefaultAnnounceRetry).
 	AnnounceRetry chain.Retry
+	// AnnounceCheck is how often a node that announced the addresses Scope chose (no Announce,
+	// a scope other than local) checks that others can still reach one of them, and announces its
+	// current ones when none is left, e.g. after both its relays went (default
+	// DefaultAnnounceCheck).
+	AnnounceCheck time.Duration
 	Logger        *slog.Logger
 	// Registerer, when set, receives the relayd_peers gauges.
 	Registerer prometheus.Registerer
@@ -83,6 +88,9 @@ type Config struct {
 
 // DefaultAnnounceRetry is Config.AnnounceRetry's default.
 var DefaultAnnounceRetry = chain.Retry{Initial: time.Second, Max: 10 * time.Second}
+
+// DefaultAnnounceCheck is Config.AnnounceCheck's default.
+const DefaultAnnounceCheck = time.Minute
 
 // Discovery is the node's peer discovery. Create it with New; Start adds the peers known at
 // start, Run announces the node, OnEvent follows the indexer.
@@ -112,6 +120,9 @@ func New(cfg Config) (*Discovery, error) {
 	}
 	if cfg.AnnounceRetry == (chain.Retry{}) {
 		cfg.AnnounceRetry = DefaultAnnounceRetry
+	}
+	if cfg.AnnounceCheck <= 0 {
+		cfg.AnnounceCheck = DefaultAnnounceCheck
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -235,8 +246,10 @@ func ownAddr(s string, self peer.ID) (string, error) {
 // the same announcement: Config.Announce, or else the host's addresses that Config.Scope lets
 // others reach, as soon as there is one (a node behind a NAT has one once it holds a relay
 // reservation) and its account can pay for the transaction. Until then it says so in the log (and
-// so on the admin WebSocket) instead of failing. It returns nil when done, at once without a
-// chain, or when ctx ends.
+// so on the admin WebSocket) instead of failing. With addresses Scope chose (not on the local
+// scope) it then checks every Config.AnnounceCheck that one of them is still the host's, and
+// announces the current ones when none is (a node behind a NAT whose relays went). It returns
+// nil when done, at once without a chain, or when ctx ends.
 func (d *Discovery) Run(ctx context.Context) error {
 	if d.cfg.Chain == nil {
 		return nil
@@ -244,6 +257,35 @@ func (d *Discovery) Run(ctx context.Context) error {
 	if err := d.cfg.CaughtUp(ctx); err != nil {
 		return nil
 	}
+	addrs := d.announceOnce(ctx)
+	if len(d.announce) > 0 || d.cfg.Scope == ScopeLocal || ctx.Err() != nil {
+		return nil
+	}
+	t := time.NewTicker(d.cfg.AnnounceCheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		cur := d.AnnounceAddrs()
+		if len(cur) == 0 || slices.ContainsFunc(cur, func(a string) bool { return slices.Contains(addrs, a) }) {
+			continue
+		}
+		if _, err := d.cfg.Chain.Announce(ctx, cur); err != nil {
+			if ctx.Err() == nil {
+				d.log.Warn("announcing the node's new addresses failed, retrying", "err", err)
+			}
+			continue
+		}
+		d.log.Info("node announced again: none of its announced addresses is its own any more", "multiaddrs", len(cur))
+		addrs = cur
+	}
+}
+
+// announceOnce is Run's first announcement; it returns what the chain holds for the node.
+func (d *Discovery) announceOnce(ctx context.Context) []string {
 	var addrs []string
 	warnedAddrs, warnedFunds := false, false
 	_, err := backoff.Retry(ctx, func() (struct{}, error) {
@@ -279,7 +321,7 @@ func (d *Discovery) Run(ctx context.Context) error {
 	case err == nil:
 		d.log.Info("node announced on chain", "multiaddrs", len(addrs))
 	}
-	return nil
+	return addrs
 }
 
 var (

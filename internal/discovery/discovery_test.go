@@ -27,9 +27,10 @@ import (
 )
 
 type fakeHost struct {
-	mu    sync.Mutex
-	added []peer.AddrInfo
-	addrs []ma.Multiaddr
+	mu        sync.Mutex
+	added     []peer.AddrInfo
+	addrs     []ma.Multiaddr
+	addrCalls int
 }
 
 func (h *fakeHost) AddPeer(info peer.AddrInfo) error {
@@ -41,7 +42,15 @@ func (h *fakeHost) AddPeer(info peer.AddrInfo) error {
 func (h *fakeHost) Addrs() []ma.Multiaddr {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.addrCalls++
 	return slices.Clone(h.addrs)
+}
+
+// looks is how often Addrs was called.
+func (h *fakeHost) looks() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.addrCalls
 }
 func (h *fakeHost) Peers() []peers.Info {
 	h.mu.Lock()

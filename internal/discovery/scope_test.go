@@ -88,22 +88,48 @@ func TestAnnounceChoice(t *testing.T) {
 	host = &fakeHost{addrs: []ma.Multiaddr{ma.StringCast("/ip4/127.0.0.1/tcp/1"), ma.StringCast("/ip4/192.168.1.2/tcp/1")}}
 	var logs testlog.Buffer
 	d, err = New(Config{Host: host, Directory: dir, Chain: ch, Graph: fakeGraph{}, CaughtUp: caughtUp, AnnounceRetry: retry,
-		Scope: ScopePublic, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		Scope: ScopePublic, AnnounceCheck: time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
 	done := make(chan struct{})
-	go func() { d.Run(t.Context()); close(done) }()
+	go func() { d.Run(ctx); close(done) }()
 	wait.For(t, func() bool { return strings.Contains(logs.String(), "no address others can reach yet") }, 5*time.Second, "the no-address warning")
 	if ch.calls() != 0 {
 		t.Fatal("announced private addresses on a public network")
 	}
-	relayAddr := "/ip4/11.0.0.1/tcp/9091/p2p/16Uiu2HAmBxfB282VSUek5WPpQR7fFMG1RE8qFEraZXQakfBj7d4u/p2p-circuit/p2p/" + self.String()
-	host.mu.Lock()
-	host.addrs = append(host.addrs, ma.StringCast(relayAddr))
-	host.mu.Unlock()
-	<-done
-	if ch.calls() != 1 || !slices.Equal(ch.announced[0], []string{relayAddr}) {
+	relay := func(ip string) string {
+		return "/ip4/" + ip + "/tcp/9091/p2p/16Uiu2HAmBxfB282VSUek5WPpQR7fFMG1RE8qFEraZXQakfBj7d4u/p2p-circuit/p2p/" + self.String()
+	}
+	setAddrs := func(ss ...string) {
+		host.mu.Lock()
+		defer host.mu.Unlock()
+		host.addrs = host.addrs[:2]
+		for _, s := range ss {
+			host.addrs = append(host.addrs, ma.StringCast(s))
+		}
+	}
+	setAddrs(relay("11.0.0.1"))
+	wait.For(t, func() bool { return ch.calls() == 1 }, 5*time.Second, "the announcement")
+	if !slices.Equal(ch.announced[0], []string{relay("11.0.0.1")}) {
 		t.Fatalf("announced %v, want only the relay address", ch.announced)
 	}
+
+	// One of the announced addresses is still the host's: nothing is announced again.
+	setAddrs(relay("11.0.0.1"), relay("11.0.0.2"))
+	looked := host.looks()
+	wait.For(t, func() bool { return host.looks() >= looked+3 }, 5*time.Second, "three more checks")
+	if ch.calls() != 1 {
+		t.Fatalf("announced again while an announced address held: %v", ch.announced)
+	}
+	// None is: the current ones are announced.
+	setAddrs(relay("11.0.0.3"))
+	wait.For(t, func() bool { return ch.calls() == 2 }, 5*time.Second, "the announcement of the new relay address")
+	if !slices.Equal(ch.announced[1], []string{relay("11.0.0.3")}) {
+		t.Fatalf("announced %v, want the new relay address", ch.announced)
+	}
+	cancel()
+	<-done
 }

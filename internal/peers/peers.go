@@ -324,3 +324,15 @@ func (c *parseCache) put(v string, id peer.ID) {
 	c.m[v] = id
 	c.mu.Unlock()
 }
+
+// RelayOnly reports whether an announcement names the node only by circuit relay addresses
+// (/p2p-circuit): a node behind a NAT that others reach over a relay unless a hole punch worked.
+// Path selection weighs such relayers less (path.Node.Relayed, docs/NAT.md).
+func RelayOnly(a channels.Announcement) bool {
+	for _, s := range a.Multiaddrs {
+		if !strings.Contains(s, "/p2p-circuit") {
+			return false
+		}
+	}
+	return len(a.Multiaddrs) > 0
+}

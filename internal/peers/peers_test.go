@@ -184,3 +184,20 @@ func TestParseCacheBounded(t *testing.T) {
 		}
 	}
 }
+
+func TestRelayOnly(t *testing.T) {
+	const relay = "/ip4/11.0.0.1/tcp/9091/p2p/16Uiu2HAmBxfB282VSUek5WPpQR7fFMG1RE8qFEraZXQakfBj7d4u/p2p-circuit/p2p/16Uiu2HAm3pKGr6v8ynToi6W8zFR4fP9qJZkgVuz1m3qR7Spyr51V"
+	for _, c := range []struct {
+		addrs []string
+		want  bool
+	}{
+		{nil, false},
+		{[]string{relay}, true},
+		{[]string{relay, relay}, true},
+		{[]string{relay, "/ip4/11.0.0.2/tcp/9091"}, false},
+	} {
+		if got := RelayOnly(channels.Announcement{Multiaddrs: c.addrs}); got != c.want {
+			t.Errorf("RelayOnly(%v) = %v", c.addrs, got)
+		}
+	}
+}
