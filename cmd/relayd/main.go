@@ -25,6 +25,7 @@ var subcommands = []struct{ name, summary string }{
 	{"config", "print the effective configuration (flags, RELAYD_*, config file, defaults), secrets redacted"},
 	{"deploy", "deploy the token (or take one) and the channels contract on a chain; write a networks file"},
 	{"devchain", "run the embedded development chain; `devchain fund` funds an account on it"},
+	{"doctor", "check what a node's start needs (keystore, data, ports, announce, provider, network, balances)"},
 	{"healthcheck", "exit 0 when a node's /readyz says ready, 1 when not (for container health checks)"},
 	{"version", "print the version, the VCS revision and the Go version"},
 }
@@ -55,6 +56,8 @@ func run(args []string) int {
 			return runBackup(args[1:], os.Stdout, os.Stderr)
 		case "deploy":
 			return runDeploy(args[1:], os.Stdout, os.Stderr)
+		case "doctor":
+			return doctorMain(args[1:], os.Getenv, os.Stdout, os.Stderr)
 		case "healthcheck":
 			return runHealthcheck(args[1:], os.Stdout, os.Stderr)
 		case "help":

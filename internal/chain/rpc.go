@@ -190,3 +190,8 @@ func readView[T any](ctx context.Context, r ContractReader, to common.Address, v
 	}
 	return v, nil
 }
+
+// ReadTokenBalance returns account's balance of the ERC-20 at addr, in its smallest unit.
+func ReadTokenBalance(ctx context.Context, r ContractReader, addr, account common.Address) (*big.Int, error) {
+	return readView(ctx, r, addr, "balanceOf()", tokenABI.PackBalanceOf(account), tokenABI.UnpackBalanceOf)
+}

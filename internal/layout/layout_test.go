@@ -90,6 +90,7 @@ var rules = map[string]rule{
 	"internal/origin":          {noTransport: true},
 	"internal/profile":         {noTransport: true},
 	"internal/servers":         {noTransport: true},
+	"internal/doctor":          {may: []string{"internal/chain", "internal/config", "internal/identity", "internal/networks", "internal/store", "internal/token"}},
 	"internal/webui":           {noTransport: true},
 	"internal/console":         {may: []string{"internal/ws"}, noTransport: true},
 	"internal/config":          {may: []string{"internal/exit", "internal/origin", "internal/settings"}},
