@@ -40,8 +40,9 @@ func TestRelayLimitDefaults(t *testing.T) {
 }
 
 // TestRelayedThenDirect: c reaches b through a circuit on relay r (b holds a reservation there),
-// frames flow over the relayed connection and both ends say "relayed"; once c learns b's direct
-// address and connects, the frames move to the direct connection without a loss.
+// more frames than go-libp2p's default relay limit allows flow over the relayed connection and
+// both ends say "relayed"; once c learns b's direct address and connects, the frames move to the
+// direct connection without a loss.
 func TestRelayedThenDirect(t *testing.T) {
 	traversal := func(c *Config) { c.Traversal = true }
 	// r vouches for its address (Announce), which makes it public and starts its relay service.
@@ -77,15 +78,17 @@ func TestRelayedThenDirect(t *testing.T) {
 	if err := c.AddPeer(peer.AddrInfo{ID: b.ID(), Addrs: []ma.Multiaddr{circuit}}); err != nil {
 		t.Fatal(err)
 	}
+	frame := make([]byte, 1520)
 	send := func(n int64) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for range n {
-			sendRetry(t, c, b.ID(), ProtocolMsg, []byte("frame"), deadline)
+			sendRetry(t, c, b.ID(), ProtocolMsg, frame, deadline)
 		}
 	}
-	send(10)
-	eventually(t, 20*time.Second, "10 frames over the relay", func() bool { return got.Load() == 10 })
+	// 300 KB: beyond go-libp2p's default relay limit of 128 KiB, which would reset the circuit.
+	send(200)
+	eventually(t, 20*time.Second, "200 frames over the relay", func() bool { return got.Load() == 200 })
 	if c.Reach(b.ID()) != peers.ReachRelayed || b.Reach(c.ID()) != peers.ReachRelayed {
 		t.Fatalf("reach c→b %q, b→c %q; want relayed both ways", c.Reach(b.ID()), b.Reach(c.ID()))
 	}
@@ -100,7 +103,7 @@ func TestRelayedThenDirect(t *testing.T) {
 		t.Fatalf("reach c→b %q after a direct dial, want direct", c.Reach(b.ID()))
 	}
 	send(10)
-	eventually(t, 20*time.Second, "10 more frames", func() bool { return got.Load() == 20 })
+	eventually(t, 20*time.Second, "10 more frames", func() bool { return got.Load() == 210 })
 	for _, s := range c.host.Network().ConnsToPeer(b.ID()) {
 		for _, st := range s.GetStreams() {
 			if st.Protocol() == ProtocolMsg.ID(testNetwork) && s.Stat().Limited {
