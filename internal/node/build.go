@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/relayd/relayd/internal/admin"
@@ -16,6 +15,7 @@ import (
 	"github.com/relayd/relayd/internal/cover"
 	"github.com/relayd/relayd/internal/discovery"
 	"github.com/relayd/relayd/internal/ledger"
+	"github.com/relayd/relayd/internal/networks"
 	"github.com/relayd/relayd/internal/p2p"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/peers"
@@ -33,7 +33,7 @@ import (
 // build creates every room, in the order their dependencies need; on error the caller closes
 // what exists.
 func (n *Node) build() (err error) {
-	if n.db, err = store.Open(n.cfg.Data); err != nil {
+	if n.db, err = store.OpenWith(n.cfg.Data, store.Options{Logger: n.component("store")}); err != nil {
 		return &StartupError{"data", err}
 	}
 	// The ledger, built with the chain below, tracks the network's minimum win probability, which
@@ -143,8 +143,17 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// The network's entry (or --channelsContract) names the contracts; the chain must agree.
+	nw, err := networks.Join(ctx, networks.JoinConfig{Provider: n.cfg.Provider, Name: n.cfg.Network,
+		File: n.cfg.NetworksFile, Channels: n.cfg.ChannelsContract})
+	switch {
+	case errors.Is(err, chain.ErrProviderUnavailable):
+		return &StartupError{"provider", err}
+	case err != nil:
+		return &StartupError{"network", err}
+	}
 	client, err := chain.Dial(ctx, chain.Config{ProviderURL: n.cfg.Provider, Key: n.id.PrivateKey(),
-		Channels: common.HexToAddress(n.cfg.ChannelsContract), Logger: n.component("chain")})
+		Channels: nw.Channels, Logger: n.component("chain")})
 	switch {
 	case errors.Is(err, chain.ErrNoContract):
 		return &StartupError{"channelsContract", fmt.Errorf("%w (the address of the RelayChannels contract on the chain --provider serves)", err)}
@@ -167,7 +176,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 		return err
 	}
 	c.indexer, err = chain.NewIndexer(chain.IndexerConfig{Source: client, Store: n.db, Graph: graph, ChainID: client.ChainID(),
-		Channels: client.ChannelsAddress(), Confirmations: chain.Confirmations(n.cfg.Confirmations, client.ChainID()),
+		Channels: client.ChannelsAddress(), StartBlock: nw.StartBlock, Confirmations: chain.Confirmations(n.cfg.Confirmations, client.ChainID()),
 		ReindexOnNewChain: n.cfg.ReindexOnNewChain, OnEvent: n.onChainEvent, Logger: n.component("indexer"), Registerer: n.reg})
 	if err != nil {
 		return &StartupError{"channelsContract", err}
