@@ -3,8 +3,10 @@
 // iptables MASQUERADE, each host a process of its own (this test binary started again in the
 // host's namespace). It needs root and iptables (scripts/setup.sh); without them it is skipped.
 //
-// TestNATTraversal runs 3 public and 2 NAT'd hosts (about 40 s, most of it AutoNAT's first
-// probe); RELAYD_NAT_HOSTS=public,natted (e.g. 4,8) runs a larger network.
+// TestNATTraversal runs 3 public and 3 NAT'd hosts, one of them behind a symmetric NAT (about
+// 20 s); RELAYD_NAT_HOSTS=public,natted[,symmetric] (e.g. 4,8,2) runs another network, and
+// RELAYD_NAT_TRANSPORT=tcp or quic one transport only. RELAYD_NAT_LOGS keeps the hosts' logs in
+// a directory.
 package nat
 
 import (
@@ -78,9 +80,8 @@ func runHost(in io.Reader, out io.Writer) int {
 		return 1
 	}
 	h, err := p2p.New(p2p.Config{
-		PrivKey: key,
-		ListenAddrs: []ma.Multiaddr{ma.StringCast(fmt.Sprintf("/ip4/0.0.0.0/tcp/%d", port)),
-			ma.StringCast(fmt.Sprintf("/ip4/0.0.0.0/udp/%d/quic-v1", port))},
+		PrivKey:           key,
+		ListenAddrs:       listenAddrs(),
 		Network:           testNetwork,
 		Traversal:         true,
 		HeartbeatInterval: time.Second,
@@ -161,6 +162,18 @@ func runHost(in io.Reader, out io.Writer) int {
 	return 0
 }
 
+// listenAddrs are port 4001 on every interface, over TCP and QUIC or one of them (transport).
+func listenAddrs() []ma.Multiaddr {
+	var out []ma.Multiaddr
+	if transport() != "quic" {
+		out = append(out, ma.StringCast(fmt.Sprintf("/ip4/0.0.0.0/tcp/%d", port)))
+	}
+	if transport() != "tcp" {
+		out = append(out, ma.StringCast(fmt.Sprintf("/ip4/0.0.0.0/udp/%d/quic-v1", port)))
+	}
+	return out
+}
+
 // proc is a host process as the test drives it.
 type proc struct {
 	host hostnet.Host
@@ -191,19 +204,26 @@ func (p *proc) do(t *testing.T, c command) status {
 	return st
 }
 
-// hostCounts is the network's size: RELAYD_NAT_HOSTS=public,natted, or 3 and 2.
-func hostCounts(t *testing.T) (public, natted int) {
-	public, natted = 3, 2
+// hostCounts is the network's size: RELAYD_NAT_HOSTS=public,natted[,symmetric] (the last
+// symmetric of the NAT'd hosts behind symmetric NATs), or 3, 3 and 1.
+func hostCounts(t *testing.T) (public, natted, symmetric int) {
+	public, natted, symmetric = 3, 3, 1
 	if v := os.Getenv("RELAYD_NAT_HOSTS"); v != "" {
-		a, b, ok := strings.Cut(v, ",")
-		var err1, err2 error
-		public, err1 = strconv.Atoi(a)
-		natted, err2 = strconv.Atoi(b)
-		if !ok || err1 != nil || err2 != nil || public < 2 || natted < 2 {
-			t.Fatalf("RELAYD_NAT_HOSTS=%q: want public,natted with at least 2 of each", v)
+		f := strings.Split(v, ",")
+		n := make([]int, 3)
+		ok := len(f) == 2 || len(f) == 3
+		for i := range f {
+			var err error
+			if n[i], err = strconv.Atoi(f[i]); err != nil {
+				ok = false
+			}
+		}
+		public, natted, symmetric = n[0], n[1], n[2]
+		if !ok || public < 2 || natted < 2 || symmetric < 0 || symmetric > natted {
+			t.Fatalf("RELAYD_NAT_HOSTS=%q: want public,natted[,symmetric] with at least 2 public and 2 NAT'd hosts", v)
 		}
 	}
-	return public, natted
+	return public, natted, symmetric
 }
 
 // TestNATTraversal: every NAT'd host takes a relay reservation on a public host, frames flow
@@ -216,8 +236,8 @@ func TestNATTraversal(t *testing.T) {
 	if _, err := exec.LookPath("iptables"); err != nil {
 		t.Skip("needs iptables (scripts/setup.sh)")
 	}
-	nPublic, nNAT := hostCounts(t)
-	nw, err := hostnet.Create(nPublic+nNAT, hostnet.Options{Prefix: "rlydn", Octet: 81, Public: true, NAT: nNAT})
+	nPublic, nNAT, nSymmetric := hostCounts(t)
+	nw, err := hostnet.Create(nPublic+nNAT, hostnet.Options{Prefix: "rlydn", Octet: 81, Public: true, NAT: nNAT, SymmetricNAT: nSymmetric})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,9 +294,10 @@ func TestNATTraversal(t *testing.T) {
 	// Everyone learns the public hosts' addresses (as from their announcements on chain).
 	var publicAddrs []string
 	for _, p := range public {
-		publicAddrs = append(publicAddrs,
-			fmt.Sprintf("/ip4/%s/tcp/%d/p2p/%s", p.host.Public, port, p.id),
-			fmt.Sprintf("/ip4/%s/udp/%d/quic-v1/p2p/%s", p.host.Public, port, p.id))
+		for _, a := range listenAddrs() {
+			s := strings.Replace(a.String(), "0.0.0.0", p.host.Public.String(), 1)
+			publicAddrs = append(publicAddrs, s+"/p2p/"+p.id)
+		}
 	}
 	for _, p := range procs {
 		var others []string
@@ -352,33 +373,61 @@ func TestNATTraversal(t *testing.T) {
 		frames, frameSize, len(procs), time.Since(start).Round(time.Second))
 
 	// How NAT'd pairs reach each other, once their hole punches had time to end (DCUtR tries up
-	// to three times).
-	pairs := len(natted) * (len(natted) - 1) / 2
-	reaches := func() (punched, direct, relayed int) {
+	// to three times), by the kinds of their NATs.
+	type tally struct{ pairs, punched, direct, relayed int }
+	kind := func(p, q *proc) string {
+		switch {
+		case p.host.Symmetric && q.host.Symmetric:
+			return "symmetric-symmetric"
+		case p.host.Symmetric || q.host.Symmetric:
+			return "cone-symmetric"
+		}
+		return "cone-cone"
+	}
+	reaches := func() map[string]*tally {
 		st := map[*proc]status{}
 		for _, p := range natted {
 			st[p] = p.do(t, command{Op: "status"})
 		}
+		out := map[string]*tally{}
 		for i, p := range natted {
 			for _, q := range natted[i+1:] {
+				k := out[kind(p, q)]
+				if k == nil {
+					k = &tally{}
+					out[kind(p, q)] = k
+				}
+				k.pairs++
 				a, b := st[p].Reach[q.id], st[q].Reach[p.id]
 				switch {
 				case a == string(peers.ReachHolePunched) || b == string(peers.ReachHolePunched):
-					punched++
+					k.punched++
 				case a == string(peers.ReachDirect) && b == string(peers.ReachDirect):
-					direct++
+					k.direct++
 				default:
-					relayed++
+					k.relayed++
 				}
 			}
 		}
-		return
+		return out
 	}
-	var punched, direct, relayed int
+	var byKind map[string]*tally
 	wait.Until(func() bool {
-		punched, direct, relayed = reaches()
-		return punched == pairs // else, after the deadline, the counts as they are
+		byKind = reaches()
+		cone := byKind["cone-cone"]
+		return cone == nil || cone.punched == cone.pairs // else, after the deadline, as they are
 	}, 30*time.Second)
+	if len(byKind) > 1 || byKind["cone-cone"] == nil { // pairs behind symmetric NATs: their attempts end within seconds
+		wait.Until(func() bool {
+			byKind = reaches()
+			for _, k := range byKind {
+				if k.relayed > 0 {
+					return false
+				}
+			}
+			return true
+		}, 10*time.Second)
+	}
 	var hp p2p.HolePunchStats
 	for _, p := range procs {
 		s := p.do(t, command{Op: "status"}).HolePunches
@@ -387,12 +436,25 @@ func TestNATTraversal(t *testing.T) {
 		hp.HolePunches += s.HolePunches
 		hp.HolePunchSuccesses += s.HolePunchSuccesses
 	}
-	t.Logf("NAT'd pairs: %d of %d hole-punched (%.0f %%), %d direct otherwise, %d only relayed; DCUtR: direct dials %d of %d, synchronised punches %d of %d (both sides count)",
-		punched, pairs, 100*float64(punched)/float64(pairs), direct, relayed,
-		hp.DirectDialSuccesses, hp.DirectDials, hp.HolePunchSuccesses, hp.HolePunches)
-	if float64(punched+direct) < 0.7*float64(pairs) {
-		t.Errorf("%d of %d NAT'd pairs direct: below the 70 %% target", punched+direct, pairs)
+	for _, name := range []string{"cone-cone", "cone-symmetric", "symmetric-symmetric"} {
+		if k := byKind[name]; k != nil {
+			t.Logf("NAT'd pairs %s (%s): %d of %d hole-punched (%.0f %%), %d direct otherwise, %d only relayed",
+				name, transport(), k.punched, k.pairs, 100*float64(k.punched)/float64(k.pairs), k.direct, k.relayed)
+		}
 	}
+	t.Logf("DCUtR: direct dials %d of %d, synchronised punches %d of %d (both sides count)",
+		hp.DirectDialSuccesses, hp.DirectDials, hp.HolePunchSuccesses, hp.HolePunches)
+	if k := byKind["cone-cone"]; k != nil && float64(k.punched+k.direct) < 0.7*float64(k.pairs) {
+		t.Errorf("%d of %d NAT'd pairs behind cone NATs direct: below the 70 %% target", k.punched+k.direct, k.pairs)
+	}
+}
+
+// transport is RELAYD_NAT_TRANSPORT: tcp, quic, or both (the default).
+func transport() string {
+	if v := os.Getenv("RELAYD_NAT_TRANSPORT"); v == "tcp" || v == "quic" {
+		return v
+	}
+	return "tcp+quic"
 }
 
 func tail(s string, n int) string {

@@ -14,7 +14,8 @@
 // machine talks to. Options.NAT puts the last hosts each behind its own router, as at home: a
 // namespace <prefix>-rN holds the host's bridge address and masquerades (iptables MASQUERADE) the
 // host's private network 192.168.N.0/24, dropping what arrives unasked, and the host
-// (192.168.N.2) routes through it. iptables must be installed (scripts/setup.sh).
+// (192.168.N.2) routes through it. Options.SymmetricNAT gives the last of them a new random
+// source port per connection. iptables must be installed (scripts/setup.sh).
 //
 // Creating namespaces and links needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN): Create returns
 // ErrNotRoot otherwise. It may import only the standard library and the netlink/netns
@@ -67,6 +68,10 @@ type Options struct {
 	// NAT is how many of the hosts (the last ones) sit each behind its own router with
 	// MASQUERADE; at most 254, and they must be among the first 254 hosts.
 	NAT int
+	// SymmetricNAT is how many of those (the last ones) have a symmetric NAT: a new random source
+	// port for every connection (MASQUERADE --random-fully), as many carrier-grade NATs do, which
+	// hole punching cannot predict.
+	SymmetricNAT int
 }
 
 // Network is a bridge and its hosts.
@@ -88,6 +93,8 @@ type Host struct {
 	Public netip.Addr
 	// Router names the namespace of the host's router; empty for a host on the bridge.
 	Router string
+	// Symmetric reports that the router picks a new random source port for every connection.
+	Symmetric bool
 }
 
 // Create removes what an earlier network of the same prefix left, then makes the bridge and n
@@ -106,6 +113,8 @@ func Create(n int, opts Options) (*Network, error) {
 		return nil, fmt.Errorf("%w: octet %d", ErrBadOptions, opts.Octet)
 	case n < 1 || n > MaxHosts:
 		return nil, fmt.Errorf("%w: %d hosts, want 1 to %d", ErrBadOptions, n, MaxHosts)
+	case opts.SymmetricNAT < 0 || opts.SymmetricNAT > opts.NAT:
+		return nil, fmt.Errorf("%w: %d symmetric NATs of %d", ErrBadOptions, opts.SymmetricNAT, opts.NAT)
 	case opts.NAT < 0 || opts.NAT > n || n > 254 && opts.NAT > 0:
 		return nil, fmt.Errorf("%w: %d hosts behind NAT of %d (NAT needs at most 254 hosts)", ErrBadOptions, opts.NAT, n)
 	}
@@ -178,6 +187,7 @@ func (nw *Network) build(n int) error {
 		h.Public = h.Addr
 		if i > n-nw.opts.NAT {
 			h.Router = nw.routerName(i)
+			h.Symmetric = i > n-nw.opts.SymmetricNAT
 			if err := nw.addNATHost(br, &h); err != nil {
 				return fmt.Errorf("host %d: %w", i, err)
 			}
@@ -266,8 +276,12 @@ func (nw *Network) addNATHost(br *netlink.Bridge, h *Host) error {
 		if err := os.WriteFile("/proc/sys/net/ipv4/ip_forward", []byte("1"), 0o644); err != nil {
 			return fmt.Errorf("forwarding in %s: %w", h.Router, err)
 		}
+		masquerade := []string{"-t", "nat", "-A", "POSTROUTING", "-o", "eth0", "-j", "MASQUERADE"}
+		if h.Symmetric {
+			masquerade = append(masquerade, "--random-fully")
+		}
 		for _, rule := range [][]string{
-			{"-t", "nat", "-A", "POSTROUTING", "-o", "eth0", "-j", "MASQUERADE"},
+			masquerade,
 			{"-A", "INPUT", "-i", "eth0", "-m", "conntrack", "--ctstate", "NEW,INVALID", "-j", "DROP"},
 			{"-A", "FORWARD", "-i", "eth0", "-m", "conntrack", "--ctstate", "NEW,INVALID", "-j", "DROP"},
 		} {

@@ -11,11 +11,12 @@ import (
 
 // TestNAT: on a public bridge, a host behind its router reaches a public host, which sees it from
 // the router's address; nothing reaches the host behind the router unasked (the router drops new
-// connections from outside); Close removes the routers too.
+// connections from outside); a cone NAT keeps a socket's port towards every destination, a
+// symmetric one does not; Close removes the routers too.
 func TestNAT(t *testing.T) {
 	needRoot(t)
 	const prefix = "rlyhn"
-	nw, err := Create(3, Options{Prefix: prefix, Octet: 79, Public: true, NAT: 2})
+	nw, err := Create(3, Options{Prefix: prefix, Octet: 79, Public: true, NAT: 2, SymmetricNAT: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +68,45 @@ func TestNAT(t *testing.T) {
 			return nil
 		}); err != nil {
 			t.Fatal(err)
+		}
+	}
+
+	// Mapping: from one UDP socket to two public ports, the cone NAT keeps one source port, the
+	// symmetric one picks a new one per destination.
+	if natted.Symmetric || !hosts[2].Symmetric {
+		t.Fatalf("symmetric: %v, %v", natted.Symmetric, hosts[2].Symmetric)
+	}
+	var sinks [2]*net.UDPConn
+	for i := range sinks {
+		if err := pub.Do(func() (err error) {
+			sinks[i], err = net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.AddrPortFrom(pub.Addr, 0)))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sinks[i].Close() })
+	}
+	for _, h := range hosts[1:] {
+		var c *net.UDPConn
+		if err := h.Do(func() (err error) { c, err = net.ListenUDP("udp4", nil); return err }); err != nil {
+			t.Fatal(err)
+		}
+		var ports [2]int
+		for i, sink := range sinks {
+			if _, err := c.WriteToUDP([]byte("x"), sink.LocalAddr().(*net.UDPAddr)); err != nil {
+				t.Fatal(err)
+			}
+			sink.SetReadDeadline(time.Now().Add(5 * time.Second))
+			var b [8]byte
+			_, from, err := sink.ReadFromUDP(b[:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			ports[i] = from.Port
+		}
+		c.Close()
+		if same := ports[0] == ports[1]; same == h.Symmetric {
+			t.Errorf("host %d (symmetric %v) mapped one socket to ports %v", h.Index, h.Symmetric, ports)
 		}
 	}
 
