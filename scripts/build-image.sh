@@ -49,10 +49,11 @@ CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -buildvcs=$vcs -o "$tmp
 
 echo "build-image: $tag ($created, $revision)"
 abs_out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
-(cd packaging/image && go run . -binary "$tmp/relayd" -cacerts "$cacerts" -out "$abs_out" \
+# The builder and the check run on this machine: GOARCH names the image's architecture only.
+(cd packaging/image && env -u GOARCH -u GOOS go run . -binary "$tmp/relayd" -cacerts "$cacerts" -out "$abs_out" \
   -tag "$tag" -arch "$arch" -created "$created" -version "$version" -revision "$revision")
 
 if [ "${CHECK:-1}" != 0 ]; then
   echo "build-image: checking $out (e2e TestImage)"
-  RELAYD_IMAGE=$abs_out go test -count=1 -run '^TestImage$' -v ./e2e/
+  RELAYD_IMAGE=$abs_out env -u GOARCH -u GOOS go test -count=1 -run '^TestImage$' -v ./e2e/
 fi
