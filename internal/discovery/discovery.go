@@ -402,7 +402,7 @@ func (d *Discovery) Qualities() map[common.Address]float64 {
 }
 
 var peersDesc = prometheus.NewDesc("relayd_peers",
-	"Peers by state: known (the transport's peer set), connected (an open connection now), announced (nodes announced on chain, this one included).",
+	"Peers by state: known (the transport's peer set), connected (an open connection now), announced (nodes announced on chain, this one included); and the connected ones by how they are reached: direct, hole-punched, relayed (docs/NAT.md).",
 	[]string{"state"}, nil)
 
 // gauges reports relayd_peers at scrape time.
@@ -413,13 +413,18 @@ func (g gauges) Describe(ch chan<- *prometheus.Desc) { ch <- peersDesc }
 func (g gauges) Collect(ch chan<- prometheus.Metric) {
 	known := g.d.cfg.Host.Peers()
 	connected := 0
+	reached := map[peers.Reach]int{}
 	for _, p := range known {
 		if p.Connected {
 			connected++
 		}
+		reached[p.Reach]++
 	}
 	ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(len(known)), "known")
 	ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(connected), "connected")
+	for _, r := range []peers.Reach{peers.ReachDirect, peers.ReachHolePunched, peers.ReachRelayed} {
+		ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(reached[r]), string(r))
+	}
 	if g.d.cfg.Graph != nil {
 		ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(len(g.d.cfg.Graph.Peers())), "announced")
 	}

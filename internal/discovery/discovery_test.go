@@ -57,7 +57,11 @@ func (h *fakeHost) Peers() []peers.Info {
 	defer h.mu.Unlock()
 	var out []peers.Info
 	for i, a := range h.added {
-		out = append(out, peers.Info{ID: a.ID, Addrs: a.Addrs, Quality: 0.5, Connected: i == 0})
+		info := peers.Info{ID: a.ID, Addrs: a.Addrs, Quality: 0.5, Connected: i == 0}
+		if info.Connected {
+			info.Reach = peers.ReachRelayed
+		}
+		out = append(out, info)
 	}
 	return out
 }
@@ -194,8 +198,14 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("qualities %v", q)
 	}
 	mfs, err := reg.Gather()
-	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "relayd_peers" || len(mfs[0].GetMetric()) != 3 {
+	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "relayd_peers" || len(mfs[0].GetMetric()) != 6 {
 		t.Fatalf("relayd_peers: %v, %v", mfs, err)
+	}
+	for _, m := range mfs[0].GetMetric() {
+		want := map[string]float64{"known": 3, "connected": 1, "announced": 2, "relayed": 1}[m.GetLabel()[0].GetValue()]
+		if m.GetGauge().GetValue() != want {
+			t.Errorf("relayd_peers{state=%q} = %v, want %v", m.GetLabel()[0].GetValue(), m.GetGauge().GetValue(), want)
+		}
 	}
 }
 

@@ -316,5 +316,11 @@ func (h *Host) Checks(context.Context) []health.Check {
 	if n == 0 {
 		return []health.Check{{Name: "p2p", Detail: "not listening"}}
 	}
-	return []health.Check{{Name: "p2p", Ready: true, Detail: "listening on " + strconv.Itoa(n) + " addresses"}}
+	detail := "listening on " + strconv.Itoa(n) + " addresses"
+	if h.cfg.Traversal {
+		// AutoNAT's verdict, and how others reach a node that is not reachable (docs/NAT.md).
+		detail += "; reachability " + strings.ToLower(h.Reachability().String()) +
+			", " + strconv.Itoa(len(h.RelayAddrs())) + " relay addresses"
+	}
+	return []health.Check{{Name: "p2p", Ready: true, Detail: detail}}
 }

@@ -3,6 +3,7 @@ package p2p
 import (
 	"errors"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -125,5 +126,14 @@ func TestParseAnnounce(t *testing.T) {
 		if _, err := ParseAnnounce([]string{bad}); err == nil {
 			t.Errorf("ParseAnnounce(%q) accepted", bad)
 		}
+	}
+}
+
+func TestChecksSayReachability(t *testing.T) {
+	h := newTestHost(t, func(c *Config) { c.Traversal = true })
+	checks := h.Checks(t.Context())
+	// 127.0.0.1 is no public address: the host knows at once it is behind a NAT.
+	if len(checks) != 1 || !checks[0].Ready || !strings.Contains(checks[0].Detail, "reachability private, 0 relay addresses") {
+		t.Fatalf("checks %+v", checks)
 	}
 }
