@@ -203,7 +203,7 @@ type netOptions struct {
 }
 
 // newNet starts one node per name on 127.0.0.1 and introduces them to each other.
-func newNet(t *testing.T, opts netOptions, names ...string) map[string]*testNode {
+func newNet(t testing.TB, opts netOptions, names ...string) map[string]*testNode {
 	t.Helper()
 	nodes := make(map[string]*testNode, len(names))
 	var all []*testNode
