@@ -150,7 +150,7 @@ func printSubcommands(w io.Writer) {
 		"a flag wins over its variable, which wins over the file. Exit codes: 0 clean stop, 1 runtime\n"+
 		"failure, 2 usage error. Subcommands (relayd <subcommand> -h):\n")
 	for _, c := range subcommands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
 }
 
