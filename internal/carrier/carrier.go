@@ -49,8 +49,13 @@ type Network interface {
 // Config configures a Carrier; Network is required, every other field has a default.
 type Config struct {
 	Network Network
-	// InitialBlocks is how many reply blocks an entry sends with the SYN. Default 16.
+	// InitialBlocks is the least stock of reply blocks an entry keeps the exit supplied with:
+	// OpeningBlocks go with the SYN, the rest once the exit answered past its SYN|ACK. Default 16.
 	InitialBlocks int
+	// OpeningBlocks is how many reply blocks go with the SYN (at most InitialBlocks): enough
+	// for the SYN|ACK and the first answer, and few, so that the SYN's answer does not queue
+	// behind the packets of the rest at the relayers. Default 2.
+	OpeningBlocks int
 	// MaxStock is the most unused reply blocks the exit keeps for a session (more are
 	// dropped) and the most the entry aims for. Default 256 (about 250 KB).
 	MaxStock int
@@ -115,6 +120,8 @@ func New(cfg Config) (*Carrier, error) {
 		}
 	}
 	def(&cfg.InitialBlocks, 16)
+	def(&cfg.OpeningBlocks, 2)
+	cfg.OpeningBlocks = min(cfg.OpeningBlocks, cfg.InitialBlocks)
 	def(&cfg.MaxStock, 256)
 	def(&cfg.QueueSize, 256)
 	def(&cfg.Parallel, 4)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	mrand "math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -331,9 +332,11 @@ func TestLastAckOnAKeptBlock(t *testing.T) {
 	}
 }
 
-// TestInitialStock: the exit holds the initial stock of blocks right after the SYN, before any
-// answer asked for more, so its first answers go out at once.
-func TestInitialStock(t *testing.T) {
+// TestOpeningStock: the SYN goes with OpeningBlocks blocks only, enough for the SYN|ACK and the
+// first answer, and the rest of the initial stock once the exit answered past its SYN|ACK, so
+// that the SYN's answer does not queue behind the rest's packets; then the exit holds the
+// initial stock.
+func TestOpeningStock(t *testing.T) {
 	n := newMemNet(t, 0)
 	entry := n.node(t, "entry", false, Config{InitialBlocks: 12})
 	exit := n.node(t, "exit", true, Config{})
@@ -344,22 +347,93 @@ func TestInitialStock(t *testing.T) {
 			accepted <- conn
 		}
 	}()
-	go func() { _, _ = entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x")) }()
+	dialled := make(chan *session.Conn, 1)
+	go func() {
+		conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x"))
+		if err != nil {
+			t.Error(err)
+		}
+		dialled <- conn
+	}()
 	conn := <-accepted
-	var l *exitLink
-	wait.For(t, func() bool {
+	stock := func() int {
 		exit.c.mu.Lock()
-		l = exit.c.exits[conn.ID()]
+		l := exit.c.exits[conn.ID()]
 		exit.c.mu.Unlock()
 		if l == nil {
-			return false
+			return -1
 		}
 		l.mu.Lock()
 		defer l.mu.Unlock()
-		return len(l.stock) == 12
-	}, 10*time.Second, "the initial stock at the exit")
+		return len(l.stock)
+	}
+	wait.For(t, func() bool { return stock() == 2 }, 10*time.Second, "the opening blocks at the exit")
 	if n.replies.Load() != 0 {
 		t.Fatalf("%d answers before the exit confirmed", n.replies.Load())
+	}
+	if err := conn.Confirm(); err != nil {
+		t.Fatal(err)
+	}
+	ec := <-dialled
+	if ec == nil {
+		t.FailNow()
+	}
+	entry.c.mu.Lock()
+	l := entry.c.entries[ec.ID()]
+	entry.c.mu.Unlock()
+	l.mu.Lock()
+	total := l.total
+	l.mu.Unlock()
+	if total != 2 {
+		t.Fatalf("the entry sent %d blocks by the SYN|ACK, want the 2 opening ones", total)
+	}
+	if _, err := conn.Write([]byte("answer")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := io.ReadFull(ec, buf); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, func() bool { return stock() >= 12 }, 10*time.Second, "the initial stock at the exit after its first answer")
+}
+
+// TestSendOrder: a frame goes before the blocks queued ahead of it, but after two frames in a
+// row a waiting block goes; at most Parallel − 1 blocks are under way at once, so a frame always
+// finds a slot.
+func TestSendOrder(t *testing.T) {
+	n := newMemNet(t, 0)
+	entry := n.node(t, "entry", false, Config{Parallel: 4})
+	l := &entryLink{c: entry.c, to: "exit", known: true}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.addBlocks(5, time.Now())
+	for i := range 3 {
+		l.queue = append(l.queue, fwdJob{frame: []byte{byte(i)}})
+	}
+	frames := func() int {
+		k := 0
+		for _, j := range l.queue {
+			if j.frame != nil {
+				k++
+			}
+		}
+		return k
+	}
+	var order []string
+	for range 7 {
+		before := frames()
+		switch {
+		case l.next() == nil:
+			order = append(order, "none")
+		case frames() < before:
+			order = append(order, "frame")
+		default:
+			order = append(order, "block")
+		}
+	}
+	want := []string{"frame", "frame", "block", "frame", "block", "block", "none"}
+	if !slices.Equal(order, want) {
+		t.Fatalf("sent %v, want %v", order, want)
 	}
 }
 

@@ -34,10 +34,14 @@ type entryLink struct {
 	id      session.ID
 	known   bool // id was read from the first frame (the SYN)
 	ended   bool
+	opening bool // only the SYN's blocks went: the rest of the stock waits for an answer past the SYN|ACK
 	queue   []fwdJob
-	number  uint8 // the next block's number
-	started time.Time
-	rtt     time.Duration // from the SYN to the first answer; 0: not measured yet
+	// blocksBusy is how many blocks are being made and sent; framesRun how many frames went
+	// since the last block while a block waited.
+	blocksBusy, framesRun int
+	number                uint8 // the next block's number
+	started               time.Time
+	rtt                   time.Duration // from the SYN to the first answer; 0: not measured yet
 	// answers are the arrival times of the answers of the last round trip.
 	answers []time.Time
 	// stock and received are what the exit said in its last answer.
@@ -69,8 +73,10 @@ var _ session.Ender = (*entryLink)(nil)
 func (l *entryLink) MaxFrame() int { return packet.MaxMessageSize }
 
 // Send queues frame. The first frame is the SYN: it names the session, which the link then
-// registers, and goes after one reply block and before the rest of the initial stock, so that
-// the exit can answer at once.
+// registers, and goes between reply blocks (OpeningBlocks in all), so that the exit can answer
+// it and the first frame after it at once; the rest of the initial stock waits for the exit's
+// answer past its SYN|ACK (answered), so that its packets do not hold up the SYN's answer and
+// the first request's at the relayers.
 func (l *entryLink) Send(_ context.Context, frame []byte) error {
 	now := time.Now()
 	l.mu.Lock()
@@ -89,7 +95,8 @@ func (l *entryLink) Send(_ context.Context, frame []byte) error {
 		l.c.mu.Unlock()
 		l.addBlocks(1, now)
 		l.queue = append(l.queue, fwdJob{frame: frame})
-		l.addBlocks(l.c.cfg.InitialBlocks-1, now)
+		l.addBlocks(l.c.cfg.OpeningBlocks-1, now)
+		l.opening = l.c.cfg.OpeningBlocks < l.c.cfg.InitialBlocks
 		l.probeWait = 2 * initialRTT
 		l.probe = time.AfterFunc(l.probeWait, l.probed)
 		l.s.run(l.c, &l.mu, l.next)
@@ -166,6 +173,15 @@ func (l *entryLink) answered(stock int, received uint16) {
 	l.probe.Reset(l.probeWait)
 	l.answers = trim(append(l.answers, now), now.Add(-l.rtt))
 	l.stock, l.received = stock, received
+	if l.opening {
+		// The SYN's answer: the rest of the initial stock goes with the next answer (or the
+		// probe), so that it does not hold up the first request and its answer, unless the exit
+		// holds no block for that answer.
+		l.opening = false
+		if stock > 0 {
+			return
+		}
+	}
 	l.supply(now)
 }
 
@@ -239,15 +255,39 @@ func trim(ts []time.Time, since time.Time) []time.Time {
 	return append(ts[:0], ts[i:]...)
 }
 
-// next is the sender's next job. l.mu is held.
+// next is the sender's next job, in the queue's order but for two rules: a frame goes before
+// the blocks queued ahead of it, unless two frames went since the last block (a frame is sent
+// at once, a block is made first: a frame waits for no block, and the blocks still flow); and
+// at most Parallel − 1 blocks (at least one) are made and sent at once, so that a frame always
+// has a slot.
+// l.mu is held.
 func (l *entryLink) next() func(context.Context) {
-	if len(l.queue) == 0 {
+	firstFrame, firstBlock := -1, -1
+	for k, j := range l.queue {
+		switch {
+		case j.frame != nil && firstFrame < 0:
+			firstFrame = k
+		case j.frame == nil && firstBlock < 0:
+			firstBlock = k
+		}
+		if firstFrame >= 0 && firstBlock >= 0 {
+			break
+		}
+	}
+	i := firstFrame
+	if firstBlock >= 0 && l.blocksBusy < max(l.c.cfg.Parallel-1, 1) && (firstFrame < 0 || l.framesRun >= 2) {
+		i = firstBlock
+	}
+	if i < 0 {
 		return nil
 	}
-	j := l.queue[0]
-	l.queue = l.queue[1:]
+	j := l.queue[i]
+	l.queue = append(l.queue[:i], l.queue[i+1:]...)
 	net, to, id := l.c.cfg.Network, l.to, l.id
 	if j.frame != nil {
+		if firstBlock >= 0 {
+			l.framesRun++
+		}
 		return func(ctx context.Context) {
 			if net.SendFrame(ctx, to, j.frame) != nil {
 				l.c.count(func(s *Stats) { s.FramesDropped++ })
@@ -256,7 +296,14 @@ func (l *entryLink) next() func(context.Context) {
 			l.c.count(func(s *Stats) { s.FramesSent++ })
 		}
 	}
+	l.framesRun = 0
+	l.blocksBusy++
 	return func(ctx context.Context) {
+		defer func() {
+			l.mu.Lock()
+			l.blocksBusy--
+			l.mu.Unlock()
+		}()
 		block, relayers, err := net.NewSessionReplyBlock(ctx, to)
 		if err != nil {
 			return
