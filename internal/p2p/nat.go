@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/libp2p/go-libp2p"
+	crypto_pb "github.com/libp2p/go-libp2p/core/crypto/pb"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/host/autorelay"
@@ -111,7 +112,7 @@ func (h *Host) traversalOptions(cfg Config) ([]libp2p.Option, error) {
 		libp2p.EnableAutoNATv2(),
 		libp2p.EnableNATService(),
 		libp2p.EnableRelay(),
-		libp2p.EnableRelayService(relayv2.WithResources(cfg.RelayLimit.relayResources())),
+		libp2p.EnableRelayService(relayv2.WithResources(cfg.RelayLimit.relayResources()), relayv2.WithACL(relaydOnly{})),
 		libp2p.EnableAutoRelayWithPeerSource(h.relayCandidates,
 			autorelay.WithMinCandidates(1),
 			autorelay.WithNumRelays(relayCount),
@@ -131,6 +132,24 @@ func (h *Host) traversalOptions(cfg Config) ([]libp2p.Option, error) {
 		opts = append(opts, libp2p.ForceReachabilityPrivate())
 	}
 	return opts, nil
+}
+
+// relaydOnly is the relay service's ACL: it serves relayd nodes only, whose PeerIds are secp256k1
+// keys (their chain keys), not the other libp2p nodes of the internet. A node need not have
+// announced itself yet: a node behind a NAT takes a reservation before it has an address to
+// announce.
+type relaydOnly struct{}
+
+func (relaydOnly) AllowReserve(p peer.ID, _ ma.Multiaddr) bool { return isRelayd(p) }
+
+func (relaydOnly) AllowConnect(src peer.ID, _ ma.Multiaddr, dest peer.ID) bool {
+	return isRelayd(src) && isRelayd(dest)
+}
+
+// isRelayd reports whether id could be a relayd node's: a secp256k1 PeerId.
+func isRelayd(id peer.ID) bool {
+	pub, err := id.ExtractPublicKey()
+	return err == nil && pub.Type() == crypto_pb.KeyType_Secp256k1
 }
 
 // anyPublic reports whether a listen address is public, or unspecified on a host one of whose

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/client"
@@ -61,6 +62,19 @@ func TestRelayedThenDirect(t *testing.T) {
 	eventually(t, 20*time.Second, "relay service on r", func() bool {
 		return slices.Contains(r.host.Mux().Protocols(), "/libp2p/circuit/relay/0.2.0/hop")
 	})
+	// A libp2p node that is no relayd node (an Ed25519 PeerId) gets no reservation.
+	stranger, err := libp2p.New(libp2p.NoListenAddrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stranger.Close() })
+	if err := stranger.Connect(t.Context(), rInfo); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Reserve(t.Context(), stranger, rInfo); err == nil {
+		t.Fatal("r reserved a slot for a libp2p node with an Ed25519 PeerId")
+	}
+
 	if err := b.host.Connect(t.Context(), rInfo); err != nil {
 		t.Fatal(err)
 	}
