@@ -41,6 +41,19 @@ func ScopeFor(network string, privateAddrs bool) Scope {
 	return ScopePublic
 }
 
+// ScopeOfNode is the scope of a node of network that listens on listen (--host, host:port): one
+// bound to a loopback address is reached from its own machine only, so every address is what it
+// has to announce (ScopeLocal, as on a local network: tests and nodes on one machine); otherwise
+// ScopeFor(network, privateAddrs).
+func ScopeOfNode(listen, network string, privateAddrs bool) Scope {
+	if host, _, err := net.SplitHostPort(listen); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() || host == "localhost" {
+			return ScopeLocal
+		}
+	}
+	return ScopeFor(network, privateAddrs)
+}
+
 // String names the scope (local, private, public).
 func (s Scope) String() string {
 	switch s {

@@ -133,3 +133,23 @@ func TestAnnounceChoice(t *testing.T) {
 	cancel()
 	<-done
 }
+
+func TestScopeOfNode(t *testing.T) {
+	for _, tc := range []struct {
+		listen, network string
+		private         bool
+		want            Scope
+	}{
+		{"127.0.0.1:9091", "mainnet", false, ScopeLocal}, // reached from this machine only
+		{"localhost:0", "mainnet", false, ScopeLocal},
+		{"[::1]:9091", "mainnet", false, ScopeLocal},
+		{"0.0.0.0:9091", "mainnet", false, ScopePublic},
+		{"0.0.0.0:9091", "mainnet", true, ScopePrivate},
+		{"10.0.0.5:9091", "local", false, ScopeLocal},
+		{"203.0.113.7:9091", "mainnet", false, ScopePublic},
+	} {
+		if got := ScopeOfNode(tc.listen, tc.network, tc.private); got != tc.want {
+			t.Errorf("ScopeOfNode(%q, %q, %v) = %s, want %s", tc.listen, tc.network, tc.private, got, tc.want)
+		}
+	}
+}

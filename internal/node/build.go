@@ -184,7 +184,8 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	redeemer := ledger.ChainRedeemer{Chain: client, Options: n.opts.RedeemOptions}
 	c.ops = &ledger.Operations{Chain: client, Channels: graph, Self: n.id.Address(), Synced: c.indexer.WaitHead, Ledger: c.ledger, Redeemer: redeemer}
 	n.reg.MustRegister(c.ops.BalanceCollector())
-	disc.Chain, disc.Graph = client, graph
+	disc.Chain, disc.Graph, disc.Announce = client, graph, n.cfg.Announce
+	disc.Scope = discovery.ScopeOfNode(n.cfg.Host, nw.Name, nw.PrivateAddresses)
 	disc.CaughtUp = func(ctx context.Context) error { return c.indexer.WaitCaughtUp(ctx, chain.ProviderRetry) }
 	if err := n.buildDiscovery(disc); err != nil {
 		return err

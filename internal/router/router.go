@@ -339,9 +339,9 @@ func (r *Router) routeIndex() *path.Index {
 // channels with the expected value a ticket on them can carry; own lists the destinations of this
 // node's open channels, whose capacities routeIndex refreshes per message.
 func (r *Router) routeGraph(snap *channels.Snapshot) (g *path.Graph, own []common.Address) {
-	quality := map[peer.ID]float64{}
+	quality, relayed := map[peer.ID]float64{}, map[peer.ID]bool{}
 	for _, p := range r.cfg.Transport.Peers() {
-		quality[p.ID] = p.Quality
+		quality[p.ID], relayed[p.ID] = p.Quality, p.Reach == peers.ReachRelayed
 		if p.Down { // sending to it failed since its last heartbeat
 			quality[p.ID] = 0
 		}
@@ -356,7 +356,9 @@ func (r *Router) routeGraph(snap *channels.Snapshot) (g *path.Graph, own []commo
 		if !known && a.Account == r.self {
 			q = 1
 		}
-		g.Nodes = append(g.Nodes, path.Node{Address: a.Account, Peer: id, Quality: q})
+		// A relayer reached only through a circuit relay costs that relay its traffic: paths
+		// prefer direct links (docs/NAT.md).
+		g.Nodes = append(g.Nodes, path.Node{Address: a.Account, Peer: id, Quality: q, Relayed: relayed[id] || peers.RelayOnly(a)})
 	}
 	for _, c := range snap.Channels() {
 		e := path.Edge{Source: c.Source, Destination: c.Destination, Open: c.Status == channels.Open}
