@@ -231,8 +231,7 @@ var defs = []Def{
 			"host:port patterns (`*.example.org:443`, `example.org:*`, `*:80`, `example.org:8000-8100`), address ranges with an optional port " +
 			"(`10.0.0.0/8`, `192.0.2.0/24:53`, `[2001:db8::/32]:443`) and addresses (`127.0.0.1:8080`); it never dials a loopback, private, " +
 			"link-local, unique-local, CGNAT, unspecified, multicast or broadcast address, whatever a name resolves to, unless an address " +
-			"rule inside that range names it, nor the node's own ports unless a rule names that one port. " +
-			"Not used yet: the rules are checked and stored, but the node carries no sessions until issue 28's router and wiring land",
+			"rule inside that range names it, nor the node's own ports unless a rule names that one port",
 		rng: fmt.Sprintf("REST: a JSON array of rules; console and --exitAllow: the rules separated by commas, `none` for no rule; "+
 			"at most %d rules; none: the node is no exit", exit.MaxRules),
 		flag:    "exitAllow",
