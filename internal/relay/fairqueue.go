@@ -87,6 +87,10 @@ func (q *fairQueue) len() int {
 	return q.queued
 }
 
+// fifoKeep is the room an emptied FIFO keeps: a busy link's FIFO empties and fills again all
+// the time, and each growth from nothing copies jobs.
+const fifoKeep = 256
+
 // jobFIFO is a FIFO of jobs that keeps no memory beyond what it holds (and one slice's
 // growth).
 type jobFIFO struct {
@@ -112,7 +116,7 @@ func (f *jobFIFO) pop() job {
 	f.head++
 	if f.head == len(f.buf) {
 		f.head = 0
-		if cap(f.buf) > 64 {
+		if cap(f.buf) > fifoKeep {
 			f.buf = nil // an empty FIFO lets a flood's memory go
 		} else {
 			f.buf = f.buf[:0]

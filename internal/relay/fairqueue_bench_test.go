@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -216,4 +217,57 @@ func BenchmarkFloodedRelayer(b *testing.B) {
 	report("flood", loaded)
 	b.ReportMetric(float64(lost), "lost")
 	b.ReportMetric(counter(f.r.relay.m.dropped.WithLabelValues(reasonOverload))/float64(b.N), "overload-drops/op")
+}
+
+// BenchmarkFairQueue: one push and one pop of the workers' queue, from two goroutines (a read
+// loop and a worker), against the single channel it replaced; and both in one goroutine.
+func BenchmarkFairQueue(b *testing.B) {
+	b.Run("fair-alone", func(b *testing.B) {
+		q := newFairQueue(2*DefaultQueueSize, DefaultQueueSize)
+		for i := range b.N {
+			_ = q.push(i%3, job{kind: jobMsg})
+			<-q.ready
+			q.pop()
+		}
+	})
+	b.Run("channel-alone", func(b *testing.B) {
+		q := make(chan job, 2*DefaultQueueSize)
+		for range b.N {
+			q <- job{kind: jobMsg}
+			<-q
+		}
+	})
+	b.Run("fair", func(b *testing.B) {
+		q := newFairQueue(2*DefaultQueueSize, DefaultQueueSize)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range b.N {
+				<-q.ready
+				q.pop()
+			}
+		}()
+		for i := 0; i < b.N; {
+			if q.push(i%3, job{kind: jobMsg}) == nil {
+				i++
+			} else {
+				runtime.Gosched() // full: let the worker take some (a read loop drops instead)
+			}
+		}
+		<-done
+	})
+	b.Run("channel", func(b *testing.B) {
+		q := make(chan job, 2*DefaultQueueSize)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range b.N {
+				<-q
+			}
+		}()
+		for range b.N {
+			q <- job{kind: jobMsg}
+		}
+		<-done
+	})
 }
