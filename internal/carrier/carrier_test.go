@@ -28,8 +28,9 @@ type memNet struct {
 	t     testing.TB
 	loss  float64
 	delay time.Duration
-	// partDelay holds block parts back this much more: they arrive after the SYN.
-	partDelay time.Duration
+	// partDelay holds block parts back this much more: they arrive after the SYN; halfDelay
+	// holds back the second halves only, segDelay the segments forward.
+	partDelay, halfDelay, segDelay time.Duration
 	// drop, if set, loses the texts it says (forward, or on a reply block); session, if set,
 	// changes the sessions' config of the nodes made after.
 	drop    func(text []byte, reply bool) bool
@@ -80,6 +81,12 @@ func (n *memNet) deliver(to peer.ID, text []byte, reply bool) {
 	d := time.Duration(n.rng.Int64N(int64(n.delay) + 1))
 	if len(text) > 0 && text[0] == KindBlockPart {
 		d += n.partDelay
+		if len(text) > partHeader && text[partHeader-1]&1 == 1 {
+			d += n.halfDelay
+		}
+	}
+	if len(text) > 0 && text[0] == session.KindSegment && !reply {
+		d += n.segDelay
 	}
 	c := n.nodes[to]
 	n.mu.Unlock()
@@ -493,22 +500,33 @@ func TestRelayerDies(t *testing.T) {
 
 // TestRefusalBeforeBlocks: an exit that refuses a session before any of its blocks came (the
 // SYN overtook them) keeps the RST until a block comes, and the entry learns the reason.
+// The halves that came before the SYN are kept for it: with the second halves of the blocks
+// coming after the refusal, the RST goes on the first block whole, not after the entry's probe.
 func TestRefusalBeforeBlocks(t *testing.T) {
-	n := newMemNet(t, 0)
-	n.partDelay = 300 * time.Millisecond
-	entry := n.node(t, "entry", false, Config{})
-	exit := n.node(t, "exit", true, Config{})
-	go func() {
-		conn, err := exit.mux.Accept(t.Context())
-		if err == nil {
-			_ = conn.Reset(session.ReasonNotAllowed)
-		}
-	}()
-	_, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x"))
-	if !errors.Is(err, session.ErrNotAllowed) {
-		t.Fatalf("Dial: %v, want ErrNotAllowed", err)
+	for name, delay := range map[string]struct{ part, half, seg time.Duration }{
+		"blocks after the SYN":        {300 * time.Millisecond, 0, 0},
+		"second halves after the SYN": {0, 300 * time.Millisecond, 50 * time.Millisecond},
+	} {
+		t.Run(name, func(t *testing.T) {
+			n := newMemNet(t, 0)
+			n.partDelay, n.halfDelay, n.segDelay = delay.part, delay.half, delay.seg
+			entry := n.node(t, "entry", false, Config{})
+			exit := n.node(t, "exit", true, Config{})
+			go func() {
+				conn, err := exit.mux.Accept(t.Context())
+				if err == nil {
+					_ = conn.Reset(session.ReasonNotAllowed)
+				}
+			}()
+			ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second) // the entry's first probe comes after 4 s
+			defer cancel()
+			_, err := entry.c.Dial(ctx, entry.mux, exit.id, session.ModeTCP, []byte("x"))
+			if !errors.Is(err, session.ErrNotAllowed) {
+				t.Fatalf("Dial: %v, want ErrNotAllowed", err)
+			}
+			wait.For(t, func() bool { _, x, _ := exit.c.Sessions(); return x == 0 }, 10*time.Second, "the exit forgets the refused session")
+		})
 	}
-	wait.For(t, func() bool { _, x, _ := exit.c.Sessions(); return x == 0 }, 10*time.Second, "the exit forgets the refused session")
 }
 
 // TestReceiveRefuses: texts of the carrier's kinds that are malformed or come the wrong way are

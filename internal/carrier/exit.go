@@ -58,10 +58,15 @@ func (l *exitLink) addPart(p part) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	// An ended session keeps at most endedStock blocks, for what its mux answers late frames
-	// with (its RST, its last acknowledgement), and the halves of at most two.
-	if l.gone || (l.ended && (len(l.stock) >= endedStock || (len(l.parts) >= 2 && l.parts[p.number] == nil))) {
+	// with (its RST, its last acknowledgement), and the halves of at most two blocks: a half of
+	// a third number makes it let go of the others (a half whose other half was lost must not
+	// keep the next blocks out).
+	if l.gone || (l.ended && len(l.stock) >= endedStock) {
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 		return
+	}
+	if l.ended && len(l.parts) >= 2 && l.parts[p.number] == nil {
+		clear(l.parts)
 	}
 	if l.parts == nil {
 		l.parts = map[uint8]*[2][]byte{}
@@ -158,7 +163,10 @@ func (l *exitLink) Ended(session.Reason) {
 	// New slices: the mux keeps the link of an ended session a while (to answer its late frames),
 	// and the dropped blocks must not stay reachable through the old arrays. The newest stay: the
 	// link answers on the newest first.
-	l.stock, l.parts = slices.Clone(l.stock[n:]), nil
+	l.stock = slices.Clone(l.stock[n:])
+	if len(l.parts) > 2 || !waiting {
+		l.parts = nil // the halves that came before the SYN are kept for a waiting RST
+	}
 	l.mu.Unlock()
 	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
 	if waiting {
