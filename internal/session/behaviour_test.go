@@ -730,3 +730,33 @@ func TestLastAckAfterLinger(t *testing.T) {
 		t.Fatalf("the entry's FIN timed out %d times; the exit sent %d RSTs", st.Timeouts, rsts.Load())
 	}
 }
+
+// TestFewAcknowledgements: over a link that reorders most frames (as a mixnet does), a receiver
+// acknowledges every AckEvery (4) segments, in order or not, not every segment that arrives out
+// of order: each acknowledgement costs a packet.
+func TestFewAcknowledgements(t *testing.T) {
+	em := netem{delay: time.Millisecond, jitter: 4 * time.Millisecond}
+	p := newPair(t, fastConfig(), em, em)
+	var acks atomic.Int64
+	p.ab.tap = func(f Frame) {
+		if f.Flags == FlagACK && len(f.Payload) == 0 {
+			acks.Add(1)
+		}
+	}
+	entry, exit := p.connect(t, ModeTCP)
+	deadline := time.Now().Add(time.Minute)
+	_ = entry.SetDeadline(deadline)
+	_ = exit.SetDeadline(deadline)
+	answer := randomBytes(5, 300<<10)
+	sent := sendAll(exit, answer)
+	got := <-readAll(entry)
+	if err := <-sent; err != nil || got.err != nil || got.sum != sha256.Sum256(answer) {
+		t.Fatalf("send %v, read %d bytes: %v", err, got.n, got.err)
+	}
+	st := entry.Stats()
+	ratio := float64(acks.Load()) / float64(st.SegmentsReceived)
+	t.Logf("%d acknowledgements for %d segments (%.2f a segment)", acks.Load(), st.SegmentsReceived, ratio)
+	if ratio > 0.4 {
+		t.Fatalf("%d acknowledgements for %d segments (%.2f a segment), want at most 0.4", acks.Load(), st.SegmentsReceived, ratio)
+	}
+}

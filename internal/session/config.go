@@ -47,6 +47,11 @@ type Config struct {
 	// AckDelay is how long a receiver may hold back the acknowledgement of a lone in-order
 	// segment, to piggyback it or acknowledge two at once; below MinRTO. Default 100 ms.
 	AckDelay time.Duration
+	// AckEvery is how many segments a receiver takes, in order or not, before it acknowledges
+	// them (sooner: AckDelay, a duplicate, a FIN, a frame it sends anyway). Every
+	// acknowledgement is a packet, and one back costs a reply block too. Default 4; 1
+	// acknowledges every segment.
+	AckEvery int
 
 	// KeepAliveIdle is how long a session with nothing in flight may hear nothing from its peer
 	// before it sends a keep-alive; KeepAliveInterval is the wait between keep-alives, and
@@ -86,13 +91,14 @@ func (c Config) withDefaults() (Config, error) {
 	defD(&c.MaxRTO, 60*time.Second)
 	def(&c.MaxRetries, 8)
 	defD(&c.AckDelay, 100*time.Millisecond)
+	def(&c.AckEvery, 4)
 	defD(&c.KeepAliveIdle, 30*time.Second)
 	defD(&c.KeepAliveInterval, 10*time.Second)
 	def(&c.KeepAliveCount, 3)
 	defD(&c.Linger, 15*time.Second)
 	switch {
 	case c.MaxSessions < 0, c.Backlog < 0, c.SendBuffer < 0, c.DatagramQueue < 0, c.MaxRetries < 0,
-		c.KeepAliveCount < 0:
+		c.KeepAliveCount < 0, c.AckEvery < 0:
 		return c, fmt.Errorf("%w: a negative limit", ErrConfig)
 	case c.Window < 1 || c.Window > 1<<16-1:
 		return c, fmt.Errorf("%w: window %d segments", ErrConfig, c.Window)

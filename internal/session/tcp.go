@@ -478,8 +478,11 @@ func (c *Conn) detectLoss(now time.Time) {
 
 // onSegment takes a segment (SYN, data, FIN): in order it is delivered with whatever it
 // completes, out of order (within the window) it is held; duplicates, segments beyond the
-// window and segments out of order are acknowledged at once, lone in-order ones after
-// AckDelay or with the next.
+// window and a FIN are acknowledged at once, the others, in order or not, every AckEvery
+// segments, or AckDelay after the first unacknowledged one, or with the next frame sent. A
+// mixnet reorders its packets as a rule: acknowledging every segment out of order at once
+// (RFC 5681) cost about three acknowledgements in four segments, each a packet (forward) or a
+// reply and its block (back).
 func (c *Conn) onSegment(f *Frame, now time.Time) {
 	c.stats.SegmentsReceived++
 	s := f.Seq
@@ -499,14 +502,14 @@ func (c *Conn) onSegment(f *Frame, now time.Time) {
 	if s > c.rcvNxt {
 		if _, ok := c.ooo[s]; ok {
 			c.stats.Duplicates++
-		} else {
-			c.ooo[s] = rseg{f.Flags & (FlagSYN | FlagFIN), slices.Clone(f.Payload)}
+			c.ackNow = true
+			return
 		}
+		c.ooo[s] = rseg{f.Flags & (FlagSYN | FlagFIN), slices.Clone(f.Payload)}
 		c.lastSeq = s
-		c.ackNow = true
+		c.owe(now)
 		return
 	}
-	filling := len(c.ooo) > 0
 	c.deliver(f.Flags, slices.Clone(f.Payload))
 	for !c.finRecv {
 		r, ok := c.ooo[c.rcvNxt]
@@ -516,12 +519,18 @@ func (c *Conn) onSegment(f *Frame, now time.Time) {
 		delete(c.ooo, c.rcvNxt)
 		c.deliver(r.flags, r.payload)
 	}
-	if filling || c.finRecv {
+	if c.finRecv {
 		c.ackNow = true
 		return
 	}
+	c.owe(now)
+}
+
+// owe counts a segment received and not acknowledged yet: the acknowledgement goes at the
+// AckEvery-th, or AckDelay after the first.
+func (c *Conn) owe(now time.Time) {
 	c.unacked++
-	if c.unacked >= 2 {
+	if c.unacked >= c.cfg.AckEvery {
 		c.ackNow = true
 	} else if c.ackAt.IsZero() {
 		c.ackAt = now.Add(c.cfg.AckDelay)
