@@ -2,8 +2,8 @@ package relay
 
 import "sync"
 
-// The relay's workers take any packet from one shared queue, so that one busy link keeps every
-// core busy, but tickets must keep their order on each link: a previous hop's tickets are
+// The relay's workers take any packet from one shared queue (fair between links: fairqueue.go),
+// so that one busy link keeps every core busy, but tickets must keep their order on each link: a previous hop's tickets are
 // accepted only in increasing index (the ledger refuses an index at or below the last one), and
 // the tickets to a next hop must reach it in the order of their indexes. Each link therefore
 // has its place in a line (turns): the costly public-key work of a packet (Peel's ECDH, the
