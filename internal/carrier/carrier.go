@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"sync"
 	"time"
 
@@ -67,7 +68,11 @@ type Config struct {
 	// the oldest is dropped beyond it, and any after PendingFor. Defaults 256 and 1 minute.
 	MaxPending int
 	PendingFor time.Duration
-	Logger     *slog.Logger
+	// Reason names why the network failed a send (Stats.Failures, LinkStats.LastFailure): a
+	// short word for a metric's label, such as "balance" for a channel that ran dry. Default:
+	// "canceled" for a context's end, "other" for the rest.
+	Reason func(error) string
+	Logger *slog.Logger
 }
 
 // Carrier carries the frames of the sessions of one node. It is safe for concurrent use.
@@ -91,19 +96,27 @@ type Carrier struct {
 	stats   Stats
 }
 
-// Stats counts what a carrier did.
+// Stats counts what a carrier did, for metrics: an entry's BlocksSent against its
+// AnswersReceived, an exit's BlocksReceived against its BlocksUsed, and the Failures by reason
+// say why a session stalls (a channel that ran dry refuses the entry's frames and blocks).
 type Stats struct {
-	// BlocksSent counts the reply blocks entries sent (two packets each), BlocksReceived the
-	// ones exits assembled, BlocksDropped those an exit dropped (expired, malformed, beyond
-	// MaxStock, of a session that ended).
-	BlocksSent, BlocksReceived, BlocksDropped uint64
+	// BlocksSent counts the reply blocks entries sent (two packets each), BlocksFailed those
+	// an entry could not make or send (Failures says why), BlocksReceived the ones exits
+	// assembled, BlocksUsed those an exit sent an answer on (whether or not the network took
+	// it), BlocksDropped those an exit dropped (expired, malformed, beyond MaxStock, of a
+	// session that ended).
+	BlocksSent, BlocksFailed, BlocksReceived, BlocksUsed, BlocksDropped uint64
 	// FramesSent counts the session frames sent (forward and back), FramesDropped those
-	// dropped from a full queue, or that no link could send.
+	// dropped from a full queue, or that the network failed to send (Failures).
 	FramesSent, FramesDropped uint64
-	// FramesReceived counts the session frames received (forward and back).
-	FramesReceived uint64
+	// FramesReceived counts the session frames received (forward and back); AnswersSent and
+	// AnswersReceived the ones back, on reply blocks (an exit's, an entry's).
+	FramesReceived, AnswersSent, AnswersReceived uint64
 	// Malformed counts the texts of the carrier's kinds it refused.
 	Malformed uint64
+	// Failures counts the sends the network failed (frames, block parts, answers; a block
+	// that could not be made), by Config.Reason.
+	Failures map[string]uint64
 }
 
 // ErrEnded is a Send on a link whose session ended before it sent its first frame.
@@ -132,6 +145,9 @@ func New(cfg Config) (*Carrier, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Reason == nil {
+		cfg.Reason = defaultReason
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &Carrier{cfg: cfg, ctx: ctx, cancel: cancel, entries: map[session.ID]*entryLink{},
 		exits: map[session.ID]*exitLink{}, pending: map[session.ID]*exitLink{}, ended: map[session.ID]*exitLink{}}, nil
@@ -151,7 +167,70 @@ func (c *Carrier) Close() { c.cancel() }
 func (c *Carrier) Stats() Stats {
 	c.statsMu.Lock()
 	defer c.statsMu.Unlock()
-	return c.stats
+	s := c.stats
+	s.Failures = maps.Clone(c.stats.Failures)
+	return s
+}
+
+// defaultReason is Config.Reason's default.
+func defaultReason(err error) string {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return "canceled"
+	}
+	return "other"
+}
+
+// failure is the last send of a link the network failed: why and when.
+type failure struct {
+	reason string
+	at     time.Time
+}
+
+// failed counts a send the network failed with err, and returns it as the link's last failure.
+func (c *Carrier) failed(err error, f func(*Stats)) failure {
+	why := c.cfg.Reason(err)
+	c.count(func(s *Stats) {
+		f(s)
+		if s.Failures == nil {
+			s.Failures = map[string]uint64{}
+		}
+		s.Failures[why]++
+	})
+	return failure{why, time.Now()}
+}
+
+// LinkStats is what the carrier knows of one session's link, to say why a session stalls.
+type LinkStats struct {
+	// Entry says the link is the entry's (the session was dialled here), else the exit's.
+	Entry bool
+	// Queued is how many frames wait to be sent (at the exit: for a block), Blocks how many
+	// blocks the entry has queued and not sent yet, or the exit holds.
+	Queued, Blocks int
+	// Stock is the unused blocks the exit said it held in its last answer (the entry's).
+	Stock int
+	// BlocksSent (made and sent, or under way, or failed: not those still queued) and
+	// AnswersReceived count the entry's; BlocksReceived and AnswersSent the exit's.
+	BlocksSent, AnswersReceived, BlocksReceived, AnswersSent uint64
+	// LastAnswer is when the entry's last answer came (zero: none yet).
+	LastAnswer time.Time
+	// LastFailure is why the network last failed one of the link's sends (Config.Reason), at
+	// LastFailureAt; empty if it never did.
+	LastFailure   string
+	LastFailureAt time.Time
+}
+
+// Link returns what the carrier knows of session id's link, or false when it holds none.
+func (c *Carrier) Link(id session.ID) (LinkStats, bool) {
+	c.mu.Lock()
+	e, x := c.entries[id], c.exits[id]
+	c.mu.Unlock()
+	switch {
+	case e != nil:
+		return e.linkStats(), true
+	case x != nil:
+		return x.linkStats(), true
+	}
+	return LinkStats{}, false
 }
 
 func (c *Carrier) count(f func(*Stats)) {
@@ -235,7 +314,7 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 		if l != nil {
 			l.answered(stock, received)
 		}
-		c.count(func(s *Stats) { s.FramesReceived++ })
+		c.count(func(s *Stats) { s.FramesReceived++; s.AnswersReceived++ })
 		return m.Receive(seg)
 	}
 	return fmt.Errorf("%w: kind %#02x (reply %v)", ErrMalformed, text[0], reply)

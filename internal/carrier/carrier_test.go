@@ -35,8 +35,10 @@ type memNet struct {
 	// changes the sessions' config of the nodes made after.
 	drop    func(text []byte, reply bool) bool
 	session func(*session.Config)
-	pool    *packet.EphemeralPool
-	key     *packet.PublicKey
+	// refuse, when set, is the error every forward send fails with (a channel that ran dry).
+	refuse atomic.Pointer[error]
+	pool   *packet.EphemeralPool
+	key    *packet.PublicKey
 
 	mu      sync.Mutex
 	rng     *mrand.Rand
@@ -105,6 +107,9 @@ func (n *memNet) deliver(to peer.ID, text []byte, reply bool) {
 func (v view) SendFrame(_ context.Context, to peer.ID, text []byte) error {
 	if len(text) > packet.MaxMessageSize {
 		v.n.t.Errorf("a forward text of %d bytes", len(text))
+	}
+	if err := v.n.refuse.Load(); err != nil {
+		return *err
 	}
 	v.n.deliver(to, text, false)
 	return nil
@@ -336,6 +341,69 @@ func TestLastAckOnAKeptBlock(t *testing.T) {
 	}
 	if st := conn.Stats(); st.Timeouts > 3 {
 		t.Fatalf("the entry's FIN timed out %d times", st.Timeouts)
+	}
+}
+
+// TestStats: the counters match across the two ends (every answer counted at both ends, on a
+// block of its own), and a send the network refuses is counted by
+// the reason Config.Reason gives, and named as the link's last failure.
+func TestStats(t *testing.T) {
+	n := newMemNet(t, 0)
+	errBalance := errors.New("insufficient balance")
+	reason := func(err error) string {
+		if errors.Is(err, errBalance) {
+			return "balance"
+		}
+		return "other"
+	}
+	entry := n.node(t, "entry", false, Config{Reason: reason})
+	exit := n.node(t, "exit", true, Config{})
+	accepted := make(chan *session.Conn, 1)
+	go func() {
+		conn, err := exit.mux.Accept(t.Context())
+		if err == nil && conn.Confirm() == nil {
+			accepted <- conn
+		}
+	}()
+	conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	xc := <-accepted
+	if _, err := xc.Write(make([]byte, 20<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadFull(conn, make([]byte, 20<<10)); err != nil {
+		t.Fatal(err)
+	}
+	if !wait.Until(func() bool {
+		en, ex := entry.c.Stats(), exit.c.Stats()
+		return ex.AnswersSent == en.AnswersReceived && xc.Stats().InFlight == 0
+	}, 10*time.Second) {
+		t.Fatalf("the counters of both ends disagree: entry %+v, exit %+v", entry.c.Stats(), exit.c.Stats())
+	}
+	en, ex := entry.c.Stats(), exit.c.Stats()
+	if ex.BlocksReceived > en.BlocksSent || ex.BlocksUsed != ex.AnswersSent || ex.AnswersSent != ex.FramesSent || en.AnswersReceived != en.FramesReceived ||
+		en.AnswersReceived < 20<<10/maxAnswerSize || len(en.Failures) != 0 {
+		t.Fatalf("entry %+v, exit %+v", en, ex)
+	}
+	if l, ok := entry.c.Link(conn.ID()); !ok || !l.Entry || l.BlocksSent == 0 || l.AnswersReceived != en.AnswersReceived || l.LastAnswer.IsZero() {
+		t.Fatalf("the entry's link: %+v, %v", l, ok)
+	}
+	if l, ok := exit.c.Link(conn.ID()); !ok || l.Entry || l.AnswersSent != ex.AnswersSent || l.BlocksReceived != ex.BlocksReceived {
+		t.Fatalf("the exit's link: %+v, %v", l, ok)
+	}
+
+	n.refuse.Store(&errBalance)
+	if _, err := conn.Write([]byte("more")); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, func() bool { return entry.c.Stats().Failures["balance"] > 0 }, 10*time.Second, "the refused send counted")
+	if l, _ := entry.c.Link(conn.ID()); l.LastFailure != "balance" || l.LastFailureAt.IsZero() {
+		t.Fatalf("the entry's link after a refused send: %+v", l)
+	}
+	if st := entry.c.Stats(); st.FramesDropped == 0 || st.Failures["other"] != 0 {
+		t.Fatalf("after a refused send: %+v", st)
 	}
 }
 

@@ -53,6 +53,11 @@ type entryLink struct {
 	// probe sends a block when answers stop coming, every probeWait, doubling.
 	probe     *time.Timer
 	probeWait time.Duration
+	// answersReceived counts the answers, lastAnswer is when the last came; lastFailure is the
+	// last send the network failed.
+	answersReceived uint64
+	lastAnswer      time.Time
+	lastFailure     failure
 }
 
 // fwdJob is a frame to send, or (frame nil) a reply block to make and send.
@@ -171,6 +176,8 @@ func (l *entryLink) answered(stock int, received uint16) {
 	}
 	l.probeWait = max(2*l.rtt, 500*time.Millisecond)
 	l.probe.Reset(l.probeWait)
+	l.answersReceived++
+	l.lastAnswer = now
 	l.answers = trim(append(l.answers, now), now.Add(-l.rtt))
 	l.stock, l.received = stock, received
 	if l.opening {
@@ -289,8 +296,8 @@ func (l *entryLink) next() func(context.Context) {
 			l.framesRun++
 		}
 		return func(ctx context.Context) {
-			if net.SendFrame(ctx, to, j.frame) != nil {
-				l.c.count(func(s *Stats) { s.FramesDropped++ })
+			if err := net.SendFrame(ctx, to, j.frame); err != nil {
+				l.setFailure(l.c.failed(err, func(s *Stats) { s.FramesDropped++ }))
 				return
 			}
 			l.c.count(func(s *Stats) { s.FramesSent++ })
@@ -306,18 +313,44 @@ func (l *entryLink) next() func(context.Context) {
 		}()
 		block, relayers, err := net.NewSessionReplyBlock(ctx, to)
 		if err != nil {
+			l.setFailure(l.c.failed(err, func(s *Stats) { s.BlocksFailed++ }))
 			return
 		}
 		l.mu.Lock()
 		j.block.relayers = relayers
 		l.mu.Unlock()
 		for half := range uint8(2) {
-			if net.SendFrame(ctx, to, encodePart(id, j.number, half, block[int(half)*partData:][:partData])) != nil {
+			if err := net.SendFrame(ctx, to, encodePart(id, j.number, half, block[int(half)*partData:][:partData])); err != nil {
+				l.setFailure(l.c.failed(err, func(s *Stats) { s.BlocksFailed++ }))
 				return
 			}
 		}
 		l.c.count(func(s *Stats) { s.BlocksSent++ })
 	}
+}
+
+// setFailure records the link's last failed send.
+func (l *entryLink) setFailure(f failure) {
+	l.mu.Lock()
+	l.lastFailure = f
+	l.mu.Unlock()
+}
+
+// linkStats is Carrier.Link for an entry link.
+func (l *entryLink) linkStats() LinkStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	st := LinkStats{Entry: true, Stock: l.stock, AnswersReceived: l.answersReceived,
+		LastAnswer: l.lastAnswer, LastFailure: l.lastFailure.reason, LastFailureAt: l.lastFailure.at}
+	for _, j := range l.queue {
+		if j.frame != nil {
+			st.Queued++
+		} else {
+			st.Blocks++
+		}
+	}
+	st.BlocksSent = l.total - uint64(st.Blocks)
+	return st
 }
 
 // Ended forgets the session: the frames still queued (a UDP flow's FIN, an RST) are sent, the

@@ -26,6 +26,10 @@ type exitLink struct {
 	parts  map[uint8]*[2][]byte // halves of blocks by number
 	// received counts the blocks assembled for the session, modulo 2¹⁶ (the answers say it).
 	received uint16
+	// blocksReceived and answersSent count the session's; lastFailure is the last send the
+	// network failed.
+	blocksReceived, answersSent uint64
+	lastFailure                 failure
 }
 
 // stocked is a reply block the exit holds.
@@ -101,6 +105,7 @@ func (l *exitLink) addPart(p part) {
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
 	}
 	l.stock = append(l.stock, stocked{raw: raw, block: b})
+	l.blocksReceived++
 	l.c.count(func(s *Stats) { s.BlocksReceived++ })
 	l.s.run(l.c, &l.mu, l.next)
 }
@@ -130,19 +135,23 @@ func (l *exitLink) next() func(context.Context) {
 		if last { // the last frame of an ended session: the link can go
 			defer l.c.forgetExit(l)
 		}
-		if net.SendReply(ctx, block, text) != nil {
+		if err := net.SendReply(ctx, block, text); err != nil {
 			// The block's first hop is unreachable, or the block is bad: the frame waits for
 			// the next block (at the front: it is the oldest), as a network that lost it would
 			// have it sent again, only sooner.
+			f := l.c.failed(err, func(s *Stats) { s.FramesDropped++; s.BlocksUsed++ })
 			l.mu.Lock()
+			l.lastFailure = f
 			if !l.ended && len(l.frames) < l.c.cfg.QueueSize {
 				l.frames = append([][]byte{frame}, l.frames...)
 			}
 			l.mu.Unlock()
-			l.c.count(func(s *Stats) { s.FramesDropped++ })
 			return
 		}
-		l.c.count(func(s *Stats) { s.FramesSent++ })
+		l.mu.Lock()
+		l.answersSent++
+		l.mu.Unlock()
+		l.c.count(func(s *Stats) { s.FramesSent++; s.BlocksUsed++; s.AnswersSent++ })
 	}
 }
 
@@ -174,6 +183,14 @@ func (l *exitLink) Ended(session.Reason) {
 		return
 	}
 	l.c.forgetExit(l)
+}
+
+// linkStats is Carrier.Link for an exit link.
+func (l *exitLink) linkStats() LinkStats {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return LinkStats{Queued: len(l.frames), Blocks: len(l.stock), BlocksReceived: l.blocksReceived,
+		AnswersSent: l.answersSent, LastFailure: l.lastFailure.reason, LastFailureAt: l.lastFailure.at}
 }
 
 // letGo drops everything an ended link holds, once the carrier forgot its session: the mux may
