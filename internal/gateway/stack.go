@@ -29,7 +29,10 @@ type StackConfig struct {
 	// Session tunes the mux and its sessions (timeouts, Linger, limits); the zero value takes
 	// session's defaults. Its AcceptLink is the carrier's whatever it says. Tests shorten it.
 	Session session.Config
-	Logger  *slog.Logger
+	// Reason names why the network failed a send, for the carrier's counters (carrier.Config.Reason:
+	// "balance" for a channel that ran dry, …); nil takes the carrier's default.
+	Reason func(error) string
+	Logger *slog.Logger
 }
 
 // Stack is a node's sessions: the carrier over the router, the mux, the operator's sessions
@@ -55,7 +58,7 @@ func NewStack(cfg StackConfig) (*Stack, error) {
 	}
 	s := &Stack{policy: cfg.Policy, log: cfg.Logger}
 	var err error
-	if s.Carrier, err = carrier.New(carrier.Config{Network: cfg.Network, Logger: cfg.Logger}); err != nil {
+	if s.Carrier, err = carrier.New(carrier.Config{Network: cfg.Network, Reason: cfg.Reason, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
 	scfg := cfg.Session
