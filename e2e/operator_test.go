@@ -219,6 +219,9 @@ func TestOperatorNetwork(t *testing.T) {
 	for _, n := range nodes[opPublic:] {
 		var info struct{ AnnouncedAddresses []string }
 		n.must(t, http.MethodGet, "/api/v2/node/info", "", http.StatusOK, &info)
+		if len(info.AnnouncedAddresses) == 0 {
+			t.Errorf("%s announced no address", n.name())
+		}
 		for _, a := range info.AnnouncedAddresses {
 			if !strings.Contains(a, "/p2p-circuit") {
 				t.Errorf("%s announced %s: a NAT'd node's only reachable addresses are relay addresses", n.name(), a)
@@ -354,7 +357,8 @@ func TestOperatorNetwork(t *testing.T) {
 		t.Logf("%s pairs: %v", kind, reach[kind])
 	}
 	t.Logf("relayd_p2p_hole_punches_total over all nodes: %.0f attempts, %.0f successes", punches, punched)
-	if k := reach["NAT'd–NAT'd"]; k["hole-punched"]+k["direct"] < 7*(k["hole-punched"]+k["direct"]+k["relayed"]+k["none"])/10 {
+	// The target, the hole-punching rate measured across the internet.
+	if k := reach["NAT'd–NAT'd"]; float64(k["hole-punched"]+k["direct"]) < 0.7*float64(k["hole-punched"]+k["direct"]+k["relayed"]+k["none"]) {
 		t.Errorf("NAT'd pairs %v: fewer than 70 %% direct", k)
 	}
 
