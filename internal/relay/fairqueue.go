@@ -22,8 +22,8 @@ const forwardFlow = laneStripes
 
 // fairQueue holds the workers' packets and due forwards: one FIFO per line of previous hops,
 // served round robin, and one for forwards, served first. It holds at most size jobs, a FIFO at most
-// flowSize (less than size, so that no line fills it). ready holds a token per queued job, so
-// that workers can select on it.
+// flowSize (less than size, so that no line fills it), and at most its share once the queue is
+// half full. ready holds a token per queued job, so that workers can select on it.
 type fairQueue struct {
 	ready chan struct{}
 
@@ -44,7 +44,7 @@ func newFairQueue(size, flowSize int) *fairQueue {
 func (q *fairQueue) push(flow int, j job) error {
 	q.mu.Lock()
 	f := &q.flows[flow]
-	if q.queued >= q.size || f.len() >= q.flowSize {
+	if q.queued >= q.size || f.len() >= q.flowSize || flow != forwardFlow && q.queued >= q.size/2 && f.len() >= q.share() {
 		q.mu.Unlock()
 		return ErrOverloaded
 	}
@@ -58,6 +58,12 @@ func (q *fairQueue) push(flow int, j job) error {
 	q.ready <- struct{}{} // never blocks: at most size tokens, one per queued job
 	return nil
 }
+
+// share is how many jobs a line may hold once the queue is half full: half the queue over the
+// lines that have some and one more. Two flooding peers would otherwise fill the whole queue
+// (each FIFO holds half of it), and every other line's packets be dropped; so a line that holds
+// more than its share is refused first, and a newcomer still finds room.
+func (q *fairQueue) share() int { return max(q.size/(2*(q.n+1)), 1) }
 
 // pop takes the next job: a due forward, or round robin over the non-empty lines. Call it once
 // per token taken from ready: there is then a job.

@@ -19,8 +19,9 @@ import (
 )
 
 // TestFairQueue: due forwards first, then the lines in turn, each in its own order; a full line
-// refuses while the others take jobs; the queue as a whole holds at most its size; a drained flow lets its
-// memory go.
+// refuses while the others take jobs; once the queue is half full a line holds at most its share
+// (forwards are not held to it); the queue as a whole holds at most its size; a drained flow lets
+// its memory go.
 func TestFairQueue(t *testing.T) {
 	q := newFairQueue(8, 4)
 	push := func(flow int, place uint64) error { return q.push(flow, job{kind: jobMsg, place: place}) }
@@ -30,18 +31,22 @@ func TestFairQueue(t *testing.T) {
 			t.Fatalf("push %d on flow 1: %v", i, err)
 		}
 	}
-	for i := range 2 {
-		if err := push(7, uint64(100+i)); err != nil {
+	// Half full: a line's share is 8 / (2 × (lines with jobs + 1)).
+	if err := push(7, 100); err != nil { // share 2
+		t.Fatal(err)
+	}
+	if err := push(7, 101); !errors.Is(err, ErrOverloaded) { // share 1
+		t.Fatalf("a second job on flow 7 beyond its share: %v", err)
+	}
+	for _, p := range []uint64{200, 201} {
+		if err := push(forwardFlow, p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := push(forwardFlow, 200); err != nil {
+	if err := push(9, 300); err != nil { // share 1, none held yet
 		t.Fatal(err)
 	}
-	if err := push(forwardFlow, 201); err != nil {
-		t.Fatal(err)
-	}
-	if err := push(9, 300); !errors.Is(err, ErrOverloaded) {
+	if err := push(forwardFlow, 202); !errors.Is(err, ErrOverloaded) {
 		t.Fatalf("push beyond the queue's size: %v", err)
 	}
 	var got []uint64
@@ -49,14 +54,14 @@ func TestFairQueue(t *testing.T) {
 		<-q.ready
 		got = append(got, q.pop().place)
 	}
-	if want := []uint64{200, 201, 0, 100, 1, 101, 2, 3}; !slices.Equal(got, want) {
+	if want := []uint64{200, 201, 0, 100, 300, 1, 2, 3}; !slices.Equal(got, want) {
 		t.Fatalf("served %v, want %v", got, want)
 	}
 	if q.len() != 0 || len(q.ready) != 0 {
 		t.Fatalf("%d jobs and %d tokens left", q.len(), len(q.ready))
 	}
 
-	big := newFairQueue(1000, 1000)
+	big := newFairQueue(2000, 1000)
 	for i := range 1000 {
 		if err := big.push(3, job{place: uint64(i)}); err != nil {
 			t.Fatal(err)
@@ -117,6 +122,47 @@ func TestFloodFromOnePeerIsBounded(t *testing.T) {
 	}
 	if n := slices.Index(order, other); n < 0 || n > 1 || countOf(order, other) != otherN {
 		t.Fatalf("served %v: the other peer's %d packets not taken in turn with the flood", order, otherN)
+	}
+}
+
+// TestTwoFloodsLeaveRoom: two peers flood a relayer at once (workers not started); a third
+// peer's packets are still queued. (With each FIFO at half the queue and nothing else, the two
+// floods filled it and the third peer's packets were dropped.)
+func TestTwoFloodsLeaveRoom(t *testing.T) {
+	key, err := crypto.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const size = 16
+	r, err := New(Config{Key: key, Transport: nopTransport{}, Replay: NewMemoryReplay(), NoMixDelay: true,
+		Deliver: func(Received) {}, Workers: 2, QueueSize: size, Registerer: prometheus.NewRegistry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.running.Store(true)
+	x := peer.ID("flooding peer")
+	y := otherLine(r, x)
+	z := peer.ID("")
+	for i := 0; z == ""; i++ {
+		if o := peer.ID(fmt.Sprintf("third peer %d", i)); r.laneOf(o) != r.laneOf(x) && r.laneOf(o) != r.laneOf(y) {
+			z = o
+		}
+	}
+	for _, from := range []peer.ID{x, y} {
+		for range 10 * size {
+			r.onMsg(from, make([]byte, MsgFrameLen))
+		}
+	}
+	before := counter(r.m.dropped.WithLabelValues(reasonOverload))
+	const zN = 3
+	for range zN {
+		r.onMsg(z, make([]byte, MsgFrameLen))
+	}
+	if got := counter(r.m.dropped.WithLabelValues(reasonOverload)); got != before {
+		t.Fatalf("the third peer's frames were dropped: %v of %d (queued %d of %d)", got-before, zN, r.queue.len(), r.queue.size)
+	}
+	if n := r.queue.len(); n > r.queue.size {
+		t.Fatalf("queued %d, more than %d", n, r.queue.size)
 	}
 }
 
