@@ -181,7 +181,7 @@ func flags(c *Config, out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.Data, "data", "relayd-data", "data directory")
 	fs.StringVar(&c.Provider, "provider", "", "chain JSON-RPC URL (http, https, ws or wss)")
 	fs.StringVar(&c.ChannelsContract, "channelsContract", "", "address of the RelayChannels contract on that chain (default: the one --network's entry names)")
-	fs.StringVar(&c.NetworksFile, "networksFile", "", "the operator's networks file (written by `relayd deploy`), searched for --network before the shipped networks")
+	fs.StringVar(&c.NetworksFile, "networksFile", "", "the operator's networks file (written by relayd deploy), searched for --network before the shipped networks")
 	fs.IntVar(&c.Confirmations, "confirmations", -1, "blocks a channel event must be deep before the node trusts it; -1: 0 on the dev chain (chain id 1337), 8 elsewhere")
 	fs.BoolVar(&c.ReindexOnNewChain, "reindexOnNewChain", false, "when the provider serves another chain than the one indexed (a dev chain restarted fresh), drop the index and re-index instead of stopping")
 	fs.BoolVar(&c.WeakCrypto, "testUseWeakCrypto", false, "use light scrypt parameters for a new keystore (tests and local clusters only)")

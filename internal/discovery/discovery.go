@@ -23,6 +23,7 @@ import (
 
 	"github.com/cenkalti/backoff/v5"
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 	"github.com/prometheus/client_golang/prometheus"
@@ -332,18 +333,32 @@ var (
 )
 
 // AnnounceAddrs are the multiaddrs Run announces now: Config.Announce, or the host's addresses
-// that Config.Scope keeps (relay addresses are judged by their relay's address).
+// that Config.Scope keeps (relay addresses are judged by their relay's address). A host that
+// knows it is not reachable (behind a NAT: AutoNAT says private) announces its relay addresses
+// only: the address others see it from is its router's, which drops their connections.
 func (d *Discovery) AnnounceAddrs() []string {
 	if len(d.announce) > 0 {
 		return slices.Clone(d.announce)
 	}
+	r, ok := d.cfg.Host.(interface{ Reachability() network.Reachability })
+	private := ok && r.Reachability() == network.ReachabilityPrivate
 	var out []string
 	for _, a := range d.cfg.Host.Addrs() {
-		if d.cfg.Scope.Allows(a) {
+		if d.cfg.Scope.Allows(a) && (!private || isRelayAddr(a)) {
 			out = append(out, a.String())
 		}
 	}
 	return out
+}
+
+// isRelayAddr reports whether a is a circuit relay address.
+func isRelayAddr(a ma.Multiaddr) bool {
+	for _, c := range a {
+		if c.Code() == ma.P_CIRCUIT {
+			return true
+		}
+	}
+	return false
 }
 
 // EntryNodes lists the peers the node can enter the network through, by PeerId: its static

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/libp2p/go-libp2p/core/network"
 	ma "github.com/multiformats/go-multiaddr"
 
 	"github.com/relayd/relayd/internal/chain"
@@ -150,6 +151,37 @@ func TestScopeOfNode(t *testing.T) {
 	} {
 		if got := ScopeOfNode(tc.listen, tc.network, tc.private); got != tc.want {
 			t.Errorf("ScopeOfNode(%q, %q, %v) = %s, want %s", tc.listen, tc.network, tc.private, got, tc.want)
+		}
+	}
+}
+
+// privateHost is a host AutoNAT found not reachable (behind a NAT).
+type privateHost struct{ fakeHost }
+
+func (*privateHost) Reachability() network.Reachability { return network.ReachabilityPrivate }
+
+// TestPrivateHostAnnouncesRelayAddrsOnly: a host behind a NAT learns the public address others
+// see it from (its router's), which drops their connections: it announces its relay addresses
+// only; a host that is not known to be private announces both.
+func TestPrivateHostAnnouncesRelayAddrsOnly(t *testing.T) {
+	self, _ := node(t, "1")
+	dir, _ := peers.New(peers.Config{Self: self, Aliases: noAliases{}})
+	observed := "/ip4/11.82.0.9/tcp/9091/p2p/" + self.String()
+	relay := "/ip4/11.82.0.1/tcp/9091/p2p/16Uiu2HAmBxfB282VSUek5WPpQR7fFMG1RE8qFEraZXQakfBj7d4u/p2p-circuit/p2p/" + self.String()
+	addrs := []ma.Multiaddr{ma.StringCast(observed), ma.StringCast(relay)}
+	for _, tc := range []struct {
+		host Host
+		want []string
+	}{
+		{&privateHost{fakeHost{addrs: addrs}}, []string{relay}},
+		{&fakeHost{addrs: addrs}, []string{observed, relay}},
+	} {
+		d, err := New(Config{Host: tc.host, Directory: dir, Scope: ScopePublic})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := d.AnnounceAddrs(); !slices.Equal(got, tc.want) {
+			t.Errorf("%T announces %v, want %v", tc.host, got, tc.want)
 		}
 	}
 }
