@@ -385,7 +385,10 @@ func TestOperatorNetwork(t *testing.T) {
 	step(up.name()+" restarted on its data: /readyz ready", t0)
 	t0 = time.Now()
 	body := "op after restart"
-	nodes[opPublic].must(t, http.MethodPost, "/api/v2/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, body, up.peerID), http.StatusAccepted, nil)
+	// Reliable: a packet sent over a connection to the node from before its restart may be
+	// lost (the relayer's stream to it is dead until it notices); the sender resends until the
+	// node acknowledges.
+	nodes[opPublic].must(t, http.MethodPost, "/api/v2/messages", fmt.Sprintf(`{"body":%q,"recipient":%q,"reliable":true}`, body, up.peerID), http.StatusAccepted, nil)
 	wait.For(t, func() bool {
 		var inbox []struct{ Body string }
 		if !up.get(t, "/api/v2/messages?limit=1000", &inbox) {
