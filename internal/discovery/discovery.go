@@ -335,13 +335,14 @@ var (
 // AnnounceAddrs are the multiaddrs Run announces now: Config.Announce, or the host's addresses
 // that Config.Scope keeps (relay addresses are judged by their relay's address). A host that
 // knows it is not reachable (behind a NAT: AutoNAT says private) announces its relay addresses
-// only: the address others see it from is its router's, which drops their connections.
+// only: the address others see it from is its router's, which drops their connections (not on a
+// local network, ScopeLocal, whose nodes share one machine).
 func (d *Discovery) AnnounceAddrs() []string {
 	if len(d.announce) > 0 {
 		return slices.Clone(d.announce)
 	}
 	r, ok := d.cfg.Host.(interface{ Reachability() network.Reachability })
-	private := ok && r.Reachability() == network.ReachabilityPrivate
+	private := ok && d.cfg.Scope != ScopeLocal && r.Reachability() == network.ReachabilityPrivate
 	var out []string
 	for _, a := range d.cfg.Host.Addrs() {
 		if d.cfg.Scope.Allows(a) && (!private || isRelayAddr(a)) {

@@ -170,13 +170,15 @@ func TestPrivateHostAnnouncesRelayAddrsOnly(t *testing.T) {
 	relay := "/ip4/11.82.0.1/tcp/9091/p2p/16Uiu2HAmBxfB282VSUek5WPpQR7fFMG1RE8qFEraZXQakfBj7d4u/p2p-circuit/p2p/" + self.String()
 	addrs := []ma.Multiaddr{ma.StringCast(observed), ma.StringCast(relay)}
 	for _, tc := range []struct {
-		host Host
-		want []string
+		host  Host
+		scope Scope
+		want  []string
 	}{
-		{&privateHost{fakeHost{addrs: addrs}}, []string{relay}},
-		{&fakeHost{addrs: addrs}, []string{observed, relay}},
+		{&privateHost{fakeHost{addrs: addrs}}, ScopePublic, []string{relay}},
+		{&fakeHost{addrs: addrs}, ScopePublic, []string{observed, relay}},
+		{&privateHost{fakeHost{addrs: addrs}}, ScopeLocal, []string{observed, relay}}, // one machine
 	} {
-		d, err := New(Config{Host: tc.host, Directory: dir, Scope: ScopePublic})
+		d, err := New(Config{Host: tc.host, Directory: dir, Scope: tc.scope})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/relayd/relayd/internal/exit"
 	"github.com/relayd/relayd/internal/gateway"
+	"github.com/relayd/relayd/internal/router"
 	"github.com/relayd/relayd/internal/settings"
 )
 
@@ -31,9 +32,9 @@ func (n *Node) buildSessions() (err error) {
 	})
 	n.sessions, err = gateway.NewStack(gateway.StackConfig{Network: n.router, Self: n.id.PeerID(), Policy: policy,
 		SOCKS5Listen: n.cfg.SOCKS5Listen, SOCKS5Exit: func() (peer.ID, error) { return n.dir.Resolve(n.cfg.SOCKS5Exit) },
-		Logger: n.component("sessions")})
+		Reason: router.Reason, Logger: n.component("sessions")})
 	if err != nil {
 		return &StartupError{"socks5Listen", err}
 	}
-	return nil
+	return gateway.RegisterMetrics(n.reg, n.sessions.Carrier)
 }
