@@ -52,7 +52,7 @@ func TestMetrics(t *testing.T) {
 		return -1
 	}
 	for _, tc := range []struct {
-		reg                       *prometheus.Registry
+		reg                     *prometheus.Registry
 		name, label, labelValue string
 	}{
 		{regs[entry], "relayd_session_blocks_total", "event", "sent"},
