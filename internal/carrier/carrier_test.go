@@ -387,11 +387,15 @@ func TestStats(t *testing.T) {
 		en.AnswersReceived < 20<<10/maxAnswerSize || len(en.Failures) != 0 {
 		t.Fatalf("entry %+v, exit %+v", en, ex)
 	}
-	if l, ok := entry.c.Link(conn.ID()); !ok || !l.Entry || l.BlocksSent == 0 || l.AnswersReceived != en.AnswersReceived || l.LastAnswer.IsZero() {
+	// The one link's counters are the carrier's, which may still grow (the entry keeps the
+	// exit supplied): read between two snapshots, they lie between them.
+	if l, ok := entry.c.Link(conn.ID()); !ok || !l.Entry || l.BlocksSent == 0 || l.LastAnswer.IsZero() ||
+		l.AnswersReceived < en.AnswersReceived || l.AnswersReceived > entry.c.Stats().AnswersReceived {
 		t.Fatalf("the entry's link: %+v, %v", l, ok)
 	}
-	if l, ok := exit.c.Link(conn.ID()); !ok || l.Entry || l.AnswersSent != ex.AnswersSent || l.BlocksReceived != ex.BlocksReceived {
-		t.Fatalf("the exit's link: %+v, %v", l, ok)
+	if l, ok := exit.c.Link(conn.ID()); !ok || l.Entry || l.AnswersSent < ex.AnswersSent || l.AnswersSent > exit.c.Stats().AnswersSent ||
+		l.BlocksReceived < ex.BlocksReceived || l.BlocksReceived > exit.c.Stats().BlocksReceived {
+		t.Fatalf("the exit's link: %+v, %v (exit now %+v)", l, ok, exit.c.Stats())
 	}
 
 	n.refuse.Store(&errBalance)
