@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -168,11 +167,8 @@ func TestOperatorNetwork(t *testing.T) {
 	doctor(t, bin, nodes[0])
 	step("relayd doctor before node 1's first start", t0)
 
-	// One by one: start, read its address, fund it from the deployer (in the background while the
-	// next one starts).
+	// One by one: start, read its address, fund it from the deployer.
 	t0 = time.Now()
-	var funding sync.WaitGroup
-	fundErrs := make([]error, len(nodes))
 	started := make([]time.Time, len(nodes))
 	for i, n := range nodes {
 		started[i] = time.Now()
@@ -181,15 +177,11 @@ func TestOperatorNetwork(t *testing.T) {
 		var a struct{ NativeAddress, RelayAddress string }
 		n.must(t, http.MethodGet, "/api/v2/account/addresses", "", http.StatusOK, &a)
 		n.address, n.peerID = a.NativeAddress, a.RelayAddress
-		funding.Add(1)
-		go func() {
-			defer funding.Done()
-			fundErrs[i] = relaydFund(t, bin, url, network.Channels.Hex(), keyHex, n.address)
-		}()
-	}
-	funding.Wait()
-	if err := errors.Join(fundErrs...); err != nil {
-		t.Fatal(err)
+		// One funder key, one sender at a time: two `relayd devchain fund` at once may take the
+		// same nonce ("replacement transaction underpriced", seen in CI).
+		if err := relaydFund(t, bin, url, network.Channels.Hex(), keyHex, n.address); err != nil {
+			t.Fatal(err)
+		}
 	}
 	step("12 nodes started one by one and funded", t0)
 
