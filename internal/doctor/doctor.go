@@ -17,7 +17,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/ethereum/go-ethereum/common"
 	ma "github.com/multiformats/go-multiaddr"
@@ -77,7 +79,7 @@ func Run(ctx context.Context, cfg config.Config, w io.Writer) ([]Result, error) 
 		if r.Status == Fail && r.Fix != "" {
 			line += "\n      fix: " + r.Fix
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(w, inert(line))
 		failed = failed || r.Status == Fail
 	}
 	if failed {
@@ -228,15 +230,17 @@ func (d *doctor) chain(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	rpc, err := chain.DialRPC(ctx, c.Provider)
+	var id *big.Int
 	if err == nil {
-		_, err = rpc.ChainID(ctx)
+		if id, err = rpc.ChainID(ctx); err != nil {
+			rpc.Close()
+		}
 	}
 	if err != nil {
 		d.add("provider", Fail, err.Error(), "check --provider (its URL, the network between here and it, an API key in its path)")
 		return
 	}
 	defer rpc.Close()
-	id, _ := rpc.ChainID(ctx)
 	d.add("provider", Pass, fmt.Sprintf("%s answers: chain id %s", rpc.Display(), id), "")
 
 	nw, err := networks.Join(ctx, networks.JoinConfig{Provider: c.Provider, Name: c.Network, File: c.NetworksFile, Channels: c.ChannelsContract})
@@ -292,4 +296,15 @@ func (d *doctor) balances(ctx context.Context, rpc *chain.RPC, tokenAddr common.
 	default:
 		d.add("tokens", Pass, fmt.Sprintf("%s holds %s tokens (a channel's funding: %s)", addr.Hex(), held, funding), "")
 	}
+}
+
+// inert replaces the control characters of a line (errors may quote what a provider answered)
+// with '?', keeping the line breaks doctor puts between a check and its fix.
+func inert(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && (unicode.IsControl(r) || r == '\u2028' || r == '\u2029') {
+			return '?'
+		}
+		return r
+	}, s)
 }

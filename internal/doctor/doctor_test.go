@@ -162,3 +162,9 @@ func TestStore(t *testing.T) {
 		t.Fatalf("data after the node stopped: %+v", r)
 	}
 }
+
+func TestInert(t *testing.T) {
+	if got := inert("pass  x \x1b[31mred\x07\nfix: y\r"); got != "pass  x ?[31mred?\nfix: y?" {
+		t.Fatalf("inert: %q", got)
+	}
+}
