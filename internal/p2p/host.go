@@ -73,6 +73,8 @@ type Host struct {
 	// peersVersion changes whenever a peer is added or removed or goes down or up (PeersVersion).
 	peersVersion atomic.Uint64
 	peers        map[peer.ID]*peerState
+	// traffic counts packets per peer (relayd_p2p_peer_*).
+	traffic trafficTable
 }
 
 // New creates the libp2p host and starts listening on cfg.ListenAddrs. Inbound
@@ -153,6 +155,7 @@ func New(cfg Config) (*Host, error) {
 			return nil, listenError(a, err)
 		}
 	}
+	m.collectors = append(m.collectors, peerCollector{h})
 	if err := m.register(cfg.Registerer); err != nil {
 		cancel()
 		_ = lh.Close()

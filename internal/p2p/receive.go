@@ -23,6 +23,10 @@ func (h *Host) serveFrames(idx int, s network.Stream) {
 	defer h.wg.Done()
 	from := s.Conn().RemotePeer()
 	fm := &h.metrics.frames[idx]
+	var tc *trafficCounter // packets only, not acknowledgements
+	if idx == msgIndex {
+		tc = h.trafficCounter(from)
+	}
 	br := bufio.NewReaderSize(s, readBufferSize)
 	var buf []byte
 	for {
@@ -53,6 +57,9 @@ func (h *Host) serveFrames(idx int, s network.Stream) {
 		buf = frame[:cap(frame)]
 		fm.received.Inc()
 		fm.bytesReceived.Add(float64(len(frame)))
+		if tc != nil {
+			tc.counters().countReceived(len(frame))
+		}
 		if fn := h.handlers[idx].Load(); fn != nil {
 			(*fn)(from, frame)
 		}

@@ -200,6 +200,10 @@ func (o *outbound) run() {
 	defer o.h.wg.Done()
 	defer o.dropStream()
 	fm := &o.h.metrics.frames[o.key.idx]
+	var tc *trafficCounter // packets only, not acknowledgements
+	if o.key.idx == msgIndex {
+		tc = o.h.trafficCounter(o.key.peer)
+	}
 	var batch [][]byte
 	for {
 		var f []byte
@@ -242,6 +246,9 @@ func (o *outbound) run() {
 		fm.sent.Add(float64(len(batch)))
 		fm.writes.Inc()
 		fm.bytesSent.Add(float64(bytes))
+		if tc != nil {
+			tc.counters().countSent(len(batch), bytes)
+		}
 		o.succeed()
 	}
 }
