@@ -49,10 +49,13 @@ type Chain interface {
 	Announce(ctx context.Context, multiaddrs []string) (common.Hash, error)
 }
 
-// Graph is the indexed announcements; *channels.Graph implements it.
+// Graph is the indexed announcements and channels; *channels.Graph implements it.
 type Graph interface {
 	Peers() []channels.Announcement
 	Announced(account common.Address) (channels.Announcement, bool)
+	// Incoming and Outgoing list the channels to and from an account (relayd_channel_peers).
+	Incoming(account common.Address) []channels.Channel
+	Outgoing(account common.Address) []channels.Channel
 }
 
 // Config configures Discovery. Host and Directory are required; Chain, Graph and CaughtUp are
@@ -83,7 +86,8 @@ type Config struct {
 	// DefaultAnnounceCheck).
 	AnnounceCheck time.Duration
 	Logger        *slog.Logger
-	// Registerer, when set, receives the relayd_peers gauges.
+	// Registerer, when set, receives the relayd_peers gauges, and relayd_channel_peers with a
+	// Graph.
 	Registerer prometheus.Registerer
 }
 
@@ -421,10 +425,23 @@ var peersDesc = prometheus.NewDesc("relayd_peers",
 	"Peers by state: known (the transport's peer set), connected (an open connection now), announced (nodes announced on chain, this one included); and the connected ones by how they are reached: direct, hole-punched, relayed (docs/NAT.md).",
 	[]string{"state"}, nil)
 
-// gauges reports relayd_peers at scrape time.
+var channelPeersDesc = prometheus.NewDesc("relayd_channel_peers",
+	"Counterparties of this node's open channels (either way), by state: reachable, or unreachable (the transport does not know "+
+		"the peer, marks it down because a send failed since its last answered heartbeat, or its heartbeat quality is below 0.5).",
+	[]string{"state"}, nil)
+
+// UnreachableQuality is the heartbeat quality below which relayd_channel_peers counts a
+// channel's counterparty as unreachable: with each missed heartbeat taking a quarter off
+// (p2p.QualityWeight), about three missed in a row from a good peer.
+const UnreachableQuality = 0.5
+
+// gauges reports relayd_peers and relayd_channel_peers at scrape time.
 type gauges struct{ d *Discovery }
 
-func (g gauges) Describe(ch chan<- *prometheus.Desc) { ch <- peersDesc }
+func (g gauges) Describe(ch chan<- *prometheus.Desc) {
+	ch <- peersDesc
+	ch <- channelPeersDesc
+}
 
 func (g gauges) Collect(ch chan<- prometheus.Metric) {
 	known := g.d.cfg.Host.Peers()
@@ -443,5 +460,42 @@ func (g gauges) Collect(ch chan<- prometheus.Metric) {
 	}
 	if g.d.cfg.Graph != nil {
 		ch <- prometheus.MustNewConstMetric(peersDesc, prometheus.GaugeValue, float64(len(g.d.cfg.Graph.Peers())), "announced")
+		reachable, unreachable := g.d.channelPeers(known)
+		ch <- prometheus.MustNewConstMetric(channelPeersDesc, prometheus.GaugeValue, float64(reachable), "reachable")
+		ch <- prometheus.MustNewConstMetric(channelPeersDesc, prometheus.GaugeValue, float64(unreachable), "unreachable")
 	}
+}
+
+// channelPeers counts the counterparties of this node's open channels (each once) that the
+// transport can reach and those it cannot (relayd_channel_peers); known is the transport's peers.
+func (d *Discovery) channelPeers(known []peers.Info) (reachable, unreachable int) {
+	byAddr := make(map[common.Address]peers.Info, len(known))
+	for _, p := range known {
+		if a, err := d.cfg.Directory.AddressOf(p.ID); err == nil {
+			byAddr[a] = p
+		}
+	}
+	seen := map[common.Address]bool{}
+	count := func(other common.Address) {
+		if seen[other] || other == d.self {
+			return
+		}
+		seen[other] = true
+		if p, ok := byAddr[other]; ok && !p.Down && p.Quality >= UnreachableQuality {
+			reachable++
+		} else {
+			unreachable++
+		}
+	}
+	for _, c := range d.cfg.Graph.Outgoing(d.self) {
+		if c.Status == channels.Open {
+			count(c.Destination)
+		}
+	}
+	for _, c := range d.cfg.Graph.Incoming(d.self) {
+		if c.Status == channels.Open {
+			count(c.Source)
+		}
+	}
+	return reachable, unreachable
 }

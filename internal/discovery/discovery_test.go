@@ -113,6 +113,8 @@ func (g fakeGraph) Announced(a common.Address) (channels.Announcement, bool) {
 	v, ok := g[a]
 	return v, ok
 }
+func (g fakeGraph) Incoming(common.Address) []channels.Channel { return nil }
+func (g fakeGraph) Outgoing(common.Address) []channels.Channel { return nil }
 
 type noAliases struct{}
 
@@ -198,9 +200,13 @@ func TestDiscovery(t *testing.T) {
 		t.Fatalf("qualities %v", q)
 	}
 	mfs, err := reg.Gather()
-	if err != nil || len(mfs) != 1 || mfs[0].GetName() != "relayd_peers" || len(mfs[0].GetMetric()) != 6 {
+	if err != nil || len(mfs) != 2 || mfs[1].GetName() != "relayd_peers" || len(mfs[1].GetMetric()) != 6 {
 		t.Fatalf("relayd_peers: %v, %v", mfs, err)
 	}
+	if mfs[0].GetName() != "relayd_channel_peers" || len(mfs[0].GetMetric()) != 2 {
+		t.Fatalf("relayd_channel_peers: %v", mfs[0])
+	}
+	mfs = mfs[1:]
 	for _, m := range mfs[0].GetMetric() {
 		want := map[string]float64{"known": 3, "connected": 1, "announced": 2, "relayed": 1}[m.GetLabel()[0].GetValue()]
 		if m.GetGauge().GetValue() != want {
