@@ -22,7 +22,8 @@ func TestSettingsDefaults(t *testing.T) {
 	want := map[string]any{"strategy": "passive", "includeRecipient": false, "maxChannels": 8.0,
 		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100.0,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
-		"winProb": "min", "relayers": 3.0, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536.0}
+		"winProb": "min", "relayers": 3.0, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536.0,
+		"alertNativeBalance": "10000000000000000", "alertChannelBalance": "1000000000000000000", "alertIndexerLag": 20.0, "alertHoldSeconds": 60.0}
 	if len(got) != len(want)+1 || len(got) != len(settings.Names()) {
 		t.Fatalf("%d settings, want %d: %s", len(got), len(want)+1, body)
 	}

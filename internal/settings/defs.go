@@ -27,6 +27,9 @@ const (
 	// allows (16 MiB: some 36,000 packets), MinMessageBytes the lowest (one packet's text).
 	MaxMessageBytesLimit = 16 << 20
 	MinMessageBytes      = 500
+	// MaxAlertIndexerLag and MaxAlertHoldSeconds bound the alerts' lag and hold settings.
+	MaxAlertIndexerLag  = 1_000_000
+	MaxAlertHoldSeconds = 3600
 )
 
 // Defaults are the settings of a node whose flags and store say nothing: the one definition of
@@ -57,6 +60,13 @@ func Defaults() Values {
 		Relayers: 3,
 		// 64 KiB: some 140 packets at 470 bytes of text each.
 		MaxMessageBytes: 64 << 10,
+		// Alerts (docs/COCKPIT.md): a redemption takes some 41,000 gas a batch, so 0.01 pays for
+		// many at a few gwei; a channel below 1 token carries 100 messages more at the default
+		// price; 20 blocks is well past the indexer's readiness lag (chain.ReadyLag).
+		AlertNativeBalance:  token.Units(10_000_000_000_000_000),
+		AlertChannelBalance: token.One,
+		AlertIndexerLag:     20,
+		AlertHoldSeconds:    60,
 	}
 }
 
@@ -266,6 +276,18 @@ var defs = []Def{
 			return setExitAllow(v, list)
 		},
 	}),
+	amountDef("alertNativeBalance", about{what: "the native balance (gas) below which the nativeBalanceLow alert is raised (cleared 10 % above it; docs/COCKPIT.md)",
+		applies: "the next evaluation of the alerts"},
+		func(v *Values) *token.Amount { return &v.AlertNativeBalance }),
+	amountDef("alertChannelBalance", about{what: "the balance of an open outgoing channel below which the channelDepleted alert is raised (cleared 10 % above it)",
+		applies: "the next evaluation of the alerts"},
+		func(v *Values) *token.Amount { return &v.AlertChannelBalance }),
+	intDef("alertIndexerLag", about{what: "blocks the chain indexer may be behind the chain head before the indexerBehind alert (critical) is raised (cleared within half of it)",
+		applies: "the next evaluation of the alerts"}, 1, MaxAlertIndexerLag,
+		func(v *Values) *int { return &v.AlertIndexerLag }),
+	intDef("alertHoldSeconds", about{what: "seconds an alert's condition must hold before the alert is raised, and its opposite before it is cleared",
+		rng: "0: at the next evaluation", applies: "the next evaluation of the alerts"}, 0, MaxAlertHoldSeconds,
+		func(v *Values) *int { return &v.AlertHoldSeconds }),
 }
 
 var (

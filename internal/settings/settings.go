@@ -54,6 +54,13 @@ type Values struct {
 	// commas (no rule holds one), so that Values stay comparable; empty: the node is no exit.
 	// ExitRules reads them.
 	ExitAllow string
+	// The alerts' thresholds (internal/alerts, docs/COCKPIT.md): the native balance and an open
+	// outgoing channel's balance below which an alert is raised, the indexer's lag in blocks, and
+	// how long a condition must hold before an alert is raised or cleared, in seconds.
+	AlertNativeBalance  token.Amount
+	AlertChannelBalance token.Amount
+	AlertIndexerLag     int
+	AlertHoldSeconds    int
 }
 
 // Store keeps the settings: name → the setting's JSON value. *store.DB implements it.

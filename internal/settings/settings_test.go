@@ -47,7 +47,8 @@ func TestDefaultsAndJSON(t *testing.T) {
 	want := map[string]any{"strategy": "passive", "includeRecipient": false, "maxChannels": strategy.DefaultMaxChannels,
 		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
-		"winProb": "min", "relayers": 3, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536, "exitAllow": []string{}}
+		"winProb": "min", "relayers": 3, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536, "exitAllow": []string{},
+		"alertNativeBalance": "10000000000000000", "alertChannelBalance": "1000000000000000000", "alertIndexerLag": 20, "alertHoldSeconds": 60}
 	if len(got) != len(want) {
 		t.Fatalf("%d settings, want %d: %v", len(got), len(want), got)
 	}
