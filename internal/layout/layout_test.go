@@ -45,6 +45,9 @@ var rules = map[string]rule{
 	"internal/token":    {pure: true, noTransport: true},
 	"internal/vrf":      {pure: true, noTransport: true},
 	"internal/health":   {pure: true, noTransport: true},
+	// The cockpit (docs/COCKPIT.md): the history the node keeps and its alerts.
+	"internal/history":  {may: []string{"internal/peers", "internal/token"}, noTransport: true},
+	"internal/alerts":   {may: []string{"internal/channels", "internal/health", "internal/peers", "internal/settings", "internal/token"}, noTransport: true},
 	"internal/version":  {noTransport: true},
 	"internal/logs":     {pure: true, noTransport: true},
 	"internal/settings": {may: []string{"internal/exit", "internal/strategy", "internal/tickets", "internal/token"}, pure: true, noTransport: true},
