@@ -3,7 +3,7 @@
 // the domain's values. It reaches the node's rooms only through the small
 // interfaces declared in deps.go, speaks their vocabulary (the types and
 // sentinels of ledger, router, courier, gateway, settings, peers, channels,
-// tickets, token, identity and health; origin decides which names and pages it
+// tickets, token, identity, health, history and alerts; origin decides which names and pages it
 // answers), and is the one place that turns their sentinels into status codes
 // (errors.go). It must not import internal/node, internal/admin, internal/ws,
 // internal/p2p, internal/chain or internal/store.
@@ -72,6 +72,9 @@ type Config struct {
 	Health []health.Checker
 	// Metrics serves GET /node/metrics (Prometheus text).
 	Metrics http.Handler
+	// History serves GET /node/history and Alerts GET /node/alerts; nil: 503.
+	History History
+	Alerts  Alerts
 	// Backup serves GET /node/backup, a copy of the node's store; nil: 503.
 	Backup StoreBackup
 	// BackupDir is where GET /node/backup makes the copy before sending it (default: the
@@ -163,6 +166,8 @@ func New(cfg Config) (*Server, error) {
 		{http.MethodGet, "/node/info", s.getInfo},
 		{http.MethodGet, "/node/metrics", s.getMetrics},
 		{http.MethodGet, "/node/backup", s.getBackup},
+		{http.MethodGet, "/node/history", s.getHistory},
+		{http.MethodGet, "/node/alerts", s.getAlerts},
 		{http.MethodGet, "/aliases", s.getAliases},
 		{http.MethodPost, "/aliases", s.postAlias},
 		{http.MethodGet, "/aliases/{alias}", s.getAlias},

@@ -10,9 +10,11 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	ma "github.com/multiformats/go-multiaddr"
 
+	"github.com/relayd/relayd/internal/alerts"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/gateway"
+	"github.com/relayd/relayd/internal/history"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
@@ -145,4 +147,16 @@ type Sessions interface {
 	List() []gateway.Info
 	// Close closes the session id and every connection it carries (gateway.ErrUnknownSession).
 	Close(id string) error
+}
+
+// History is the history the node keeps of itself (docs/COCKPIT.md); *history.History
+// implements it.
+type History interface {
+	// View is one resolution's series (history.ErrUnknownResolution).
+	View(res history.Resolution) (history.View, error)
+}
+
+// Alerts are the node's raised alerts (docs/COCKPIT.md); *alerts.Alerts implements it.
+type Alerts interface {
+	Alerts() []alerts.Alert
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/gateway"
+	"github.com/relayd/relayd/internal/history"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/packet"
@@ -85,6 +86,7 @@ var errorTable = []struct {
 	// The node holds as many sessions as it may: 429, retry once one is closed.
 	{gateway.ErrLimit, http.StatusTooManyRequests, CodeTooManySessions,
 		"cannot %s: the node holds as many sessions as it may; close one first", false},
+	{history.ErrUnknownResolution, http.StatusBadRequest, CodeInvalidInput, "resolution must be hour, day or week", false},
 	{ErrBackupSpace, http.StatusInsufficientStorage, CodeStoreFull, "cannot %s: the node's disk has no room for the copy", false},
 	{context.DeadlineExceeded, http.StatusGatewayTimeout, CodeTimeout, "%s timed out", false},
 }

@@ -30,7 +30,8 @@ func (n *fakeNode) config(disableAuth bool) Config {
 	return Config{Token: testToken, DisableAuth: disableAuth, Version: "9.9.9", Network: "test",
 		Self: n.Identity, Peers: n.dir, Transport: n.transport, Discovery: n.discovery, Settings: n.settings,
 		Messenger: n.messenger, Mail: n.mail, Chain: n.chain, Tickets: n.chain, ChainInfo: n.chainInfo, Indexer: fakeIndexer(42),
-		Graph: n.graph, Metrics: fakeMetrics, Streams: newTestStreams(), Sessions: n.sessions, Backup: fakeBackup{}}
+		Graph: n.graph, Metrics: fakeMetrics, Streams: newTestStreams(), Sessions: n.sessions, Backup: fakeBackup{},
+		History: newFakeHistory(), Alerts: fakeAlerts{}}
 }
 
 // faultyConfig serves n with every chain-side call (messenger, courier, chain, tickets), the

@@ -499,6 +499,13 @@ func specCases(f *specFixture) []specCase {
 		{name: "backup, failing", method: "GET", path: "/node/backup", status: 500, code: CodeUnknownFailure, fault: errStoreClosed},
 		{name: "backup, no store", method: "GET", path: "/node/backup", status: 503, code: CodeUnknownFailure, noChain: true},
 		{name: "backup, disk full", method: "GET", path: "/node/backup", status: 507, code: CodeStoreFull, fault: errBackupDiskFull},
+		{name: "history", method: "GET", path: "/node/history", status: 200},
+		{name: "history of a week", method: "GET", path: "/node/history?resolution=week", status: 200},
+		{name: "history, bad resolution", method: "GET", path: "/node/history?resolution=month", status: 400, code: CodeInvalidInput},
+		{name: "history, resolution twice", method: "GET", path: "/node/history?resolution=day&resolution=week", status: 400, code: CodeInvalidInput},
+		{name: "history, none", method: "GET", path: "/node/history", status: 503, code: CodeUnknownFailure, noChain: true},
+		{name: "alerts", method: "GET", path: "/node/alerts", status: 200},
+		{name: "alerts, none", method: "GET", path: "/node/alerts", status: 503, code: CodeUnknownFailure, noChain: true},
 
 		{name: "sessions", method: "GET", path: "/sessions", status: 200},
 		{name: "sessions, none", method: "GET", path: "/sessions", status: 503, code: CodeUnknownFailure, noSessions: true},

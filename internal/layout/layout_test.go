@@ -84,7 +84,7 @@ var rules = map[string]rule{
 	// The faces: api (REST) and admin (the console's language) call the rooms through interfaces
 	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
 	// client or the store (the courier names the messages it hands out, courier.InboxMessage).
-	"internal/api": {may: []string{"internal/api/openapi", "internal/channels", "internal/courier", "internal/gateway", "internal/health", "internal/identity",
+	"internal/api": {may: []string{"internal/alerts", "internal/api/openapi", "internal/channels", "internal/courier", "internal/gateway", "internal/health", "internal/history", "internal/identity",
 		"internal/ledger", "internal/origin", "internal/packet", "internal/peers", "internal/router", "internal/settings",
 		"internal/tickets", "internal/token"}},
 	"internal/admin": {may: []string{"internal/channels", "internal/courier", "internal/gateway", "internal/identity", "internal/ledger", "internal/packet",
