@@ -14,12 +14,14 @@ import (
 	"io"
 	"math/big"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/relayd/relayd/internal/observe"
+	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/sim"
 	"github.com/relayd/relayd/internal/token"
 )
@@ -33,8 +35,33 @@ func main() {
 	}
 }
 
-func run(args []string, stdout io.Writer) error {
+// nodeDefaults is sim.DefaultConfig (the network and its workload) with every node taking the
+// settings of a node started without flags, from internal/settings' Defaults, their one
+// definition: relaysim with no flags simulates what such nodes do. Two things are not settings:
+// the strategy is promiscuous (the default, passive, opens no channel, and `relayd cluster`
+// starts its nodes promiscuous), and each node holds what `relayd cluster` funds it with
+// (maxChannels × channelFunding and 100 more: --balance 0). The stream re-emits what a node
+// receives, as internal/stream does whenever it runs.
+func nodeDefaults() sim.Config {
 	cfg := sim.DefaultConfig()
+	// The workload: 5 messages a second per sender, half of what the default stream carries.
+	cfg.Rate = 25
+	d := settings.Defaults()
+	cfg.MixDelayMin, cfg.MixDelayMean, cfg.MixDelayMax = 0, d.MixDelayMean, 0
+	cfg.CoverRate = d.CoverRate
+	cfg.SendRate = d.SendRate
+	cfg.Reemit = d.SendRate > 0
+	cfg.Relayers = d.Relayers
+	cfg.MaxChannels = d.MaxChannels
+	cfg.ChannelFunding = d.ChannelFunding.Big()
+	return cfg
+}
+
+// spareTokens is what `relayd cluster` gives a node beyond its channels' funding.
+const spareTokens = 100
+
+func run(args []string, stdout io.Writer) error {
+	cfg := nodeDefaults()
 	fs := flag.NewFlagSet("relaysim", flag.ContinueOnError)
 	fs.SetOutput(os.Stderr)
 	fs.IntVar(&cfg.Nodes, "nodes", cfg.Nodes, "nodes in the network")
@@ -56,10 +83,10 @@ func run(args []string, stdout io.Writer) error {
 	fs.Float64Var(&cfg.BurstRate, "burstRate", 2, "with --correspondents fixed: messages per second of each sender while on")
 	fs.DurationVar(&cfg.BurstOn, "burstOn", 10*time.Second, "with --correspondents fixed: mean on period (exponential)")
 	fs.DurationVar(&cfg.BurstOff, "burstOff", 10*time.Second, "with --correspondents fixed: mean off period (exponential; 0: always on)")
-	fs.Float64Var(&cfg.SendRate, "sendRate", 0, "constant-rate stream: packets per second per node, a message taking the next tick's place (0: a message leaves when sent)")
+	fs.Float64Var(&cfg.SendRate, "sendRate", cfg.SendRate, "constant-rate stream: packets per second per node, a message taking the next tick's place (0: a message leaves when sent)")
 	fs.BoolVar(&cfg.StreamLoops, "streamLoops", false, "with --sendRate: a tick without a message sends a loop instead of drop cover")
 	fs.Float64Var(&cfg.DropRate, "dropRate", 0, "drop cover outside a stream, packets per second per node (0: none)")
-	fs.BoolVar(&cfg.Reemit, "reemit", false, "a message's recipient sends a drop packet for it after an exponential delay")
+	fs.BoolVar(&cfg.Reemit, "reemit", cfg.Reemit, "a message's recipient sends a drop packet for it after an exponential delay")
 	fs.DurationVar(&cfg.ReemitDelay, "reemitDelay", 0, "with --reemit: the delay's mean (0: the mixing delay mean)")
 	fs.IntVar(&cfg.Fragments, "fragments", 0, "packets of every message, as the courier frames it (fragments and acknowledgement block parts; 0 or 1: one)")
 	fs.DurationVar(&cfg.FragmentGap, "fragmentGap", 0, "with --fragments: time between a message's packets at its sender")
@@ -69,8 +96,13 @@ func run(args []string, stdout io.Writer) error {
 	fs.DurationVar(&cfg.ChainDelay, "chainDelay", cfg.ChainDelay, "time for a transaction to be mined")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "each node's promiscuous strategy's maxChannels")
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's messages and cover loops where such a path exists (2 or 3; 0: 2)")
-	balance := fs.Uint64("balance", 500, "tokens every node holds at the start")
-	funding := fs.Uint64("channelFunding", 100, "tokens each channel the strategy opens is funded with")
+	balance := fs.Uint64("balance", 0, "tokens every node holds at the start (0: maxChannels × channelFunding + 100, as relayd cluster funds its nodes)")
+	funding := fs.Uint64("channelFunding", uint64(token.Of(cfg.ChannelFunding).Float64()), "tokens each channel the strategy opens is funded with")
+	fs.IntVar(&cfg.Layers, "layers", 0, "layered topology: layers (2 or 3; paths cross one relayer of each; 0: free routes)")
+	fs.IntVar(&cfg.LayerWidth, "layerWidth", 10, "with --layers: most relayers per layer")
+	fs.Float64Var(&cfg.LayerCoverRate, "layerCoverRate", 0, "with --layers: each relayer's own loops through the layers, packets per second")
+	widths := fs.String("layerWidths", "", "with --privacy and --layers: the table's topologies, one row set per width (0: free routes), each on the same seed")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every random draw: the same flags give the same report")
 	fs.BoolVar(&cfg.Observe, "observe", false, "run the global passive observer's attacks on the links (internal/observe)")
 	fs.IntVar(&cfg.MaxScored, "maxScored", 0, "score at most this many messages with the observer (0: all)")
@@ -97,8 +129,22 @@ func run(args []string, stdout io.Writer) error {
 	default:
 		return fmt.Errorf("--correspondents %q: want roundrobin or fixed", *correspondents)
 	}
-	cfg.Balance = tokens(*balance)
 	cfg.ChannelFunding = tokens(*funding)
+	cfg.Balance = tokens(*balance)
+	if *balance == 0 {
+		cfg.Balance = tokens(uint64(max(cfg.MaxChannels, 0))**funding + spareTokens)
+	}
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var err error
 	if cfg.LatencyMin, cfg.LatencyMax, err = durationRange("latency", *latency); err != nil {
 		return err
@@ -122,7 +168,7 @@ func run(args []string, stdout io.Writer) error {
 			}
 			return runShapes(cfg, shapeTable{shapes: *shapes, rates: *sendRates, trials: *trials, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
 		}
-		return runTable(cfg, table{means: *means, covers: *covers, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
+		return runTable(cfg, table{means: *means, covers: *covers, widths: *widths, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
 	}
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -145,10 +191,10 @@ func run(args []string, stdout io.Writer) error {
 
 // table is the privacy table's flags.
 type table struct {
-	means, covers string
-	parallel      int
-	asJSON        bool
-	jsonFile      string
+	means, covers, widths string
+	parallel              int
+	asJSON                bool
+	jsonFile              string
 }
 
 // runTable runs one observed simulation of cfg per mixing delay mean and cover rate, at most
@@ -165,15 +211,29 @@ func runTable(cfg sim.Config, tb table, stdout, progress io.Writer) error {
 	if tb.parallel < 1 {
 		return fmt.Errorf("--parallel %d: want at least 1", tb.parallel)
 	}
+	ws := []int{cfg.LayerWidth}
+	if tb.widths != "" {
+		if ws, err = parseList("layerWidths", tb.widths, strconv.Atoi); err != nil {
+			return err
+		}
+	}
 	var cells []sim.Config
-	for _, m := range ms {
-		for _, c := range cs {
-			cell := cfg
-			cell.MixDelayMean, cell.CoverRate, cell.Observe = m, c, true
-			if _, err := sim.New(cell); err != nil { // refuse a bad grid before any run
-				return fmt.Errorf("cell mean %v, cover %v: %w", m, c, err)
+	for _, w := range ws {
+		for _, m := range ms {
+			for _, c := range cs {
+				cell := cfg
+				cell.MixDelayMean, cell.CoverRate, cell.Observe = m, c, true
+				if tb.widths != "" {
+					cell.LayerWidth = w
+					if w == 0 {
+						cell.Layers, cell.LayerCoverRate = 0, 0
+					}
+				}
+				if _, err := sim.New(cell); err != nil { // refuse a bad grid before any run
+					return fmt.Errorf("cell mean %v, cover %v, width %d: %w", m, c, w, err)
+				}
+				cells = append(cells, cell)
 			}
-			cells = append(cells, cell)
 		}
 	}
 	reports := make([]sim.Report, len(cells))
@@ -192,7 +252,7 @@ func runTable(cfg sim.Config, tb table, stdout, progress io.Writer) error {
 			}
 			errs[i] = err
 			mu.Lock()
-			fmt.Fprintf(progress, "mean %v, cover %g: done in %v (%v)\n", cell.MixDelayMean, cell.CoverRate, time.Since(start).Round(time.Second), err)
+			fmt.Fprintf(progress, "mean %v, cover %g, %s: done in %v (%v)\n", cell.MixDelayMean, cell.CoverRate, topologyName(cell.Layers, cell.LayerWidth), time.Since(start).Round(time.Second), err)
 			mu.Unlock()
 		})
 	}
@@ -238,13 +298,17 @@ func writeTable(w io.Writer, cfg sim.Config, rs []sim.Report) error {
 	fmt.Fprintf(w, "# %d nodes, %d senders -> %d recipients, %.0f msg/s for %v, latency %v-%v, processing %v-%v, seed %d\n",
 		cfg.Nodes, cfg.Senders, cfg.Recipients, cfg.Rate, cfg.Duration, cfg.LatencyMin, cfg.LatencyMax,
 		cfg.ProcessingMin, cfg.ProcessingMax, cfg.Seed)
-	fmt.Fprintf(w, "%-8s %-6s %8s %7s %9s %6s %8s %9s %9s %10s %6s\n",
-		"mean_ms", "cover", "scored", "H_bits", "H/max", "top1", "top1/rnd", "p50_ms", "p99_ms", "B/s/node", "cover%")
+	fmt.Fprintf(w, "# stream %g/s per node (re-emission %v), relayers %d; cost per day: a relayer's (every node's in free routes) GB, tokens earned, tokens spent; another node's GB and tokens spent\n",
+		cfg.SendRate, cfg.Reemit, max(cfg.Relayers, 2))
+	fmt.Fprintf(w, "%-8s %-6s %-9s %8s %7s %9s %6s %8s %9s %9s %8s %10s %6s | %7s %8s %8s %7s %8s\n",
+		"mean_ms", "cover", "topology", "scored", "H_bits", "H/max", "top1", "top1/rnd", "p50_ms", "p99_ms", "deliv%", "B/s/node", "cover%",
+		"rel_GB", "rel_earn", "rel_pay", "oth_GB", "oth_pay")
 	for _, r := range rs {
 		p := r.Privacy
-		_, err := fmt.Fprintf(w, "%-8s %-6g %8d %7.2f %8.1f%% %6.3f %8.1f %9s %9s %10.0f %5.1f%%\n",
-			ms(r.MixDelayMean), r.CoverRate, p.Messages, p.Timing.MeanEntropy, 100*p.Timing.EntropyShare, p.Timing.Top1,
-			p.Timing.Top1OverRandom, ms(r.LatencyP50), ms(r.LatencyP99), r.BytesPerNode, 100*r.CoverShare)
+		_, err := fmt.Fprintf(w, "%-8s %-6g %-9s %8d %7.2f %8.1f%% %6.3f %8.1f %9s %9s %7.2f%% %10.0f %5.1f%% | %7.2f %8.1f %8.1f %7.2f %8.1f\n",
+			ms(r.MixDelayMean), r.CoverRate, topologyName(r.Layers, r.LayerWidth), p.Messages, p.Timing.MeanEntropy, 100*p.Timing.EntropyShare, p.Timing.Top1,
+			p.Timing.Top1OverRandom, ms(r.LatencyP50), ms(r.LatencyP99), 100*float64(r.Delivered)/float64(max(r.Messages, 1)), r.BytesPerNode, 100*r.CoverShare,
+			r.RelayerBytesPerDay/1e9, r.RelayerEarnsPerDay, r.RelayerSpendsPerDay, r.OtherBytesPerDay/1e9, r.OtherSpendsPerDay)
 		if err != nil {
 			return err
 		}
@@ -304,6 +368,14 @@ func writeFramed(w io.Writer, cfg sim.Config, rs []sim.Report) error {
 		}
 	}
 	return nil
+}
+
+// topologyName names a run's topology in the table: free routes, or layers × width.
+func topologyName(layers, width int) string {
+	if layers == 0 {
+		return "free"
+	}
+	return fmt.Sprintf("%dx%d", layers, width)
 }
 
 // parseList parses a comma-separated list of one or more values.

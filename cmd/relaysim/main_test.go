@@ -10,12 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/sim"
 )
 
 func TestRunPrintsAReport(t *testing.T) {
 	var out bytes.Buffer
-	if err := run([]string{"--nodes", "20", "--duration", "5s", "--latency", "10ms-20ms", "--seed", "7", "--json"}, &out); err != nil {
+	if err := run([]string{"--nodes", "20", "--duration", "5s", "--latency", "10ms-20ms", "--mixDelayMean", "0", "--mixDelayMax", "20ms", "--sendRate", "0", "--seed", "7", "--json"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	var r sim.Report
@@ -68,7 +69,7 @@ func TestRunRefusesBadFlags(t *testing.T) {
 
 func TestPrivacyTable(t *testing.T) {
 	args := []string{"--privacy", "--nodes", "12", "--senders", "4", "--recipients", "4", "--rate", "40", "--duration", "5s",
-		"--latency", "100us-500us", "--mixDelayMeans", "0,50ms", "--coverRates", "0,2"}
+		"--latency", "100us-500us", "--mixDelayMeans", "0,50ms", "--coverRates", "0,2", "--sendRate", "0", "--reemit=false"}
 	var out bytes.Buffer
 	if err := run(append(args, "--json"), &out); err != nil {
 		t.Fatal(err)
@@ -104,7 +105,7 @@ func TestPrivacyTable(t *testing.T) {
 		t.Fatalf("--jsonFile: %v, %d reports", err, len(again))
 	}
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != 2+len(want) || !strings.HasPrefix(lines[2], "0.0 ") || !strings.HasPrefix(lines[4], "50.0 ") {
+	if len(lines) != 3+len(want) || !strings.HasPrefix(lines[3], "0.0 ") || !strings.HasPrefix(lines[5], "50.0 ") {
 		t.Fatalf("table:\n%s", out.String())
 	}
 	// Without --privacy, --observe reports the observer for one run.
@@ -171,5 +172,50 @@ func TestPrivacyTableOfFramedMessages(t *testing.T) {
 	}
 	if err := run([]string{"--fragments", "-1"}, &out); err == nil {
 		t.Fatal("--fragments -1 accepted")
+	}
+}
+
+// TestNoFlagsIsANodeWithNone: without flags every node has the settings of a node started
+// without any, from internal/settings, and holds what relayd cluster funds it with.
+func TestNoFlagsIsANodeWithNone(t *testing.T) {
+	c, d := nodeDefaults(), settings.Defaults()
+	if c.MixDelayMean != d.MixDelayMean || c.MixDelayMax != 0 || c.CoverRate != d.CoverRate || c.SendRate != d.SendRate ||
+		!c.Reemit || c.Relayers != d.Relayers || c.MaxChannels != d.MaxChannels || c.ChannelFunding.Cmp(d.ChannelFunding.Big()) != 0 {
+		t.Fatalf("relaysim's defaults %+v differ from a node's %+v", c, d)
+	}
+	var out bytes.Buffer
+	if err := run([]string{"--nodes", "12", "--duration", "3s", "--json"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var r sim.Report
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.MixDelayMean != d.MixDelayMean || r.CoverRate != d.CoverRate || r.SendRate != d.SendRate || !r.Reemit ||
+		r.ChannelsOut.Max != d.MaxChannels || r.ThreeRelayers != 1 {
+		t.Fatalf("a run without flags: %+v", r)
+	}
+}
+
+// TestLayeredTable: --layers with --layerWidths runs free routes and the layered topology on
+// the same seed, one row each, and the layered one's paths take three relayers.
+func TestLayeredTable(t *testing.T) {
+	var out bytes.Buffer
+	err := run([]string{"--privacy", "--nodes", "40", "--senders", "20", "--recipients", "10", "--rate", "40", "--duration", "3s",
+		"--latency", "100us-300us", "--mixDelayMeans", "50ms", "--coverRates", "1", "--layers", "3", "--layerWidths", "0,4",
+		"--layerCoverRate", "2", "--json"}, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs []sim.Report
+	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Layers != 0 || rs[1].Layers != 3 || rs[1].LayerRelayers != 12 || rs[0].Seed != rs[1].Seed {
+		t.Fatalf("reports %+v", rs)
+	}
+	if rs[1].Delivery < 0.99 || rs[1].MeanHops != 4 || rs[1].LayerLoops == 0 || rs[1].RelayerEarnsPerDay <= rs[0].RelayerEarnsPerDay {
+		t.Fatalf("layered run: delivery %.3f, hops %.2f, %d mix loops, a relayer earns %.0f/day (free routes %.0f)",
+			rs[1].Delivery, rs[1].MeanHops, rs[1].LayerLoops, rs[1].RelayerEarnsPerDay, rs[0].RelayerEarnsPerDay)
 	}
 }

@@ -108,6 +108,20 @@ type Config struct {
 	// every ChurnInterval (at least one when Churn > 0), each for ChurnDowntime; 0 is no churn.
 	Churn                        float64
 	ChurnInterval, ChurnDowntime time.Duration
+	// Layers, when positive, makes the network a layered one (issue 30, internal/topology): once
+	// every node's announcement is mined (JoinWindow + ChainDelay) the epoch's topology is drawn
+	// among the announced nodes, Layers layers of at most LayerWidth relayers (every node holds
+	// Balance, so every one is eligible), and it holds for the rest of the run (one epoch). Paths
+	// then cross one relayer of each layer in order (Layers relayers; Relayers is ignored) and end
+	// at the recipient without a channel into it (the last ticket is worth 0). The channel
+	// strategy opens, for a node outside the layers, MaxChannels channels to the first layer's
+	// relayers; for a relayer, one to each relayer of the next layer and of the first (its own
+	// traffic starts there), all at once, funded with ChannelFunding out of a stake it holds for
+	// it (its balance is raised to what they take). Nodes outside the layers relay nothing.
+	// LayerCoverRate is each relayer's own loops (mix loops, packets per second per relayer,
+	// Poisson) beside CoverRate. 0 is today's free routes.
+	Layers, LayerWidth int
+	LayerCoverRate     float64
 	// Seed decides every draw: the same Config gives the same Report.
 	Seed uint64
 }
@@ -143,8 +157,8 @@ func (c Config) framed() bool { return c.Fragments > 1 || c.Ack || c.Answer }
 // minNodes is the fewest nodes with a path: a sender, two relayers and a recipient.
 const minNodes = 4
 
-// maxNodes bounds Nodes: every node keeps a heartbeat quality per peer (N² floats).
-const maxNodes = 5000
+// maxNodes bounds Nodes (memory: a few kB per node, and the observer's records).
+const maxNodes = 20000
 
 // mixing is the mixing delay's range and mean as internal/relay resolves them: a mean without
 // a maximum is capped at Min + 10 × Mean, no mean and no maximum is a constant Min.
@@ -183,6 +197,10 @@ func (c Config) Validate() error {
 		return bad("strategyInterval/heartbeatInterval", "must be positive")
 	case c.Relayers != 0 && (c.Relayers < path.MinRelayers || c.Relayers > path.MaxRelayers):
 		return bad("relayers", "must be 2 or 3")
+	case c.Layers != 0 && (c.Layers < path.MinRelayers || c.Layers > path.MaxRelayers || c.LayerWidth < 1 || c.Layers*c.LayerWidth > c.Nodes):
+		return bad("layers/layerWidth", "must be 0, or 2 or 3 layers of at least 1 relayer, at most nodes in all")
+	case !(c.LayerCoverRate >= 0) || c.LayerCoverRate > 1000:
+		return bad("layerCoverRate", "must be between 0 and 1000 packets per second per relayer")
 	case c.MaxChannels < 1:
 		return bad("maxChannels", "must be at least 1")
 	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0 || c.Balance == nil || c.Balance.Sign() < 0:

@@ -100,7 +100,7 @@ func (s *Sim) sendBack(m *framedMsg, kind backKind) {
 		return
 	}
 	relayers := len(hops) - 1
-	if !s.pay(m.to, first, relayers) {
+	if !s.payFirst(m.to, first, relayers) {
 		st.backLost++
 		return
 	}

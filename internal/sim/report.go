@@ -107,6 +107,25 @@ type Report struct {
 	QueueP99  time.Duration `json:"queueP99Ns"`
 	MaxQueue  int           `json:"maxQueue"`
 	Unsent    int           `json:"unsent"`
+	// Layers, LayerWidth and LayerCoverRate are the layered topology the run had (Config; 0:
+	// free routes); LayerRelayers is how many relayers the draw gave (0: free routes, or no
+	// draw) and LayerLoops the relayers' own loops sent.
+	Layers         int     `json:"layers,omitempty"`
+	LayerWidth     int     `json:"layerWidth,omitempty"`
+	LayerCoverRate float64 `json:"layerCoverRate,omitempty"`
+	LayerRelayers  int     `json:"layerRelayers,omitempty"`
+	LayerLoops     int     `json:"layerLoops,omitempty"`
+	// Cost per node and day of traffic, at the run's rates (a second of traffic times 86,400).
+	// RelayerBytesPerDay, RelayerEarnsPerDay and RelayerSpendsPerDay are the layer relayers'
+	// mean (every node's in free routes, where every node relays): bytes put on their links,
+	// tokens earned relaying (one relayer's price, 0.01, per packet forwarded) and tokens spent on
+	// their own packets' first tickets; OtherBytesPerDay and OtherSpendsPerDay are the same for
+	// the nodes outside the layers (free routes: 0).
+	RelayerBytesPerDay  float64 `json:"relayerBytesPerDay"`
+	RelayerEarnsPerDay  float64 `json:"relayerEarnsPerDay"`
+	RelayerSpendsPerDay float64 `json:"relayerSpendsPerDay"`
+	OtherBytesPerDay    float64 `json:"otherBytesPerDay,omitempty"`
+	OtherSpendsPerDay   float64 `json:"otherSpendsPerDay,omitempty"`
 	// Privacy is what the global passive observer achieved (with Config.Observe): with framed
 	// messages, over their packets one by one (Timing) and combined per message (Grouped).
 	Privacy *observe.Report `json:"privacy,omitempty"`
@@ -176,7 +195,38 @@ func (s *Sim) report() Report {
 		}
 	}
 	r.ChannelsIn, r.ChannelsOut, r.ZeroIncoming = spread(in), spread(out), share(zero, len(s.nodes))
+	s.costs(&r)
 	return r
+}
+
+// costs fills the Report's layered topology and its cost per node and day.
+func (s *Sim) costs(r *Report) {
+	r.Layers, r.LayerWidth, r.LayerCoverRate, r.LayerLoops = s.cfg.Layers, s.cfg.LayerWidth, s.cfg.LayerCoverRate, s.st.layerLoops
+	price := tickets.AmountFor(1)
+	tokens := token.FromUint256(&price).Float64()
+	day := 86400 / s.cfg.Duration.Seconds()
+	var rel, oth struct {
+		n                    int
+		bytes, earned, spent int64
+	}
+	for i := range s.nodes {
+		g := &rel
+		if s.top != nil && s.layerOf[i] < 0 {
+			g = &oth
+		}
+		g.n++
+		g.bytes += s.sentBytes[i]
+		g.earned += s.earned[i]
+		g.spent += s.spent[i]
+	}
+	if s.top != nil {
+		r.LayerRelayers = rel.n
+	}
+	per := func(x int64, n int) float64 { return float64(x) / float64(max(n, 1)) * day }
+	r.RelayerBytesPerDay, r.RelayerEarnsPerDay, r.RelayerSpendsPerDay = per(rel.bytes, rel.n), per(rel.earned, rel.n)*tokens, per(rel.spent, rel.n)*tokens
+	if oth.n > 0 {
+		r.OtherBytesPerDay, r.OtherSpendsPerDay = per(oth.bytes, oth.n), per(oth.spent, oth.n)*tokens
+	}
 }
 
 // Write prints r as a few lines of text.
@@ -201,6 +251,15 @@ stream %.2g/s per node, drop cover %.2g/s, re-emission %v: %d drop packets (%d r
 		100*r.ZeroIncoming,
 		r.MixDelayMean, r.CoverRate, r.CoverSent, r.CoverReturned, r.CoverTokens, r.BytesPerNode, 100*r.CoverShare,
 		r.SendRate, r.DropRate, r.Reemit, r.DropSent, r.Reemitted, ms(r.QueueMean), ms(r.QueueP99), r.MaxQueue, r.Unsent, r.PacketsPerNode)
+	if err != nil {
+		return err
+	}
+	if r.Layers > 0 {
+		_, err = fmt.Fprintf(w, "layers %d of width %d: %d relayers, %d mix loops; a relayer %.3g GB/day, earns %.4g tokens/day, spends %.4g; another node %.3g GB/day, spends %.4g tokens/day\n",
+			r.Layers, r.LayerWidth, r.LayerRelayers, r.LayerLoops, r.RelayerBytesPerDay/1e9, r.RelayerEarnsPerDay, r.RelayerSpendsPerDay, r.OtherBytesPerDay/1e9, r.OtherSpendsPerDay)
+	} else {
+		_, err = fmt.Fprintf(w, "free routes: a node %.3g GB/day, earns %.4g tokens/day relaying, spends %.4g\n", r.RelayerBytesPerDay/1e9, r.RelayerEarnsPerDay, r.RelayerSpendsPerDay)
+	}
 	if err != nil {
 		return err
 	}

@@ -239,7 +239,7 @@ func (s *Sim) sendDrop(i int) {
 			s.nodes[i].down[first] = true
 			return
 		}
-		if !s.pay(i, first, len(hops)-1) {
+		if !s.payFirst(i, first, len(hops)-1) {
 			return
 		}
 		s.st.dropSent++

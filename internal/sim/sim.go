@@ -19,6 +19,7 @@ import (
 	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/topology"
 )
 
 // What an observer sees on a link, in bytes: every packet travels in one frame of FrameSize
@@ -60,11 +61,22 @@ type node struct {
 	incarnation int // counts restarts: a packet held by a killed node is lost
 	balance     *big.Int
 	out         []*channel // outgoing channels not finalized, in opening order
+	in          []*channel // channels to it not finalized, in opening order
 	incoming    int        // open channels to it
 	runner      *strategy.Runner
 	rng         *rand.Rand // the runner's
-	quality     []float64  // its heartbeat quality of every node
 	down        map[int]bool
+	// Heartbeat quality is computed when asked (Sim.quality), not kept per peer: from when the
+	// node last (re)started, when each peer's announcement was mined, the node's heartbeat
+	// schedule (hbFirst, then every HeartbeatInterval) and each peer's downs and restarts.
+	restartedAt, announcedAt, hbFirst time.Duration
+	history                           []transition
+}
+
+// transition is a node going down (up false) or coming back at a time.
+type transition struct {
+	at time.Duration
+	up bool
 }
 
 type event struct {
@@ -125,6 +137,20 @@ type Sim struct {
 	trafficTo time.Duration
 	// queues holds each node's messages waiting for a tick of its stream (Config.SendRate).
 	queues [][]pending
+	// depleted is the strategy's DepletedBelow.
+	depleted uint256.Int
+	// earned counts each node's relayed packets (each earned it one relayer's price: the ticket it
+	// took in less the one it paid on); spent the relayer prices of the first tickets of the
+	// packets it sent; sentBytes what it put on its links.
+	earned, spent, sentBytes []int64
+	// With Config.Layers: the epoch's topology, each node's layer (-1: outside), the layers'
+	// nodes and each node's peers for the channel strategy.
+	top     *topology.Topology
+	layerOf []int
+	layers  [][]int
+	peersOf [][]int
+	// minedAt is when each announcement is mined, in order.
+	minedAt []time.Duration
 
 	// With Config.Observe: what the observer saw, and the ground truth of the accepted
 	// messages in the order they were sent.
@@ -160,6 +186,8 @@ type stats struct {
 	// those still queued when the traffic ended; maxQueue is the longest queue seen.
 	queueDelays      []time.Duration
 	unsent, maxQueue int
+	// layerLoops counts the relayers' own loops drawn (Config.LayerCoverRate).
+	layerLoops int
 }
 
 // New builds the network of cfg; nothing happens before Run.
@@ -173,22 +201,26 @@ func New(cfg Config) (*Sim, error) {
 		byAddr: make(map[common.Address]int, cfg.Nodes),
 		policy: strategy.Policy{Strategy: strategy.Promiscuous, MaxChannels: cfg.MaxChannels,
 			ChannelFunding: new(big.Int).Set(cfg.ChannelFunding), DepletedBelow: depleted.ToBig()},
-		rng:      rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
-		pathRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9a7)),
-		procRng:  rand.New(rand.NewPCG(cfg.Seed, 0x9c0)),
-		coverRng: rand.New(rand.NewPCG(cfg.Seed, 0xc0fe)),
-		shapeRng: rand.New(rand.NewPCG(cfg.Seed, 0x5a9e)),
-		workRng:  rand.New(rand.NewPCG(cfg.Seed, 0x26)),
-		queues:   make([][]pending, cfg.Nodes),
-		logger:   slog.New(slog.DiscardHandler),
+		rng:       rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
+		pathRng:   rand.New(rand.NewPCG(cfg.Seed, 0x9a7)),
+		procRng:   rand.New(rand.NewPCG(cfg.Seed, 0x9c0)),
+		coverRng:  rand.New(rand.NewPCG(cfg.Seed, 0xc0fe)),
+		shapeRng:  rand.New(rand.NewPCG(cfg.Seed, 0x5a9e)),
+		workRng:   rand.New(rand.NewPCG(cfg.Seed, 0x26)),
+		queues:    make([][]pending, cfg.Nodes),
+		earned:    make([]int64, cfg.Nodes),
+		spent:     make([]int64, cfg.Nodes),
+		sentBytes: make([]int64, cfg.Nodes),
+		logger:    slog.New(slog.DiscardHandler),
 	}
 	s.mixLo, s.mixMean, s.mixHi = cfg.mixing()
+	s.depleted = depleted
 	for i := range cfg.Nodes {
 		var a common.Address
 		a[0] = 0x5e
 		a[16], a[17], a[18], a[19] = byte(i>>24), byte(i>>16), byte(i>>8), byte(i)
 		n := &node{addr: a, up: true, balance: new(big.Int).Set(cfg.Balance),
-			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), quality: make([]float64, cfg.Nodes), down: map[int]bool{}}
+			rng: rand.New(rand.NewPCG(cfg.Seed, uint64(i)+1)), down: map[int]bool{}, announcedAt: never}
 		s.nodes = append(s.nodes, n)
 		s.byAddr[a] = i
 		s.restart(i)
@@ -199,13 +231,14 @@ func New(cfg Config) (*Sim, error) {
 // restart gives node i a fresh process: a new strategy runner and heartbeat state.
 func (s *Sim) restart(i int) {
 	n := s.nodes[i]
-	n.up = true
-	for j := range n.quality {
-		n.quality[j] = initialQuality
+	if !n.up {
+		n.history = append(n.history, transition{at: s.now, up: true})
 	}
+	n.up = true
+	n.restartedAt = s.now
 	clear(n.down)
 	// NewRunner fails only without a policy or a world.
-	n.runner, _ = strategy.NewRunner(strategy.RunnerConfig{Policy: func() strategy.Policy { return s.policy },
+	n.runner, _ = strategy.NewRunner(strategy.RunnerConfig{Policy: func() strategy.Policy { return s.policyOf(i) },
 		World: world{s, i}, Interval: s.cfg.StrategyInterval, Rand: n.rng, Logger: s.logger})
 }
 
@@ -303,17 +336,21 @@ func (s *Sim) start() {
 	s.trafficTo = cfg.Warmup + cfg.Duration
 	for i, n := range s.nodes {
 		join := s.uniform(s.rng, cfg.JoinWindow)
+		s.minedAt = append(s.minedAt, join+cfg.ChainDelay)
 		s.at(join+cfg.ChainDelay, func() {
 			n.announced = true
+			n.announcedAt = s.now
 			s.announced = append(s.announced, i)
 		})
 		s.every(join+s.uniform(s.rng, cfg.StrategyInterval), cfg.StrategyInterval, end, func() {
-			if n.up {
+			if n.up && !s.idle(i) {
 				n.runner.Tick(context.Background())
 			}
 		})
-		s.every(join+s.uniform(s.rng, cfg.HeartbeatInterval), cfg.HeartbeatInterval, end, func() { s.heartbeat(i) })
+		n.hbFirst = join + s.uniform(s.rng, cfg.HeartbeatInterval)
+		s.every(n.hbFirst, cfg.HeartbeatInterval, end, func() { s.heartbeat(i) })
 	}
+	slices.Sort(s.minedAt)
 	if cfg.Churn > 0 {
 		s.every(cfg.Warmup+cfg.ChurnInterval, cfg.ChurnInterval, s.trafficTo, s.churn)
 	}
@@ -326,6 +363,7 @@ func (s *Sim) start() {
 		s.at(cfg.Warmup+s.coverInterval(), s.cover)
 	}
 	s.startShape()
+	s.startLayers()
 }
 
 // runUntil runs the events up to time end.
@@ -342,23 +380,71 @@ func (s *Sim) interval() time.Duration {
 	return time.Duration(s.rng.ExpFloat64() / s.cfg.Rate * float64(time.Second))
 }
 
-// heartbeat is node i's heartbeat round: it pings every announced node.
+// heartbeat is node i's heartbeat round: it pings every announced node. What that does to its
+// qualities Sim.quality computes when asked; here a successful ping clears the peer's down mark.
 func (s *Sim) heartbeat(i int) {
 	n := s.nodes[i]
 	if !n.up {
 		return
 	}
-	for _, j := range s.announced {
-		if j == i {
-			continue
-		}
-		if s.nodes[j].up {
-			n.quality[j] = n.quality[j]*(1-qualityWeight) + qualityWeight
+	for j := range n.down {
+		if s.nodes[j].up && s.nodes[j].announced {
 			delete(n.down, j)
-		} else {
-			n.quality[j] *= 1 - qualityWeight
 		}
 	}
+}
+
+// never is a time after every run: a node not yet announced was announced then.
+const never = time.Duration(math.MaxInt64)
+
+// quality is node i's heartbeat quality of node j now, as internal/p2p computes it over i's
+// heartbeats: 0.5 when i (re)started, then at each of i's heartbeats after j's announcement was
+// mined, moved a quarter of the way to 1 if j was up and to 0 if it was down. It folds j's
+// downs and restarts since then over the count of i's heartbeats in each stretch, which is what
+// pinging every announced peer every heartbeat did, without a float per pair of nodes.
+func (s *Sim) quality(i, j int) float64 {
+	n, m := s.nodes[i], s.nodes[j]
+	from := max(n.restartedAt, m.announcedAt)
+	q := initialQuality
+	if from >= s.now {
+		return q
+	}
+	up := true
+	for _, tr := range m.history {
+		if tr.at <= from {
+			up = tr.up
+			continue
+		}
+		if tr.at > s.now {
+			break
+		}
+		q = moved(q, up, s.heartbeats(n, from, tr.at))
+		from, up = tr.at, tr.up
+	}
+	return moved(q, up, s.heartbeats(n, from, s.now))
+}
+
+// moved is a quality after k pings that all succeeded (up) or all failed.
+func moved(q float64, up bool, k int) float64 {
+	if k == 0 {
+		return q
+	}
+	f := math.Pow(1-qualityWeight, float64(k))
+	if up {
+		return 1 - (1-q)*f
+	}
+	return q * f
+}
+
+// heartbeats counts node n's heartbeats in (lo, hi].
+func (s *Sim) heartbeats(n *node, lo, hi time.Duration) int {
+	upTo := func(t time.Duration) int64 {
+		if t < n.hbFirst {
+			return 0
+		}
+		return int64((t-n.hbFirst)/s.cfg.HeartbeatInterval) + 1
+	}
+	return int(upTo(hi) - upTo(lo))
 }
 
 // churn kills a share of the nodes that are up and neither senders nor recipients, as
@@ -375,6 +461,7 @@ func (s *Sim) churn() {
 	for _, i := range eligible[:min(k, len(eligible))] {
 		n := s.nodes[i]
 		n.up = false
+		n.history = append(n.history, transition{at: s.now, up: false})
 		n.incarnation++
 		s.st.kills++
 		s.after(s.cfg.ChurnDowntime, func() { s.restart(i) })
@@ -426,7 +513,7 @@ func (s *Sim) sendCover(i int) {
 	}
 	s.st.coverSent++
 	relayers := len(hops) - 1
-	if !s.pay(i, first, relayers) {
+	if !s.payFirst(i, first, relayers) {
 		s.st.coverLost++
 		return
 	}
@@ -484,7 +571,7 @@ func (s *Sim) sendPacket(from, to int, asked time.Duration, m *framedMsg) {
 		s.truth = append(s.truth, observe.Message{Sender: from, Recipient: to, Sent: simTime(sent)})
 		s.groups = append(s.groups, group)
 	}
-	if !s.pay(from, first, relayers) {
+	if !s.payFirst(from, first, relayers) {
 		s.st.lost++
 		return
 	}
@@ -525,6 +612,7 @@ func (s *Sim) transmit(at time.Duration, from, to, size int, f flight) {
 	} else {
 		s.st.messageBytes += int64(size)
 	}
+	s.sentBytes[from] += int64(size)
 	if s.cfg.Observe {
 		s.tx = append(s.tx, observe.Transmission{Time: simTime(at), From: from, To: to, Size: size})
 	}
@@ -627,10 +715,11 @@ func (s *Sim) forward(hops []int, k, prev int, start time.Duration, f flight) {
 		s.after(p+s.mixDelay(), func() {
 			next := hops[k+1]
 			ahead := len(hops) - 2 - k // relayers after next
-			if !n.up || n.incarnation != inc || !s.pay(cur, next, ahead) {
+			if !n.up || n.incarnation != inc || !s.payHop(cur, next, ahead) {
 				s.lose(f)
 				return
 			}
+			s.earned[cur]++
 			s.forward(hops, k+1, cur, start, f)
 		})
 	})
@@ -660,6 +749,9 @@ var loopAddr = common.Address{0x10, 0x0b}
 // node's relayers setting, default 2) where such a path exists, else the other count. It returns the relayers, then the recipient. A path from a node to itself
 // (to == from) is a cover loop.
 func (s *Sim) pickPath(from, to int) ([]int, error) {
+	if s.top != nil {
+		return s.pickLayered(from, to)
+	}
 	g, dst := s.graph(from, to)
 	self := s.nodes[from]
 	price := amount(1)
@@ -703,7 +795,7 @@ func (s *Sim) graph(from, to int) (*path.Graph, common.Address) {
 			return
 		}
 		s.added[j] = stamp
-		q := self.quality[j]
+		q := s.quality(from, j)
 		if self.down[j] {
 			q = 0
 		}
@@ -744,8 +836,8 @@ func (s *Sim) graph(from, to int) (*path.Graph, common.Address) {
 	}
 	if s.nodes[to].announced {
 		addNode(to)
-		for _, c := range s.chans {
-			if c.dst == to && carries(c) && (to == from || s.expanded[c.src] != stamp) {
+		for _, c := range s.nodes[to].in {
+			if carries(c) && (to == from || s.expanded[c.src] != stamp) {
 				g.Edges = append(g.Edges, edge(c, dst))
 				addNode(c.src)
 			}
@@ -767,9 +859,13 @@ func (w world) State(context.Context) (strategy.State, error) {
 	s, n := w.s, w.s.nodes[w.i]
 	st := strategy.State{Balance: new(big.Int).Set(n.balance)}
 	peers := s.peersBuf[:0]
-	for _, j := range s.announced {
+	candidates := s.announced
+	if s.cfg.Layers > 0 {
+		candidates = s.layerPeers(w.i)
+	}
+	for _, j := range candidates {
 		if j != w.i {
-			peers = append(peers, strategy.Peer{Address: s.nodes[j].addr, Quality: n.quality[j], Incoming: s.nodes[j].incoming})
+			peers = append(peers, strategy.Peer{Address: s.nodes[j].addr, Quality: s.quality(w.i, j), Incoming: s.nodes[j].incoming})
 		}
 	}
 	s.peersBuf, st.Peers = peers, peers
@@ -800,6 +896,7 @@ func (w world) Open(_ context.Context, peer common.Address, amt *big.Int) error 
 	c := &channel{src: w.i, dst: j}
 	c.balance.SetFromBig(amt)
 	n.out = append(n.out, c)
+	s.nodes[j].in = append(s.nodes[j].in, c)
 	s.chans = append(s.chans, c)
 	s.after(s.cfg.ChainDelay, func() {
 		c.state = open
@@ -852,6 +949,7 @@ func (w world) Close(_ context.Context, peer common.Address) error {
 			n.balance.Add(n.balance, c.balance.ToBig())
 			n.out = slices.DeleteFunc(n.out, func(o *channel) bool { return o == c })
 			s.chans = slices.DeleteFunc(s.chans, func(o *channel) bool { return o == c })
+			s.nodes[j].in = slices.DeleteFunc(s.nodes[j].in, func(o *channel) bool { return o == c })
 		})
 	default:
 		return fmt.Errorf("close to %s: channel not open on chain yet", peer.Hex())

@@ -106,12 +106,12 @@ func warm(t *testing.T) *Sim {
 	return s
 }
 
-// firstHops counts the first relayers of n paths from 0 to recipient 5.
-func firstHops(t *testing.T, s *Sim, n int) map[int]int {
+// firstHops counts the first relayers of n paths from 0 to recipient to.
+func firstHops(t *testing.T, s *Sim, to, n int) map[int]int {
 	t.Helper()
 	seen := map[int]int{}
 	for range n {
-		hops, err := s.pickPath(0, 5)
+		hops, err := s.pickPath(0, to)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +122,11 @@ func firstHops(t *testing.T, s *Sim, n int) map[int]int {
 
 func TestSenderAvoidsAFirstHopItFoundDown(t *testing.T) {
 	s := warm(t)
-	seen := firstHops(t, s, 200)
+	// A recipient that node 0 reaches over several first hops (which one depends on the graph).
+	to, seen := 0, map[int]int{}
+	for r := s.cfg.Senders; r < s.cfg.Senders+s.cfg.Recipients && len(seen) < 2; r++ {
+		to, seen = r, firstHops(t, s, r, 200)
+	}
 	if len(seen) < 2 {
 		t.Fatalf("first hops %v: want several to choose from", seen)
 	}
@@ -135,17 +139,17 @@ func TestSenderAvoidsAFirstHopItFoundDown(t *testing.T) {
 		if s.st.messages > 1000 {
 			t.Fatalf("no message of 1000 went to first hop %d (%v)", x, seen)
 		}
-		s.send(0, 5)
+		s.send(0, to)
 	}
 	if !s.nodes[0].down[x] {
 		t.Fatalf("sender did not mark %d down", x)
 	}
-	if after := firstHops(t, s, 200); after[x] != 0 {
+	if after := firstHops(t, s, to, 200); after[x] != 0 {
 		t.Fatalf("first hop %d taken %d times out of 200 while marked down", x, after[x])
 	}
 	refused := s.st.refusedFirstHop
 	for range 100 {
-		s.send(0, 5)
+		s.send(0, to)
 	}
 	if s.st.refusedFirstHop != refused {
 		t.Fatalf("%d more messages refused at a first hop marked down", s.st.refusedFirstHop-refused)
@@ -153,23 +157,74 @@ func TestSenderAvoidsAFirstHopItFoundDown(t *testing.T) {
 	// Back up: the sender's next successful heartbeat clears the mark.
 	s.nodes[x].up = true
 	s.heartbeat(0)
-	if after := firstHops(t, s, 200); after[x] == 0 {
+	if after := firstHops(t, s, to, 200); after[x] == 0 {
 		t.Fatalf("first hop %d back up and heartbeated, never taken again: %v", x, after)
 	}
 }
 
 func TestHeartbeatQualityFollowsP2P(t *testing.T) {
 	s := warm(t)
-	q := s.nodes[0].quality[20]
+	step := func() { // one heartbeat interval: exactly one heartbeat of node 0
+		end := s.now + s.cfg.HeartbeatInterval
+		s.runUntil(end)
+		s.now = end
+	}
+	q := s.quality(0, 20)
 	s.nodes[20].up = false
-	s.heartbeat(0)
-	if got, want := s.nodes[0].quality[20], q*0.75; got != want {
+	s.nodes[20].history = append(s.nodes[20].history, transition{at: s.now, up: false})
+	step()
+	if got, want := s.quality(0, 20), q*0.75; math.Abs(got-want) > 1e-12 {
 		t.Fatalf("quality after a failed ping %v, want %v", got, want)
 	}
-	s.nodes[20].up = true
-	s.heartbeat(0)
-	if got, want := s.nodes[0].quality[20], q*0.75*0.75+0.25; got != want {
+	s.restart(20)
+	step()
+	if got, want := s.quality(0, 20), q*0.75*0.75+0.25; math.Abs(got-want) > 1e-12 {
 		t.Fatalf("quality after a successful ping %v, want %v", got, want)
+	}
+}
+
+// TestQualityIsThePingByPingRule: under churn, the quality computed when asked equals the
+// p2p rule applied ping by ping at each of the node's heartbeats (0.5 at its start, then a
+// quarter of the way to 1 or 0 by whether the peer was up).
+func TestQualityIsThePingByPingRule(t *testing.T) {
+	s, err := New(small(t, func(c *Config) { c.Churn = 0.3; c.ChurnInterval = 3 * time.Second; c.ChurnDowntime = 4 * time.Second }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	s.runUntil(s.cfg.Warmup + 20*time.Second)
+	i := 0 // a sender: never killed, so its quality runs from its start
+	n := s.nodes[i]
+	downs := 0
+	for j := 1; j < len(s.nodes); j++ {
+		m := s.nodes[j]
+		downs += len(m.history)
+		upAt := func(t time.Duration) bool {
+			up := true
+			for _, tr := range m.history {
+				if tr.at <= t {
+					up = tr.up
+				}
+			}
+			return up
+		}
+		q := initialQuality
+		for tick := n.hbFirst; tick <= s.now; tick += s.cfg.HeartbeatInterval {
+			if tick <= m.announcedAt {
+				continue
+			}
+			if upAt(tick) {
+				q = q*(1-qualityWeight) + qualityWeight
+			} else {
+				q *= 1 - qualityWeight
+			}
+		}
+		if got := s.quality(i, j); math.Abs(got-q) > 1e-9 {
+			t.Errorf("quality of %d: %v, ping by ping %v", j, got, q)
+		}
+	}
+	if downs == 0 {
+		t.Fatal("no node went down: the churn did not run")
 	}
 }
 
@@ -253,7 +308,7 @@ func wholeGraph(s *Sim, from, to int) (*path.Graph, common.Address) {
 	self := s.nodes[from]
 	g := &path.Graph{}
 	for _, j := range s.announced {
-		q := self.quality[j]
+		q := s.quality(from, j)
 		if self.down[j] {
 			q = 0
 		}
