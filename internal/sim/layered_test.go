@@ -49,7 +49,7 @@ func TestLayeredPathsCrossTheLayers(t *testing.T) {
 
 // TestLayeredIsDeterministic: the same Config gives the same Report.
 func TestLayeredIsDeterministic(t *testing.T) {
-	cfg := small(t, func(c *Config) { c.Nodes, c.Layers, c.LayerWidth, c.Duration = 30, 3, 3, 5 * time.Second })
+	cfg := small(t, func(c *Config) { c.Nodes, c.Layers, c.LayerWidth, c.Duration = 30, 3, 3, 5*time.Second })
 	a, b := run(t, cfg), run(t, cfg)
 	if a.Delivered != b.Delivered || a.LatencyP50 != b.LatencyP50 || a.RelayerEarnsPerDay != b.RelayerEarnsPerDay {
 		t.Fatalf("two runs differ: %+v, %+v", a, b)
