@@ -7,11 +7,13 @@ import (
 )
 
 // maxIssuedRuns bounds the runs an outgoing channel keeps (48 bytes each, in memory and in its
-// stored record): past it, a ticket whose amount differs from the last run's joins that run at
-// the larger amount, which overstates what is owed (refusing early) but never understates it.
-// The sender's padding (tickets.PadMax) makes consecutive amounts differ most of the time, so
-// a run is about one ticket: 1,024 keep the count exact for every ticket outstanding on a
-// channel of up to about 50 tokens.
+// stored record). The sender's padding (tickets.PadMax) makes consecutive amounts differ most of
+// the time, so a run is about one ticket until the bound; past it, compact merges neighbouring
+// runs whose indexes follow on (the merged run counts every ticket at the larger amount, which
+// overstates what is owed, refusing early, but never understates it). Runs apart, such as those
+// on either side of a restart (whose index floor skips up to 1,024 indexes a millisecond, docs/STORE.md),
+// are merged only when no two runs follow on, the closest first: a run counts every index it
+// spans, so merging across a restart's gap would count millions of tickets never signed.
 const maxIssuedRuns = 1024
 
 // issued is what this node owes on one outgoing channel epoch: the tickets it signed that the
@@ -64,27 +66,74 @@ func (s *issued) record(index uint64, amount *uint256.Int) {
 	if amount.IsZero() {
 		return
 	}
-	n := len(s.runs)
-	if n > 0 {
-		last := &s.runs[n-1]
-		if last.Amount == *amount && last.Last+1 == index {
+	if n := len(s.runs); n > 0 {
+		if last := &s.runs[n-1]; last.Amount == *amount && last.Last+1 == index {
 			last.Last = index
 			s.sum.Add(&s.sum, amount)
 			return
 		}
-		if n >= maxIssuedRuns {
-			old := runValue(last)
-			if last.Amount.Lt(amount) {
-				last.Amount = *amount
-			}
-			last.Last = index
-			v := runValue(last)
-			s.sum.Sub(&s.sum, &old)
-			s.sum.Add(&s.sum, &v)
-			return
-		}
+	}
+	if len(s.runs) >= maxIssuedRuns {
+		s.compact()
 	}
 	s.add(store.IssuedRun{First: index, Last: index, Amount: *amount})
+}
+
+// compact makes room for a run: it merges each pair of neighbouring runs whose indexes follow
+// on (one pass, so about half the runs go), or, when no two follow on, the two neighbours whose
+// merge counts the least value for indexes never signed.
+func (s *issued) compact() {
+	out, merged := s.runs[:0], false
+	for i := 0; i < len(s.runs); i++ {
+		r := s.runs[i]
+		if i+1 < len(s.runs) && r.Last+1 == s.runs[i+1].First {
+			r = s.merge(r, s.runs[i+1])
+			merged = true
+			i++
+		}
+		out = append(out, r) // len(out) ≤ i: runs not yet read are not overwritten
+	}
+	s.runs = out
+	if merged || len(s.runs) < 2 {
+		return
+	}
+	best, cost := 0, uint256.Int{}
+	for i := 0; i+1 < len(s.runs); i++ {
+		if c := mergeCost(&s.runs[i], &s.runs[i+1]); i == 0 || c.Lt(&cost) {
+			best, cost = i, c
+		}
+	}
+	s.runs[best] = s.merge(s.runs[best], s.runs[best+1])
+	s.runs = append(s.runs[:best+1], s.runs[best+2:]...)
+}
+
+// merge is the run from a.First to b.Last at the larger amount, with the sum moved to it.
+func (s *issued) merge(a, b store.IssuedRun) store.IssuedRun {
+	va, vb := runValue(&a), runValue(&b)
+	m := store.IssuedRun{First: a.First, Last: b.Last, Amount: a.Amount}
+	if m.Amount.Lt(&b.Amount) {
+		m.Amount = b.Amount
+	}
+	vm := runValue(&m)
+	s.sum.Sub(&s.sum, &va)
+	s.sum.Sub(&s.sum, &vb)
+	s.sum.Add(&s.sum, &vm)
+	return m
+}
+
+// mergeCost is what merging neighbours a and b adds to the sum (saturating).
+func mergeCost(a, b *store.IssuedRun) uint256.Int {
+	m := store.IssuedRun{First: a.First, Last: b.Last, Amount: a.Amount}
+	if m.Amount.Lt(&b.Amount) {
+		m.Amount = b.Amount
+	}
+	vm, va, vb := runValue(&m), runValue(a), runValue(b)
+	var c uint256.Int
+	if _, under := c.SubOverflow(&vm, &va); under {
+		return uint256.Int{}
+	}
+	c.Sub(&c, &vb)
+	return c
 }
 
 // prune forgets the tickets with index ≤ passed: the chain has redeemed one of them or a later
