@@ -119,8 +119,9 @@ type History struct {
 	cfg Config
 	log *slog.Logger
 
-	mu    sync.Mutex
-	rings [len(rings)][]point // by slot; a zero start is an empty slot
+	sampling sync.Mutex // one Sample at a time, so that points reach the store in order
+	mu       sync.Mutex
+	rings    [len(rings)][]point // by slot; a zero start is an empty slot
 	// prev are the counters' last readings (NaN: none yet), prevPeers the peers' traffic.
 	prev      [numSeries]float64
 	prevPeers map[peer.ID]Traffic
@@ -268,8 +269,16 @@ func delta(prev, cur float64) float64 {
 // Sample reads the sources once, adds the sample to the current point of each ring and writes
 // the three points in one transaction.
 func (h *History) Sample(ctx context.Context) error {
+	h.sampling.Lock()
+	defer h.sampling.Unlock()
 	rd := h.read(ctx)
 	now := h.cfg.Now()
+	records := h.add(rd, now)
+	return h.cfg.Store.PutHistory(records) // outside mu: a View does not wait for the disk
+}
+
+// add adds a sample read at now to the rings and returns the records of the points it changed.
+func (h *History) add(rd reading, now time.Time) map[string][]byte {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	fine := point{start: now.Truncate(rings[0].step).UTC(), samples: 1, values: emptyValues()}
@@ -284,6 +293,9 @@ func (h *History) Sample(ctx context.Context) error {
 	var list []peerPoint
 	seen := map[peer.ID]bool{}
 	for _, info := range rd.peers {
+		if len(info.ID) == 0 || len(info.ID) > maxIDLen { // no PeerId is; the record could not hold it
+			continue
+		}
 		q := peerPoint{id: info.ID, quality: info.Quality, qn: 1}
 		if t, ok := rd.traffic[info.ID]; ok {
 			q.in, q.out = h.peerDelta(info.ID, t)
@@ -292,7 +304,7 @@ func (h *History) Sample(ctx context.Context) error {
 		list = append(list, q)
 	}
 	for id, t := range rd.traffic { // traffic of a peer the transport no longer lists
-		if !seen[id] {
+		if !seen[id] && len(id) > 0 && len(id) <= maxIDLen {
 			q := peerPoint{id: id}
 			q.in, q.out = h.peerDelta(id, t)
 			list = append(list, q)
@@ -314,7 +326,7 @@ func (h *History) Sample(ctx context.Context) error {
 		start := now.Truncate(rings[i].step).UTC()
 		h.put(i, aggregate(start, h.points(i-1, start, start.Add(rings[i].step))), records)
 	}
-	return h.cfg.Store.PutHistory(records)
+	return records
 }
 
 // peerDelta is what a peer's traffic counters grew by since the last sample.
