@@ -114,6 +114,22 @@ func (tc *trafficCounter) counters() *peerTraffic {
 	return tc.c
 }
 
+// PeerBytes are the bytes of the packets (msg frames) a peer sent this node (In) and this node
+// sent it (Out) since the host started.
+type PeerBytes struct{ In, Out uint64 }
+
+// PeerTraffic returns PeerBytes for each peer with counters of its own (at most MaxPeerLabels
+// known peers, those of relayd_p2p_peer_bytes_total); the others' are not in it.
+func (h *Host) PeerTraffic() map[peer.ID]PeerBytes {
+	h.traffic.mu.Lock()
+	defer h.traffic.mu.Unlock()
+	out := make(map[peer.ID]PeerBytes, len(h.traffic.byPeer))
+	for id, t := range h.traffic.byPeer {
+		out[id] = PeerBytes{In: t.receivedBytes.Load(), Out: t.sentBytes.Load()}
+	}
+	return out
+}
+
 // peerCollector reports the relayd_p2p_peer_* metrics at scrape time.
 type peerCollector struct{ h *Host }
 

@@ -97,6 +97,13 @@ func TestPeerMetrics(t *testing.T) {
 	if v := samples(t, regB, "relayd_p2p_peer_bytes_total")["received/"+aName]; v != 300 {
 		t.Errorf("B's bytes received from A: %v, want 300", v)
 	}
+	if got := b.PeerTraffic(); got[a.ID()] != (PeerBytes{In: 300}) || len(got) != 1 {
+		t.Errorf("B's PeerTraffic = %v, want 300 bytes in from A only", got)
+	}
+	// A counts a batch once its write returned, which may be after B read it.
+	eventually(t, 10*time.Second, "A's PeerTraffic of B at 800 bytes out", func() bool {
+		return a.PeerTraffic()[b.ID()] == PeerBytes{Out: 800}
+	})
 
 	q := samples(t, regA, "relayd_p2p_peer_quality")
 	if v, ok := q[bName]; !ok || v < 0 || v > 1 {
