@@ -76,6 +76,16 @@ type Tickets struct {
 // they only grow while the node runs).
 type Traffic struct{ In, Out uint64 }
 
+// TrafficOf converts a transport's per-peer byte counters (p2p.Host.PeerTraffic's, of a type
+// with the same fields) into Sources.Traffic's.
+func TrafficOf[T ~struct{ In, Out uint64 }](m map[peer.ID]T) map[peer.ID]Traffic {
+	out := make(map[peer.ID]Traffic, len(m))
+	for id, t := range m {
+		out[id] = Traffic(t)
+	}
+	return out
+}
+
 // Sources are the node's values the history reads; a nil func is a series the node has not
 // (a node without a chain has no balances or tickets): its points hold no value.
 type Sources struct {

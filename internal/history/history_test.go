@@ -431,3 +431,12 @@ func FuzzDecodePoint(f *testing.F) {
 		}
 	})
 }
+
+// TestTrafficOf: a transport's counters of the same fields convert.
+func TestTrafficOf(t *testing.T) {
+	type peerBytes struct{ In, Out uint64 }
+	got := TrafficOf(map[peer.ID]peerBytes{"a": {In: 1, Out: 2}})
+	if len(got) != 1 || got["a"] != (Traffic{In: 1, Out: 2}) {
+		t.Fatalf("%v", got)
+	}
+}
