@@ -156,8 +156,8 @@ type IndexerConfig struct {
 	OnEvent func(Event)
 	// Logger receives the indexer's logs (slog.Default() when nil).
 	Logger *slog.Logger
-	// Registerer, when set, receives the indexer's gauges: relayd_chain_head_block and
-	// relayd_chain_indexed_block.
+	// Registerer, when set, receives the indexer's metrics: relayd_chain_head_block,
+	// relayd_chain_indexed_block, relayd_chain_provider_up and relayd_chain_provider_failures_total.
 	Registerer prometheus.Registerer
 }
 
@@ -190,6 +190,11 @@ type Indexer struct {
 
 	head      atomic.Uint64 // the provider's head as last read
 	storeFull atomic.Bool   // the last range could not be committed: the disk is full
+	// providerUp is whether the indexer's last step had its answers from the provider (false
+	// until the first); providerFailures counts the steps that failed with ErrProviderUnavailable
+	// (relayd_chain_provider_up, relayd_chain_provider_failures_total).
+	providerUp       atomic.Bool
+	providerFailures atomic.Uint64
 
 	lastPersist time.Time
 	persisted   uint64 // next as last committed to the store
@@ -232,7 +237,13 @@ func NewIndexer(cfg IndexerConfig) (*Indexer, error) {
 		indexed := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "relayd_chain_indexed_block",
 			Help: "The last block the indexer has read into the channel graph; the head minus this is the indexer's lag."},
 			func() float64 { return float64(max(ix.Next(), 1) - 1) })
-		for _, c := range []prometheus.Collector{head, indexed} {
+		up := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "relayd_chain_provider_up",
+			Help: "1 when the chain provider answered the indexer's last poll, 0 when it did not answer (or before its first answer)."},
+			func() float64 { return b2f(ix.providerUp.Load()) })
+		failures := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "relayd_chain_provider_failures_total",
+			Help: "The indexer's polls of the chain provider that failed because it could not be reached or did not answer in time."},
+			func() float64 { return float64(ix.providerFailures.Load()) })
+		for _, c := range []prometheus.Collector{head, indexed, up, failures} {
 			if err := reg.Register(c); err != nil {
 				return nil, fmt.Errorf("%w: register metrics: %w", ErrBadConfig, err)
 			}
@@ -338,6 +349,7 @@ func (ix *Indexer) Run(ctx context.Context) error {
 			return fmt.Errorf("indexer: %w", err)
 		}
 		ix.setStoreFull(errors.Is(err, store.ErrFull))
+		ix.recordProvider(err)
 		if errors.Is(err, ErrChainReplaced) {
 			return err
 		}
@@ -371,6 +383,29 @@ func (ix *Indexer) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// recordProvider records whether a step's calls reached the provider (relayd_chain_provider_*):
+// an error other than ErrProviderUnavailable came after an answer, or from the store.
+func (ix *Indexer) recordProvider(err error) {
+	switch {
+	case errors.Is(err, ErrProviderUnavailable):
+		ix.providerUp.Store(false)
+		ix.providerFailures.Add(1)
+	case err == nil:
+		ix.providerUp.Store(true)
+	}
+}
+
+// ProviderUp reports whether the chain provider answered the indexer's last poll (false before
+// the first answer).
+func (ix *Indexer) ProviderUp() bool { return ix.providerUp.Load() }
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // storeError marks a failure of the store, which Run does not retry, unless the disk is full
