@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -29,7 +30,7 @@ var (
 		[]string{"peer", "direction"}, nil)
 	peerQualityDesc = prometheus.NewDesc("relayd_p2p_peer_quality",
 		"A known peer's heartbeat quality in [0, 1] (an exponentially weighted share of answered heartbeats). "+
-			"At most 64 peers have their own label; peer=\"other\" is the mean quality of the other known peers.",
+			"At most 64 peers have their own label; peer=\"other\" is the mean quality of the other known peers (NaN when there are none).",
 		[]string{"peer"}, nil)
 	peerDownDesc = prometheus.NewDesc("relayd_p2p_peer_down",
 		"1 when sending to a known peer failed since its last answered heartbeat, else 0. "+
@@ -170,6 +171,8 @@ func (c peerCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if others > 0 {
 		otherQuality /= float64(others)
+	} else {
+		otherQuality = math.NaN() // no other peer: no mean (a 0 would read as a bad peer)
 	}
 	ch <- prometheus.MustNewConstMetric(peerQualityDesc, prometheus.GaugeValue, otherQuality, OtherPeers)
 	ch <- prometheus.MustNewConstMetric(peerDownDesc, prometheus.GaugeValue, float64(othersDown), OtherPeers)

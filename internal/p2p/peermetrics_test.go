@@ -1,6 +1,7 @@
 package p2p
 
 import (
+	"math"
 	"strconv"
 	"testing"
 	"time"
@@ -109,8 +110,8 @@ func TestPeerMetrics(t *testing.T) {
 	if v, ok := q[bName]; !ok || v < 0 || v > 1 {
 		t.Errorf("A's quality of B: %v (present %v), want in [0, 1]", v, ok)
 	}
-	if _, ok := q[OtherPeers]; !ok {
-		t.Errorf("relayd_p2p_peer_quality has no %q series: %v", OtherPeers, q)
+	if v, ok := q[OtherPeers]; !ok || !math.IsNaN(v) {
+		t.Errorf("relayd_p2p_peer_quality{peer=%q} = %v (present %v), want NaN: A knows no other peer", OtherPeers, v, ok)
 	}
 	if d := samples(t, regA, "relayd_p2p_peer_down"); len(d) != 2 {
 		t.Errorf("relayd_p2p_peer_down: %v, want B and other", d)
