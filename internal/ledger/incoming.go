@@ -125,6 +125,7 @@ func (l *Ledger) accept(from common.Address, t *tickets.Ticket, final, verify bo
 		return err
 	}
 	st.lastIndex = t.Index
+	l.parties.received(from, &t.Amount)
 	if !t.Amount.IsZero() {
 		st.pending[t.Index] = t.Amount
 		st.pendingSum.Add(&st.pendingSum, &t.Amount)

@@ -85,6 +85,9 @@ type Ledger struct {
 	// AutoRedeem: its tickets are void once it is closed.
 	closing chan common.Address
 
+	// parties counts tickets per counterparty (relayd_channel_* metrics).
+	parties counterparties
+
 	// redeemChunk and now are RedeemChunk and time.Now, replaced in tests.
 	redeemChunk int
 	now         func() time.Time

@@ -51,14 +51,24 @@ func (c ticketCollector) Collect(ch chan<- prometheus.Metric) {
 const balanceTimeout = 3 * time.Second
 
 // BalanceCollector reports the node's native and token balances, read from the chain at scrape
-// time (relayd_balance_tokens).
+// time (relayd_balance_tokens), and with a Ledger the balances and tickets of each of its
+// channels (relayd_channel_*, channelmetrics.go), read from the indexed graph, the ledger and
+// the store.
 func (o *Operations) BalanceCollector() prometheus.Collector { return balanceCollector{o} }
 
 type balanceCollector struct{ o *Operations }
 
-func (c balanceCollector) Describe(ch chan<- *prometheus.Desc) { ch <- balanceDesc }
+func (c balanceCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- balanceDesc
+	if c.o.Ledger != nil {
+		channelCollector(c).Describe(ch)
+	}
+}
 
 func (c balanceCollector) Collect(ch chan<- prometheus.Metric) {
+	if c.o.Ledger != nil {
+		channelCollector(c).Collect(ch)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), balanceTimeout)
 	defer cancel()
 	if v, err := c.o.Chain.NativeBalance(ctx, c.o.Self); err == nil {

@@ -202,9 +202,9 @@ func (l *Ledger) settle(list []store.Settlement, rows []store.AckedTicket, rep *
 	if len(list) == 0 {
 		return nil
 	}
-	byKey := make(map[store.Settlement]*tickets.Ticket, len(rows))
+	byKey := make(map[store.Settlement]*store.AckedTicket, len(rows))
 	for i := range rows {
-		byKey[settlement(&rows[i].Ticket, 0)] = &rows[i].Ticket
+		byKey[settlement(&rows[i].Ticket, 0)] = &rows[i]
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -214,14 +214,16 @@ func (l *Ledger) settle(list []store.Settlement, rows []store.AckedTicket, rep *
 	for _, s := range list {
 		key := s
 		key.Outcome = 0
-		t := byKey[key]
-		if t == nil {
+		row := byKey[key]
+		if row == nil {
 			continue
 		}
+		t := &row.Ticket
 		switch s.Outcome {
 		case store.OutcomeRedeemed:
 			rep.Redeemed++
 			rep.Value.Add(&rep.Value, &t.Amount)
+			l.parties.redeemed(row.Source, &t.Amount)
 		case store.OutcomeLosing:
 			rep.Losing++
 			l.forgetStored(t)
