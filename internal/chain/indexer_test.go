@@ -17,6 +17,7 @@ import (
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/store"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 func openStore(t *testing.T, dir string) *store.DB {
@@ -231,6 +232,9 @@ func TestIndexerSurvivesOutage(t *testing.T) {
 	must[common.Hash](t)(alice.FundChannel(t.Context(), b, tokens(10)))
 	syncTo(t, ix, alice)
 	wantGraphMatchesChain(t, g, alice, a, b, channels.Open)
+	if !ix.ProviderUp() {
+		t.Fatal("ProviderUp false after the indexer synced")
+	}
 
 	p.down()
 	if _, err := viaProxy.BlockNumber(t.Context()); !errors.Is(err, chain.ErrProviderUnavailable) {
@@ -250,6 +254,7 @@ func TestIndexerSurvivesOutage(t *testing.T) {
 	if c, _ := g.Channel(a, b); c.Balance.Cmp(tokens(10)) != 0 || c.Status != channels.Open {
 		t.Fatalf("graph moved during the outage: %+v", c)
 	}
+	wait.For(t, func() bool { return !ix.ProviderUp() }, 10*time.Second, "ProviderUp false during the outage")
 
 	p.up(p.addr)
 	syncTo(t, ix, alice)
@@ -262,6 +267,9 @@ func TestIndexerSurvivesOutage(t *testing.T) {
 	}
 	if h := ix.Head(); h < head {
 		t.Fatalf("Head %d after the outage, want at least %d", h, head)
+	}
+	if !ix.ProviderUp() {
+		t.Fatal("ProviderUp false after the outage")
 	}
 }
 
