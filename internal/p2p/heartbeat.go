@@ -114,6 +114,7 @@ func (h *Host) ping(ctx context.Context, id peer.ID) (time.Duration, error) {
 	if !h.hasRoute(id) {
 		return 0, fmt.Errorf("ping %s: %w", id, ErrNoAddress)
 	}
+	h.awaitHolePunching(ctx, id)
 	s, err := h.host.NewStream(limitedOK(ctx), id, h.pids[ProtocolHeartbeat-1])
 	if err != nil {
 		return 0, fmt.Errorf("ping %s: open stream: %w", id, err)

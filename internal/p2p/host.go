@@ -67,6 +67,9 @@ type Host struct {
 	// reach records hole punches (Reach); hostReady is closed once host is set, for the callbacks
 	// libp2p starts before New returns (relayCandidates).
 	reach     *reachTracker
+	// natted: the node is behind a NAT (no public address, none announced): its first
+	// connections to peers reached only through relays wait for its hole-punching service.
+	natted bool
 	hostReady chan struct{}
 
 	peersMu sync.Mutex

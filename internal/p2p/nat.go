@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -129,9 +130,21 @@ func (h *Host) traversalOptions(cfg Config) ([]libp2p.Option, error) {
 		// No interface holds a public address: a port can only be open through a forward the
 		// operator would name with --announce, so the node is behind a NAT. Saying so at once
 		// saves AutoNAT's rounds (it needs public addresses observed by four peers).
-		opts = append(opts, libp2p.ForceReachabilityPrivate())
+		opts = append(opts, libp2p.ForceReachabilityPrivate(), libp2p.AddrsFactory(behindNAT))
+		h.natted = true
 	}
 	return opts, nil
+}
+
+// behindNAT is the address list of a node behind a NAT (what identify tells its peers and
+// Host.Addrs announces): its relay addresses and private ones, without the public addresses
+// its peers observed it from. The router drops connections dialled there, and such a dial from
+// a peer, pending until its timeout, holds the very pair of ports the two would hole-punch
+// through (both dial from their listen port), so the punch falls back to a random port the
+// NAT maps elsewhere. Hole punching takes its observed addresses from the host's observations,
+// not from this list (docs/NAT.md).
+func behindNAT(addrs []ma.Multiaddr) []ma.Multiaddr {
+	return slices.DeleteFunc(slices.Clone(addrs), func(a ma.Multiaddr) bool { return manet.IsPublicAddr(a) && !isCircuit(a) })
 }
 
 // relaydOnly is the relay service's ACL: it serves relayd nodes only, whose PeerIds are secp256k1
@@ -208,6 +221,30 @@ func (h *Host) relayCandidates(_ context.Context, num int) <-chan peer.AddrInfo 
 		}
 	}
 	return out
+}
+
+// awaitHolePunching makes a node behind a NAT wait, before its first connection to a peer it
+// reaches only through relays, until its hole-punching service answers (it starts once a peer
+// observed the node's public address, some seconds after the start): the peer starts DCUtR as
+// soon as the relayed connection opens, and DCUtR is not tried again on that connection, so a
+// node that did not answer yet would stay relayed (docs/NAT.md). It returns when ctx ends.
+func (h *Host) awaitHolePunching(ctx context.Context, id peer.ID) {
+	if !h.natted || h.host.Network().Connectedness(id) == network.Connected {
+		return
+	}
+	addrs := h.host.Peerstore().Addrs(id)
+	if len(addrs) == 0 || !slices.ContainsFunc(addrs, isCircuit) || slices.ContainsFunc(addrs, func(a ma.Multiaddr) bool { return !isCircuit(a) && manet.IsPublicAddr(a) }) {
+		return
+	}
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for !slices.Contains(h.host.Mux().Protocols(), holepunch.Protocol) {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // isCircuit reports whether a is a circuit relay address.

@@ -325,6 +325,7 @@ func (o *outbound) ensureStreamNow() bool {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(limitedOK(o.h.ctx), o.h.cfg.DialTimeout)
+	o.h.awaitHolePunching(ctx, o.key.peer)
 	s, err := o.h.host.NewStream(ctx, o.key.peer, o.h.pids[o.key.idx])
 	cancel()
 	if err != nil {
