@@ -66,10 +66,11 @@ type Host struct {
 
 	// reach records hole punches (Reach); hostReady is closed once host is set, for the callbacks
 	// libp2p starts before New returns (relayCandidates).
-	reach     *reachTracker
+	reach *reachTracker
 	// natted: the node is behind a NAT (no public address, none announced): its first
 	// connections to peers reached only through relays wait for its hole-punching service.
-	natted bool
+	natted    bool
+	started   time.Time
 	hostReady chan struct{}
 
 	peersMu sync.Mutex
@@ -110,6 +111,7 @@ func New(cfg Config) (*Host, error) {
 		out:       make(map[outKey]*outbound),
 		peers:     make(map[peer.ID]*peerState),
 		hostReady: make(chan struct{}),
+		started:   time.Now(),
 	}
 	h.reach = newReachTracker(m)
 	tcpOpts := []any{tcp.DisableReuseport()}

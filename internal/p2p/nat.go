@@ -223,19 +223,39 @@ func (h *Host) relayCandidates(_ context.Context, num int) <-chan peer.AddrInfo 
 	return out
 }
 
+// punchGrace bounds how long after its start a node behind a NAT waits for its hole-punching
+// service (awaitHolePunching): go-libp2p starts it at most 3.75 s after a peer first observed the
+// node's public address.
+const punchGrace = 10 * time.Second
+
 // awaitHolePunching makes a node behind a NAT wait, before its first connection to a peer it
 // reaches only through relays, until its hole-punching service answers (it starts once a peer
 // observed the node's public address, some seconds after the start): the peer starts DCUtR as
 // soon as the relayed connection opens, and DCUtR is not tried again on that connection, so a
-// node that did not answer yet would stay relayed (docs/NAT.md). It returns when ctx ends.
+// node that did not answer yet would stay relayed (docs/NAT.md). It waits only while a direct
+// connection to a public peer can bring that observation, at most until punchGrace after the
+// start, and leaves the dial the last second of ctx.
 func (h *Host) awaitHolePunching(ctx context.Context, id peer.ID) {
-	if !h.natted || h.host.Network().Connectedness(id) == network.Connected {
+	if !h.natted || time.Since(h.started) > punchGrace || h.host.Network().Connectedness(id) == network.Connected {
 		return
 	}
 	addrs := h.host.Peerstore().Addrs(id)
-	if len(addrs) == 0 || !slices.ContainsFunc(addrs, isCircuit) || slices.ContainsFunc(addrs, func(a ma.Multiaddr) bool { return !isCircuit(a) && manet.IsPublicAddr(a) }) {
+	if !slices.ContainsFunc(addrs, isCircuit) || slices.ContainsFunc(addrs, func(a ma.Multiaddr) bool { return !isCircuit(a) && manet.IsPublicAddr(a) }) {
 		return
 	}
+	if !slices.ContainsFunc(h.host.Network().Conns(), func(c network.Conn) bool {
+		return !isCircuit(c.RemoteMultiaddr()) && manet.IsPublicAddr(c.RemoteMultiaddr())
+	}) {
+		return // nobody can observe the node's public address yet
+	}
+	until := h.started.Add(punchGrace)
+	if dl, ok := ctx.Deadline(); ok { // leave the dial a second (a relay is one round trip away)
+		if last := dl.Add(-time.Second); last.Before(until) {
+			until = last
+		}
+	}
+	ctx, cancel := context.WithDeadline(ctx, until)
+	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for !slices.Contains(h.host.Mux().Protocols(), holepunch.Protocol) {
