@@ -137,7 +137,7 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	status, body := restGet(t, n, "GET", "/readyz", "", false)
 	var r api.Readiness
-	if status != 200 || json.Unmarshal([]byte(body), &r) != nil || !r.Ready || len(r.Checks) != 3 {
+	if status != 200 || json.Unmarshal([]byte(body), &r) != nil || !r.Ready || len(r.Checks) != 4 {
 		t.Fatalf("readyz: %d %s", status, body)
 	}
 }
@@ -192,7 +192,7 @@ func TestReadyzWithChain(t *testing.T) {
 	for _, c := range r.Checks {
 		names = append(names, c.Name)
 	}
-	if strings.Join(names, ",") != "chain,indexer,p2p,relay" || !r.Ready {
+	if strings.Join(names, ",") != "chain,indexer,p2p,relay,alerts" || !r.Ready {
 		t.Fatalf("ready: %+v", r)
 	}
 	if err := ch.Close(); err != nil {

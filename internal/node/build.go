@@ -71,6 +71,9 @@ func (n *Node) build() (err error) {
 	if err := n.buildMessaging(); err != nil {
 		return err
 	}
+	if err := n.buildCockpit(); err != nil {
+		return err
+	}
 	n.reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), collectors.NewGoCollector(),
 		version.ReadBuildInfo().Collector())
 	return n.buildServers()

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/relayd/relayd/internal/alerts"
 	"github.com/relayd/relayd/internal/chain"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/config"
@@ -28,6 +29,7 @@ import (
 	"github.com/relayd/relayd/internal/cover"
 	"github.com/relayd/relayd/internal/discovery"
 	"github.com/relayd/relayd/internal/gateway"
+	"github.com/relayd/relayd/internal/history"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/logs"
@@ -56,6 +58,8 @@ type Options struct {
 	AnnounceRetry chain.Retry
 	// AutoRedeemInterval is how often the auto-redeem strategy looks (zero: the default).
 	AutoRedeemInterval time.Duration
+	// HistoryTicks, when set, makes the history sample at each value received (nil: its period).
+	HistoryTicks <-chan time.Time
 }
 
 // Node is a built, not yet running, relayd node: its rooms, and the servers that face users.
@@ -83,6 +87,8 @@ type Node struct {
 	streams  *ws.AppStreams
 	chain    *chainRooms // nil without --provider
 	sessions *gateway.Stack
+	history  *history.History
+	alerts   *alerts.Alerts
 	servers  servers.Set
 }
 
@@ -232,6 +238,8 @@ func (n *Node) Run(ctx context.Context) error {
 	g.Go(func() error { return n.courier.Run(gctx) })
 	g.Go(func() error { return n.disc.Run(gctx) })
 	g.Go(func() error { return n.sessions.Run(gctx) })
+	g.Go(func() error { return n.history.Run(gctx) })
+	g.Go(func() error { return n.alerts.Run(gctx) })
 	if c := n.chain; c != nil {
 		g.Go(func() error {
 			err := c.indexer.Run(gctx)

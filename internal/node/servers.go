@@ -52,6 +52,7 @@ func (n *Node) buildServers() error {
 		apiCfg.Health[0] = c.indexer
 		adminCfg.Chain, adminCfg.Tickets, adminCfg.ChainInfo, adminCfg.Indexer, adminCfg.Graph = c.ops, c.ops, c.client, c.indexer, c.graph
 	}
+	apiCfg.History, apiCfg.Alerts, apiCfg.Health = n.history, n.alerts, append(apiCfg.Health, n.alerts)
 	apiHandler, err := api.New(apiCfg)
 	if err != nil {
 		return err
