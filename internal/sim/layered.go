@@ -61,6 +61,7 @@ func (s *Sim) drawLayers() {
 		if k >= 0 && k+1 < len(s.layers) {
 			peers = append(peers, s.layers[k+1]...)
 		}
+		slices.Sort(peers) // in address order, as world.State lists peers
 		s.peersOf[i] = peers
 		if k >= 0 { // a relayer's stake funds a channel to each of its peers
 			need := new(big.Int).Mul(s.cfg.ChannelFunding, big.NewInt(int64(len(peers))))
