@@ -4,7 +4,9 @@
 // two forward packets (block parts, kind 0x21); the exit tells in every answer (kind 0x22) how
 // many unused blocks it holds and how many it received, and the entry sends what the answers
 // of the last round trip need beyond those and the ones on their way, from a stock it sends
-// with the SYN so that the answer does not start slow. When answers stop coming it sends a
+// with the SYN so that the answer does not start slow; whatever the exit says, it keeps no
+// more blocks unanswered than its own bound (blocks sent less answers received), so that an
+// exit that lies about its stock cannot make it pay for blocks it never uses. When answers stop coming it sends a
 // block now and then (backing off to 30 s), so that an exit that used its last one can answer.
 //
 // The carrier makes the session.Links of both ends (Dial at the entry, AcceptLink at the
@@ -104,8 +106,10 @@ type Stats struct {
 	// an entry could not make or send (Failures says why), BlocksReceived the ones exits
 	// assembled, BlocksUsed those an exit sent an answer on (whether or not the network took
 	// it), BlocksDropped those an exit dropped (expired, malformed, beyond MaxStock, of a
-	// session that ended).
-	BlocksSent, BlocksFailed, BlocksReceived, BlocksUsed, BlocksDropped uint64
+	// session that ended). HalvesDropped counts the block parts an exit dropped that came too
+	// far behind the newest (PROTOCOL.md §9.7), or waited there for their other half: a block
+	// lost each.
+	BlocksSent, BlocksFailed, BlocksReceived, BlocksUsed, BlocksDropped, HalvesDropped uint64
 	// FramesSent counts the session frames sent (forward and back), FramesDropped those
 	// dropped from a full queue, or that the network failed to send (Failures).
 	FramesSent, FramesDropped uint64

@@ -35,8 +35,10 @@ type memNet struct {
 	// changes the sessions' config of the nodes made after.
 	drop    func(text []byte, reply bool) bool
 	session func(*session.Config)
-	// refuse, when set, is the error every forward send fails with (a channel that ran dry).
+	// refuse, when set, is the error every forward send fails with (a channel that ran dry);
+	// lie, when set, rewrites every answer before it leaves (a selfish exit's reports).
 	refuse atomic.Pointer[error]
+	lie    func(text []byte)
 	pool   *packet.EphemeralPool
 	key    *packet.PublicKey
 
@@ -165,6 +167,10 @@ func (v view) SendReply(_ context.Context, block []byte, text []byte) error {
 	v.n.mu.Unlock()
 	if dead {
 		return nil
+	}
+	if v.n.lie != nil {
+		text = bytes.Clone(text)
+		v.n.lie(text)
 	}
 	v.n.deliver(to, text, true)
 	return nil
@@ -534,7 +540,8 @@ func TestSupplyFollowsAnswers(t *testing.T) {
 	}
 	used, sent, dropped := n.replies.Load(), entry.c.Stats().BlocksSent, exit.c.Stats().BlocksDropped
 	if dropped > 0 || sent > uint64(used)+64+16 {
-		t.Fatalf("the entry sent %d blocks for %d answers; the exit dropped %d (over MaxStock)", sent, used, dropped)
+		t.Fatalf("the entry sent %d blocks for %d answers; the exit dropped %d (over MaxStock) and %d halves", sent, used, dropped,
+			exit.c.Stats().HalvesDropped)
 	}
 }
 

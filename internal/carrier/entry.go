@@ -29,7 +29,10 @@ type entryLink struct {
 	c  *Carrier
 	to peer.ID
 
-	mu      sync.Mutex
+	mu sync.Mutex
+	// parts is held while a block takes its number and its two parts are sent, so that the
+	// parts leave in the numbers' order.
+	parts   sync.Mutex
 	s       sender
 	id      session.ID
 	known   bool // id was read from the first frame (the SYN)
@@ -39,7 +42,7 @@ type entryLink struct {
 	// blocksBusy is how many blocks are being made and sent; framesRun how many frames went
 	// since the last block while a block waited.
 	blocksBusy, framesRun int
-	number                uint8 // the next block's number
+	number                uint8 // the next block's number, taken when the block is made
 	started               time.Time
 	rtt                   time.Duration // from the SYN to the first answer; 0: not measured yet
 	// answers are the arrival times of the answers of the last round trip.
@@ -58,19 +61,30 @@ type entryLink struct {
 	answersReceived uint64
 	lastAnswer      time.Time
 	lastFailure     failure
+	// writtenOff counts the blocks the entry no longer expects an answer on: those it failed to
+	// make or send, those through a relayer that went down, and those taken for lost (at most
+	// lossAllowance a round trip, the last at writtenAt). total − answersReceived − writtenOff
+	// is the entry's own count of the blocks the exit may hold (outstanding).
+	writtenOff uint64
+	writtenAt  time.Time
+	// neverCounted counts the blocks of writtenOff the exit will never count as received:
+	// those that failed, and those taken for lost (which may be lost answers instead: then the
+	// entry takes fewer blocks for on their way than are, and sends a few more, within its
+	// limit).
+	neverCounted uint64
 }
 
 // fwdJob is a frame to send, or (frame nil) a reply block to make and send.
 type fwdJob struct {
-	frame  []byte
-	number uint8
-	block  *sentBlock // the record of the block, which learns its relayers once it is made
+	frame []byte
+	block *sentBlock // the record of the block, which learns its relayers once it is made
 }
 
 // sentBlock is a reply block the entry queued: when, and over which relayers (once made).
 type sentBlock struct {
 	at       time.Time
 	relayers []peer.ID
+	dead     bool // through a relayer that went down, or failed: written off
 }
 
 var _ session.Ender = (*entryLink)(nil)
@@ -123,9 +137,9 @@ func (l *entryLink) probed() {
 	if l.ended {
 		return
 	}
-	// The blocks the exit holds may have died with a relayer: supply replaces those, else one
-	// block goes, with which an exit that used its last one can answer.
-	if now := time.Now(); l.supply(now) == 0 {
+	// The blocks the exit holds may have died with a relayer, or been lost: supply replaces
+	// those, else one block goes, with which an exit that used its last one can answer.
+	if now := time.Now(); l.supply(now, true) == 0 {
 		l.addBlocks(1, now)
 		l.s.run(l.c, &l.mu, l.next)
 	}
@@ -149,8 +163,7 @@ func (l *entryLink) dropOldest() {
 func (l *entryLink) addBlocks(n int, now time.Time) {
 	for range n {
 		b := &sentBlock{at: now}
-		l.queue = append(l.queue, fwdJob{number: l.number, block: b})
-		l.number = (l.number + 1) % blockNumbers
+		l.queue = append(l.queue, fwdJob{block: b})
 		l.sent = append(l.sent, b)
 		l.total++
 	}
@@ -189,16 +202,30 @@ func (l *entryLink) answered(stock int, received uint16) {
 			return
 		}
 	}
-	l.supply(now)
+	l.supply(now, false)
 }
 
-// supply sends the blocks the exit needs, by its last report: the answers of the last round
-// trip decide how many it should hold; it holds what it said, less the blocks through a relayer
-// that is down; blocks the exit had not counted are on their way unless they left more than
-// four round trips (at least two seconds) ago: those are taken for lost. It returns how many it
-// sent. l.mu is held.
-func (l *entryLink) supply(now time.Time) int {
-	uncounted := min(int(uint16(l.total)-l.received), len(l.sent))
+// supply sends the blocks the exit needs, by its last report within the entry's own count
+// (PROTOCOL.md §9.7). By the report: the answers of the last round trip decide how many it
+// should hold; it holds what it said, less the blocks through a relayer that is down; blocks
+// the exit had not counted are on their way unless they left more than four round trips (at
+// least two seconds) ago: those are taken for lost. By the entry's count: every answer used one
+// block, so the exit holds at most the blocks sent less the answers and the blocks written off
+// (outstanding), whatever it says, and the entry keeps that at most limit; an exit that reports
+// a stock of none gets a block an answer, not a stock an answer. Blocks or answers lost leave
+// the count above what an honest exit holds: once a round trip in which the limit held back
+// blocks the report asks for, a few of them (lossAllowance) are taken for lost. probe says no
+// answer came for a while. It returns how many it sent. l.mu is held.
+func (l *entryLink) supply(now time.Time, probe bool) int {
+	l.answers = trim(l.answers, now.Add(-l.roundTrip())) // a probe comes with no answer
+	// The blocks the exit has not counted: those on their way and those lost. Without the ones
+	// the entry knows lost, a block lost would be taken for on its way, each time for the
+	// newest block sent, as long as the entry sends any.
+	uncounted := int(uint16(l.total-l.neverCounted) - l.received)
+	if uncounted >= 1<<15 { // the exit counted blocks taken for lost: their answers were
+		uncounted = 0
+	}
+	uncounted = min(uncounted, len(l.sent))
 	onTheWay, dead := 0, 0
 	lost := now.Add(-max(4*l.roundTrip(), 2*time.Second))
 	memo := map[peer.ID]bool{}
@@ -218,21 +245,73 @@ func (l *entryLink) supply(now time.Time) int {
 		switch {
 		case l.through(b, down):
 			dead++ // useless wherever it is: at the exit (which keeps it), on its way, or used
+			l.writeOff(b)
 		case i >= len(l.sent)-uncounted && b.at.After(lost):
 			onTheWay++
 		}
 	}
 	// The exit answers on its newest blocks first: blocks through a relayer that went down
-	// since are its oldest, and count for nothing.
-	stock := max(l.stock-dead, 0)
+	// since are its oldest, and count for nothing. It cannot hold more than the entry counts.
+	out := l.outstanding()
+	stock := min(max(l.stock-dead, 0), out)
 	want := min(l.c.cfg.InitialBlocks+2*len(l.answers), l.c.cfg.MaxStock)
-	need := min(want-stock-onTheWay, l.c.cfg.QueueSize-len(l.queue))
+	need := want - stock - onTheWay
+	if limit := l.limit(want); need > limit-out {
+		// What the count holds beyond what the exit reports holding, what is on its way and a
+		// round trip's answers (on theirs) was lost (blocks, answers), or the exit hoards it: a
+		// little of it goes a round trip.
+		if missing := out - stock - onTheWay - len(l.answers); missing > 0 && now.Sub(l.writtenAt) >= l.roundTrip() {
+			w := uint64(min(missing, l.lossAllowance(probe)))
+			l.writtenOff += w
+			l.neverCounted += w
+			l.writtenAt = now
+		}
+		need = min(need, limit-l.outstanding())
+	}
+	need = min(need, l.c.cfg.QueueSize-len(l.queue))
 	if need <= 0 {
 		return 0
 	}
 	l.addBlocks(need, now)
 	l.s.run(l.c, &l.mu, l.next)
 	return need
+}
+
+// outstanding is the entry's own count of the blocks the exit may hold unused: those sent (or
+// queued) less the answers, each of which used one, and the blocks written off. It includes the
+// blocks on their way, the answers on theirs, and the blocks and answers lost and not written
+// off yet. l.mu is held.
+func (l *entryLink) outstanding() int {
+	return max(int(int64(l.total)-int64(l.answersReceived)-int64(l.writtenOff)), 0)
+}
+
+// limit is the most blocks the entry leaves outstanding, for a stock of want at the exit:
+// half as many again (for the blocks and answers on their way, and those lost and not written
+// off yet), at most MaxStock, and the opening blocks. l.mu is held.
+func (l *entryLink) limit(want int) int {
+	return min(want+want/2, l.c.cfg.MaxStock) + l.c.cfg.OpeningBlocks
+}
+
+// lossAllowance is how many blocks the entry takes for lost in a round trip at most: a quarter
+// of the answers of the last round trip (a loss of 5 % each way loses about 15 % of the blocks
+// and answers), and when no answer came for a while (probe) the initial stock more, so that a
+// session whose blocks were lost gets going again. An exit that hoards blocks gets no more than
+// that: a block in four answers, and InitialBlocks a probe, which comes after twice the round
+// trip (at least 500 ms) without an answer, and twice as late each time. l.mu is held.
+func (l *entryLink) lossAllowance(probe bool) int {
+	n := len(l.answers) / 4
+	if probe {
+		n += l.c.cfg.InitialBlocks
+	}
+	return n
+}
+
+// writeOff takes block b out of the count once: it will carry no answer. l.mu is held.
+func (l *entryLink) writeOff(b *sentBlock) {
+	if !b.dead {
+		b.dead = true
+		l.writtenOff++
+	}
 }
 
 // roundTrip is the measured round trip, or initialRTT before the first answer. l.mu is held.
@@ -313,20 +392,39 @@ func (l *entryLink) next() func(context.Context) {
 		}()
 		block, relayers, err := net.NewSessionReplyBlock(ctx, to)
 		if err != nil {
-			l.setFailure(l.c.failed(err, func(s *Stats) { s.BlocksFailed++ }))
+			l.blockFailed(j.block, l.c.failed(err, func(s *Stats) { s.BlocksFailed++ }))
 			return
 		}
+		// The block takes its number now, not when it was queued, and its parts leave before the
+		// next block's: blocks take unequal times to make, and parts sent out of their numbers'
+		// order by as many blocks as the others make meanwhile reach the exit too far behind the
+		// newest (it drops them), or even a whole circle (it would join halves of two blocks).
+		l.parts.Lock()
+		defer l.parts.Unlock()
 		l.mu.Lock()
 		j.block.relayers = relayers
+		number := l.number
+		l.number = (l.number + 1) % blockNumbers
 		l.mu.Unlock()
 		for half := range uint8(2) {
-			if err := net.SendFrame(ctx, to, encodePart(id, j.number, half, block[int(half)*partData:][:partData])); err != nil {
-				l.setFailure(l.c.failed(err, func(s *Stats) { s.BlocksFailed++ }))
+			if err := net.SendFrame(ctx, to, encodePart(id, number, half, block[int(half)*partData:][:partData])); err != nil {
+				l.blockFailed(j.block, l.c.failed(err, func(s *Stats) { s.BlocksFailed++ }))
 				return
 			}
 		}
 		l.c.count(func(s *Stats) { s.BlocksSent++ })
 	}
+}
+
+// blockFailed records a block the entry failed to make or send: the exit never gets it.
+func (l *entryLink) blockFailed(b *sentBlock, f failure) {
+	l.mu.Lock()
+	l.lastFailure = f
+	if !b.dead {
+		l.neverCounted++
+	}
+	l.writeOff(b)
+	l.mu.Unlock()
 }
 
 // setFailure records the link's last failed send.

@@ -24,6 +24,10 @@ type exitLink struct {
 	frames [][]byte
 	stock  []stocked
 	parts  map[uint8]*[2][]byte // halves of blocks by number
+	// head is the newest block number a part came with (once heads is set): parts further
+	// behind it than partWindow are dropped.
+	head  uint8
+	heads bool
 	// received counts the blocks assembled for the session, modulo 2¹⁶ (the answers say it).
 	received uint16
 	// blocksReceived and answersSent count the session's; lastFailure is the last send the
@@ -75,13 +79,26 @@ func (l *exitLink) addPart(p part) {
 	if l.parts == nil {
 		l.parts = map[uint8]*[2][]byte{}
 	}
-	// The entry numbers its blocks in turn, modulo 128. A half whose number is a quarter or more
-	// of the circle away from this one belongs to a block whose other half was lost: were it
-	// kept, it would make a block with a half of the block that takes its number next time round.
-	for n := range l.parts {
-		if d := (p.number - n) % blockNumbers; d >= blockNumbers/4 && d <= blockNumbers*3/4 {
-			delete(l.parts, n)
+	// The entry numbers its blocks in turn, modulo 128, as it makes them. The newest number
+	// seen is the head: a part less than half the circle ahead of it moves it. A half more than
+	// partWindow behind the head is dropped, whether it comes now or waits for its other half:
+	// its block's number comes round again soon, and a half kept would make a block with a half
+	// of the block that takes it next.
+	if !l.heads {
+		l.head, l.heads = p.number, true
+	}
+	if ahead := (p.number - l.head) % blockNumbers; ahead > 0 && ahead < blockNumbers/2 {
+		l.head = p.number
+		for n := range l.parts {
+			if (l.head-n)%blockNumbers > partWindow {
+				delete(l.parts, n)
+				l.c.count(func(s *Stats) { s.HalvesDropped++ })
+			}
 		}
+	}
+	if (l.head-p.number)%blockNumbers > partWindow {
+		l.c.count(func(s *Stats) { s.HalvesDropped++ })
+		return
 	}
 	halves := l.parts[p.number]
 	if halves == nil {
@@ -202,6 +219,10 @@ func (l *exitLink) letGo() {
 	l.mu.Unlock()
 	l.c.count(func(s *Stats) { s.BlocksDropped += uint64(n) })
 }
+
+// partWindow is how far behind the newest block number a half may come and wait for its other
+// half: three eighths of the circle.
+const partWindow = blockNumbers * 3 / 8
 
 // maxEndedFrames is the most frames a link keeps waiting for a block after its session ended;
 // endedStock the most blocks it keeps for the late answers.

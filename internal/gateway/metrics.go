@@ -15,7 +15,7 @@ func RegisterMetrics(reg prometheus.Registerer, c *carrier.Carrier) error {
 
 var (
 	descBlocks = prometheus.NewDesc("relayd_session_blocks_total",
-		"Reply blocks of sessions: sent (by entries; two packets each), failed (an entry could not make or send one), received (assembled by exits), used (an exit answered on it), dropped (expired, malformed, beyond the stock, of an ended session).",
+		"Reply blocks of sessions: sent (by entries; two packets each), failed (an entry could not make or send one), received (assembled by exits), used (an exit answered on it), dropped (expired, malformed, beyond the stock, of an ended session), unjoined (an exit dropped a half that came too late to be joined with its other half).",
 		[]string{"event"}, nil)
 	descFrames = prometheus.NewDesc("relayd_session_frames_total",
 		"Session frames: sent and received (both directions), dropped (a full queue, or a send the network failed).",
@@ -44,7 +44,7 @@ func (s *statsCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, float64(v), labels...)
 	}
 	for event, v := range map[string]uint64{"sent": st.BlocksSent, "failed": st.BlocksFailed, "received": st.BlocksReceived,
-		"used": st.BlocksUsed, "dropped": st.BlocksDropped} {
+		"used": st.BlocksUsed, "dropped": st.BlocksDropped, "unjoined": st.HalvesDropped} {
 		counter(descBlocks, v, event)
 	}
 	for event, v := range map[string]uint64{"sent": st.FramesSent, "received": st.FramesReceived, "dropped": st.FramesDropped} {

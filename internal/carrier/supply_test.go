@@ -1,0 +1,121 @@
+package carrier
+
+import (
+	"encoding/binary"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/relayd/relayd/internal/session"
+)
+
+// TestSelfishExit: an exit that lies about its stock in every answer (always none; many, then
+// none; none and many in turn; none, and every block the entry sent received) cannot make the
+// entry pay for blocks it never uses: the entry counts the blocks it sent against the answers
+// that came back, and keeps at most its own bound of blocks unanswered, so it sends about one
+// block an answer however the exit reports.
+func TestSelfishExit(t *testing.T) {
+	type lie struct {
+		stock    func(answer int64) byte
+		received bool // says it received every block the entry sent
+	}
+	for name, lie := range map[string]lie{
+		"honest":                 {},
+		"none":                   {stock: func(int64) byte { return 0 }},
+		"many, then none":        {stock: func(n int64) byte { return byte(map[bool]int{true: 255, false: 0}[n < 50]) }},
+		"none and many, in turn": {stock: func(n int64) byte { return byte(255 * (n % 2)) }},
+		"none, all received":     {stock: func(int64) byte { return 0 }, received: true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			n := newMemNet(t, 0)
+			entry := n.node(t, "entry", false, Config{})
+			exit := n.node(t, "exit", true, Config{})
+			var answers atomic.Int64
+			n.lie = func(text []byte) {
+				if lie.stock == nil || text[0] != KindAnswer {
+					return
+				}
+				text[1] = lie.stock(answers.Add(1))
+				if lie.received { // the worst an exit can say: what the entry sent so far
+					entry.c.mu.Lock()
+					for _, l := range entry.c.entries {
+						l.mu.Lock()
+						binary.BigEndian.PutUint16(text[2:], uint16(l.total))
+						l.mu.Unlock()
+					}
+					entry.c.mu.Unlock()
+				}
+			}
+			const size = 512 << 10
+			serve(t, exit, size)
+			conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("seed-5"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := io.Copy(io.Discard, conn); err != nil || got != size {
+				t.Fatalf("read %d bytes: %v", got, err)
+			}
+			en := entry.c.Stats()
+			t.Logf("the entry sent %d blocks for %d answers (%.2f an answer); the exit dropped %d",
+				en.BlocksSent, en.AnswersReceived, float64(en.BlocksSent)/float64(en.AnswersReceived), exit.c.Stats().BlocksDropped)
+			// The bound: the blocks outstanding (at most MaxStock and the opening ones), the
+			// probes', and those taken for lost, a block in four answers.
+			if extra, bound := int64(en.BlocksSent)-int64(en.AnswersReceived), int64(en.AnswersReceived)/3+256+2*16; extra > bound {
+				t.Fatalf("the entry sent %d blocks more than it got answers, more than %d", extra, bound)
+			}
+		})
+	}
+}
+
+// TestLostBlocksReplaced: forty blocks in a row are lost on their way to the exit midway through
+// an answer (more than the entry's bound at a MaxStock of 32), which uses its stock up and
+// waits. The entry still counts them outstanding, so its
+// bound keeps it from sending more on the exit's word alone; its probe and the blocks it takes
+// for lost, a few a round trip, get the answer going again, and it completes within seconds.
+func TestLostBlocksReplaced(t *testing.T) {
+	n := newMemNet(t, 0)
+	var losing atomic.Bool
+	var lost atomic.Int64
+	n.drop = func(text []byte, reply bool) bool {
+		if reply || text[0] != KindBlockPart || !losing.Load() || lost.Load() >= 2*40 {
+			return false
+		}
+		lost.Add(1)
+		return true
+	}
+	// A stock of 32 at most: the forty blocks lost are more than the entry's bound.
+	entry := n.node(t, "entry", false, Config{MaxStock: 32})
+	exit := n.node(t, "exit", true, Config{MaxStock: 32})
+	const size = 256 << 10
+	serve(t, exit, size)
+	conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("seed-6"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.CopyN(io.Discard, conn, size/4); err != nil {
+		t.Fatal(err)
+	}
+	losing.Store(true)
+	start := time.Now()
+	if _, err := io.CopyN(io.Discard, conn, size-size/4); err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	entry.c.mu.Lock()
+	l := entry.c.entries[conn.ID()]
+	entry.c.mu.Unlock()
+	var written uint64
+	if l != nil {
+		l.mu.Lock()
+		written = l.writtenOff
+		l.mu.Unlock()
+	}
+	t.Logf("%d block parts lost; the rest of the answer came in %v; the entry took %d blocks for lost", lost.Load(), took, written)
+	if lost.Load() < 2*40 {
+		t.Fatalf("only %d block parts were lost", lost.Load())
+	}
+	if took > 20*time.Second {
+		t.Fatalf("the answer took %v after the blocks were lost", took)
+	}
+}
