@@ -9,9 +9,10 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/relayd/relayd/internal/atomicfile"
 
 	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/store"
@@ -127,45 +128,16 @@ func fetchBackup(ctx context.Context, base, token string, w io.Writer) (int64, e
 // it is a whole store of a known format, renames it to path and syncs the directory: path
 // holds either what it held before or the whole copy. It returns the copy's size and format
 // version.
-func writeAtomically(path string, fetch func(io.Writer) (int64, error)) (int64, uint32, error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return 0, 0, err
-	}
-	tmp := f.Name()
-	done := false
-	defer func() {
-		if !done {
-			f.Close()
-			os.Remove(tmp)
+func writeAtomically(path string, fetch func(io.Writer) (int64, error)) (n int64, version uint32, err error) {
+	err = atomicfile.Write(path, func(w io.Writer) (err error) {
+		n, err = fetch(w)
+		return err
+	}, atomicfile.Options{Check: func(tmp string) (err error) {
+		version, err = store.CheckFile(tmp)
+		if err != nil {
+			return fmt.Errorf("the copy is not a store this relayd can open: %w", err)
 		}
-	}()
-	n, err := fetch(f)
-	if err != nil {
-		return n, 0, err
-	}
-	if err := f.Sync(); err != nil {
-		return n, 0, fmt.Errorf("sync %s: %w", tmp, err)
-	}
-	if err := f.Close(); err != nil {
-		return n, 0, fmt.Errorf("close %s: %w", tmp, err)
-	}
-	version, err := store.CheckFile(tmp)
-	if err != nil {
-		return n, version, fmt.Errorf("the copy is not a store this relayd can open: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return n, version, err
-	}
-	done = true
-	d, err := os.Open(dir)
-	if err != nil {
-		return n, version, fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return n, version, fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return n, version, nil
+		return nil
+	}})
+	return n, version, err
 }

@@ -10,7 +10,8 @@
 // The package talks to the nodes only through their processes and public
 // REST API; it must not import internal/node. It may import internal/devchain
 // (which pulls in a whole Ethereum node) because only cmd/relayd uses it,
-// and the pure internal/config, internal/identity, internal/hostnet and internal/token.
+// and the pure internal/config, internal/identity, internal/hostnet and internal/token, and
+// internal/atomicfile for the env file.
 package cluster
 
 import (

@@ -3,10 +3,10 @@ package cluster
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/relayd/relayd/internal/atomicfile"
 
 	"github.com/relayd/relayd/internal/config"
 )
@@ -101,24 +101,7 @@ func shellQuote(v string) string {
 // directory (mode 0600: it holds the API token), synced, then renamed over
 // path, so a reader never sees a partial file.
 func WriteEnvFile(path string, e Env) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write env file: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(e.Render())
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WriteBytes(path, e.Render(), atomicfile.Options{}); err != nil {
 		return fmt.Errorf("write env file: %w", err)
 	}
 	return nil

@@ -7,7 +7,8 @@
 // (Append). Verify checks a network against what the chain itself says; a node refuses to start
 // when it fails.
 //
-// The package imports internal/chain (its read-only RPC reads and errors) and internal/tickets
+// The package imports internal/chain (its read-only RPC reads and errors), internal/atomicfile
+// (the file written whole or not at all) and internal/tickets
 // (win probabilities as operators write them), go-ethereum's common types and go-multiaddr for
 // the peers' addresses; never the libp2p transport, the node or a face.
 package networks
