@@ -40,6 +40,10 @@ type Session struct {
 	RateOut     float64 `json:"rateOut"`
 	RateIn      float64 `json:"rateIn"`
 	Retransmits uint64  `json:"retransmits"`
+	// LastError is gateway.Info's, one of gateway's Failure words, at LastErrorAt (TimeFormat);
+	// both absent when no connection failed.
+	LastError   string `json:"lastError,omitempty"`
+	LastErrorAt string `json:"lastErrorAt,omitempty"`
 }
 
 // The refusals of a session request's fields, as the document's x-invalid says them.
@@ -210,11 +214,15 @@ func sessionID(v string) (string, bool) {
 
 // sessionView is a session as the API shows it.
 func sessionView(i gateway.Info) Session {
-	return Session{
+	v := Session{
 		ID: i.ID, Destination: i.Destination.String(), Protocol: string(i.Protocol), Target: i.Target, Service: i.Service,
 		Listen: i.Listen, Opened: i.Opened.UTC().Format(TimeFormat), Active: i.Active, Total: i.Total,
 		BytesOut: i.BytesOut, BytesIn: i.BytesIn, RateOut: rate(i.RateOut), RateIn: rate(i.RateIn), Retransmits: i.Retransmits,
 	}
+	if i.LastError != "" {
+		v.LastError, v.LastErrorAt = string(i.LastError), i.LastErrorAt.UTC().Format(TimeFormat)
+	}
+	return v
 }
 
 // rate is a rate in bytes per second for JSON: to a tenth, and 0 for what is not a rate (JSON

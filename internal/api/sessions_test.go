@@ -80,6 +80,15 @@ func TestSessionView(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
+	// A session whose connection's link ran dry says so, and when.
+	i.LastError, i.LastErrorAt = gateway.FailNoBalance, time.Date(2026, 11, 26, 22, 41, 7, 250e6, time.UTC)
+	if b, err = json.Marshal(sessionView(i)); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(want, "}") + `,"lastError":"no_balance","lastErrorAt":"2026-11-26T22:41:07.250Z"}`; string(b) != want {
+		t.Fatalf("got  %s\nwant %s", b, want)
+	}
+	i.LastError, i.LastErrorAt = "", time.Time{}
 	i.RateOut, i.RateIn, i.Opened = math.NaN(), math.Inf(1), time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.FixedZone("x", 3600))
 	if v := sessionView(i); v.RateOut != 0 || v.RateIn != 0 || v.Opened != "2026-01-02T02:04:05.006Z" {
 		t.Fatalf("got %+v", v)

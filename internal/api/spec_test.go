@@ -28,6 +28,7 @@ import (
 	"github.com/relayd/relayd/internal/api/openapi"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/courier"
+	"github.com/relayd/relayd/internal/gateway"
 	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/peers"
@@ -612,7 +613,9 @@ func (f *specFixture) reset(t *testing.T) {
 	f.self.chain.reset(map[common.Address]bool{f.other.Address(): true, f.closing.Address(): false},
 		fakeTicket(f.other.Address(), f.self.Address(), 1), fakeTicket(f.other.Address(), f.self.Address(), 2))
 	f.self.mail.reset()
-	f.self.sessions.reset(fakeOpenSession(f.other.PeerID()))
+	failing := fakeOpenSession(f.other.PeerID()) // a session whose link ran dry: lastError in the document
+	failing.ID, failing.LastError, failing.LastErrorAt = fakeSessionID(99), gateway.FailNoBalance, failing.Opened.Add(time.Minute)
+	f.self.sessions.reset(fakeOpenSession(f.other.PeerID()), failing)
 	f.self.settingsStore = &memSettings{}
 	var err error
 	if f.self.settings, err = settings.Open(settings.Config{Store: f.self.settingsStore}); err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
+	"github.com/relayd/relayd/internal/carrier"
 	"github.com/relayd/relayd/internal/session"
 )
 
@@ -40,7 +41,10 @@ type EntryConfig struct {
 	DialTimeout time.Duration
 	// UDPIdle is how long a UDP flow lives without a datagram. Default DefaultUDPIdle.
 	UDPIdle time.Duration
-	Logger  *slog.Logger
+	// Link, if set, says what the carrier knows of a session's link (carrier.Carrier.Link):
+	// why the network last failed one of its sends, for Info.LastError.
+	Link   func(session.ID) (carrier.LinkStats, bool)
+	Logger *slog.Logger
 }
 
 // Entry holds the sessions an operator opened: a local listener each, whose every connection
@@ -248,6 +252,59 @@ type local struct {
 	conns   map[net.Conn]*session.Conn
 	retrans uint64 // of the connections that ended
 	samples []sample
+	// lastErr is the last failure of a connection (or of its link's sends), at lastErrAt.
+	lastErr   Failure
+	lastErrAt time.Time
+}
+
+// note records failure f at at, unless a later one is recorded. l.mu is held.
+func (l *local) note(f Failure, at time.Time) {
+	if f != "" && !at.Before(l.lastErrAt) {
+		l.lastErr, l.lastErrAt = f, at
+	}
+}
+
+// noteErr records what a connection's session failed with (nothing for a clean end).
+func (l *local) noteErr(err error) {
+	if f := failureOf(err); f != "" {
+		l.mu.Lock()
+		l.note(f, time.Now())
+		l.mu.Unlock()
+	}
+}
+
+// noteLink records the last failed send of sess's link, while the carrier still holds it.
+// l.mu is held.
+func (l *local) noteLink(sess *session.Conn) {
+	if l.e.cfg.Link == nil || sess == nil {
+		return
+	}
+	if st, ok := l.e.cfg.Link(sess.ID()); ok {
+		l.note(linkFailure(st.LastFailure), st.LastFailureAt)
+	}
+}
+
+// watched is a session as splice uses it, telling its session what its reads and writes
+// failed with.
+type watched struct {
+	*session.Conn
+	l *local
+}
+
+func (w watched) Read(p []byte) (int, error) {
+	n, err := w.Conn.Read(p)
+	if err != nil {
+		w.l.noteErr(err)
+	}
+	return n, err
+}
+
+func (w watched) Write(p []byte) (int, error) {
+	n, err := w.Conn.Write(p)
+	if err != nil {
+		w.l.noteErr(err)
+	}
+	return n, err
 }
 
 // sample is the byte counts at a time, for the rates.
@@ -281,8 +338,10 @@ func (l *local) snapshot(now time.Time) Info {
 	for _, s := range l.conns {
 		if s != nil {
 			info.Retransmits += s.Stats().Retransmits
+			l.noteLink(s)
 		}
 	}
+	info.LastError, info.LastErrorAt = l.lastErr, l.lastErrAt
 	first := l.samples[0]
 	if span := now.Sub(first.at).Seconds(); span > 0 {
 		info.RateOut = float64(out-first.out) / span
@@ -341,6 +400,7 @@ func (l *local) untrack(c net.Conn) {
 	defer l.mu.Unlock()
 	if s := l.conns[c]; s != nil {
 		l.retrans += s.Stats().Retransmits
+		l.noteLink(s)
 	}
 	delete(l.conns, c)
 }
@@ -375,6 +435,7 @@ func (l *local) serveTCP() {
 			defer c.Close()
 			sess, err := l.dial(session.ModeTCP)
 			if err != nil {
+				l.noteErr(err)
 				l.e.cfg.Logger.Debug("session connection not opened", "id", l.info.ID, "err", err)
 				return
 			}
@@ -382,7 +443,8 @@ func (l *local) serveTCP() {
 			if !l.track(c, sess) {
 				return
 			}
-			splice(c, sess, l)
+			splice(c, watched{sess, l}, l)
+			l.untrack(c) // before the session closes, while the carrier holds its link
 		})
 	}
 }
@@ -426,6 +488,7 @@ func (l *local) serveUDP() {
 				}()
 				sess, err := l.dial(session.ModeUDP)
 				if err != nil {
+					l.noteErr(err)
 					return
 				}
 				defer sess.Close()
@@ -433,6 +496,7 @@ func (l *local) serveUDP() {
 					return
 				}
 				carryDatagrams(sess, fc, l.e.cfg.UDPIdle, l)
+				l.untrack(fc) // before the session closes, while the carrier holds its link
 			})
 		}
 		mu.Unlock()

@@ -16,10 +16,15 @@
 package gateway
 
 import (
+	"context"
 	"errors"
+	"io"
+	"os"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
+
+	"github.com/relayd/relayd/internal/session"
 )
 
 // Protocol is a session's kind: a TCP connection or a UDP flow.
@@ -68,6 +73,67 @@ type Info struct {
 	RateOut, RateIn float64
 	// Retransmits counts the frames its connections sent again.
 	Retransmits uint64
+	// LastError says why one of its connections last failed, or why the network last failed
+	// one of their sends, at LastErrorAt: one of the Failure words; empty when none did.
+	LastError   Failure
+	LastErrorAt time.Time
+}
+
+// Failure is why a session's connection failed or stalls, in a fixed vocabulary.
+type Failure string
+
+// The failures. The first three are the network's (a send it failed: the carrier's
+// LinkStats.LastFailure, as router.Reason names them), the rest the session's end.
+const (
+	// FailNoPath: no path to the exit, or none back (router.ErrNoPath).
+	FailNoPath Failure = "no_path"
+	// FailNoBalance: a channel on the path has too little for its ticket (it ran dry).
+	FailNoBalance Failure = "no_balance"
+	// FailSendFailed: the network failed a send for another reason.
+	FailSendFailed Failure = "send_failed"
+	// FailTimeout: the exit did not answer in time (opening, or its keep-alives).
+	FailTimeout Failure = "timeout"
+	// FailReset: the session was reset.
+	FailReset Failure = "reset"
+	// FailRefused, FailNotAllowed, FailUnreachable, FailLimit: the exit refused the session,
+	// its policy does not allow the target, the target is unreachable, the exit is at a limit.
+	FailRefused     Failure = "refused"
+	FailNotAllowed  Failure = "not_allowed"
+	FailUnreachable Failure = "unreachable"
+	FailLimit       Failure = "limit"
+)
+
+// failureOf names what a session's dial, read or write failed with; empty for an end that is
+// not a failure (EOF, the session closed here).
+func failureOf(err error) Failure {
+	switch {
+	case err == nil, errors.Is(err, io.EOF), errors.Is(err, session.ErrClosed), errors.Is(err, context.Canceled):
+		return ""
+	case errors.Is(err, session.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
+		return FailTimeout
+	case errors.Is(err, session.ErrNotAllowed):
+		return FailNotAllowed
+	case errors.Is(err, session.ErrRefused):
+		return FailRefused
+	case errors.Is(err, session.ErrUnreachable):
+		return FailUnreachable
+	case errors.Is(err, session.ErrLimit):
+		return FailLimit
+	case errors.Is(err, session.ErrReset):
+		return FailReset
+	}
+	return FailSendFailed
+}
+
+// linkFailure names the carrier's reason for a failed send (carrier.LinkStats.LastFailure).
+func linkFailure(reason string) Failure {
+	switch f := Failure(reason); f {
+	case "":
+		return ""
+	case FailNoPath, FailNoBalance:
+		return f
+	}
+	return FailSendFailed
 }
 
 // RateWindow is the span Info's rates are measured over.

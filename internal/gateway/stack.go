@@ -67,7 +67,7 @@ func NewStack(cfg StackConfig) (*Stack, error) {
 		return nil, err
 	}
 	s.Carrier.Attach(s.Mux)
-	if s.Entry, err = NewEntry(EntryConfig{Self: cfg.Self, Dial: s.Dial, Logger: cfg.Logger}); err != nil {
+	if s.Entry, err = NewEntry(EntryConfig{Self: cfg.Self, Dial: s.Dial, Link: s.Carrier.Link, Logger: cfg.Logger}); err != nil {
 		return nil, err
 	}
 	if cfg.SOCKS5Listen != "" {
