@@ -100,9 +100,10 @@ type Server struct {
 	wg    sync.WaitGroup // the connections' goroutines
 
 	mu      sync.Mutex
-	ln      net.Listener
-	running bool
-	closed  bool
+	ln       net.Listener
+	running  bool
+	closed   bool
+	draining bool // Drain closed the listener: Run waits for the connections
 	cancel  context.CancelFunc // ends Run's context; set while running
 	done    chan struct{}      // closed when Run returns
 }
@@ -182,7 +183,7 @@ func (keepName) Resolve(ctx context.Context, _ string) (context.Context, net.IP,
 func (s *Server) Listen(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	if s.closed || s.draining {
 		return ErrClosed
 	}
 	if s.ln != nil {
@@ -238,6 +239,19 @@ func (s *Server) Run(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { _ = ln.Close() })
 	defer stop()
 	err := s.serve(ctx, ln)
+	s.mu.Lock()
+	draining := s.draining
+	s.mu.Unlock()
+	if draining && errors.Is(err, net.ErrClosed) {
+		// Drain: the connections being served go on until they end, or ctx or Close ends them.
+		err = nil
+		ended := make(chan struct{})
+		go func() { s.wg.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-ctx.Done():
+		}
+	}
 	cancel()
 	_ = ln.Close()
 	s.wg.Wait()
@@ -264,6 +278,24 @@ func (s *Server) Close() error {
 		return ln.Close()
 	}
 	return nil
+}
+
+// Drain stops taking connections: it closes the listener (its address is free at once) and lets
+// the connections being served go on; Run returns once they have all ended (or when its context
+// ends, or Close is called, which close them). A server that does not run just lets go of its
+// listener. Drain is idempotent; after it Listen returns ErrClosed.
+func (s *Server) Drain() {
+	s.mu.Lock()
+	first := !s.draining && !s.closed
+	s.draining = true
+	ln, running := s.ln, s.running
+	if !running {
+		s.closed = true
+	}
+	s.mu.Unlock()
+	if first && ln != nil {
+		_ = ln.Close()
+	}
 }
 
 // Stats returns the server's counts so far.

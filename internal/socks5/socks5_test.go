@@ -542,3 +542,61 @@ func TestCloseStopsEverything(t *testing.T) {
 		})
 	}
 }
+
+// TestDrain: Drain frees the listen address at once and takes no new connection, while a
+// connection being carried goes on both ways; Run returns nil once that connection ends.
+func TestDrain(t *testing.T) {
+	targets := make(chan net.Conn, 1)
+	d := &recorder{dial: func(context.Context, string, string) (net.Conn, error) {
+		near, far := net.Pipe()
+		targets <- far
+		return near, nil
+	}}
+	s, err := New(Config{Dialer: d, ListenAddr: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Listen(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- s.Run(t.Context()) }()
+	carried := dialServer(t, s)
+	if got := request(t, carried, 0x01, domain("carried.invalid", 1)); got != 0x00 {
+		t.Fatalf("reply %#02x, want 0x00", got)
+	}
+	far := <-targets
+	addr := s.Addr().String()
+	s.Drain()
+	ln, err := net.Listen("tcp", addr) // the address is free again
+	if err != nil {
+		t.Fatalf("the drained server's address: %v", err)
+	}
+	_ = ln.Close()
+	for dir, ends := range map[string][2]net.Conn{"up": {carried, far}, "down": {far, carried}} {
+		go func() { _, _ = ends[0].Write([]byte(dir)) }()
+		buf := make([]byte, len(dir))
+		_ = ends[1].SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadFull(ends[1], buf); err != nil || string(buf) != dir {
+			t.Fatalf("%s after Drain: %q, %v", dir, buf, err)
+		}
+	}
+	select {
+	case err := <-ran:
+		t.Fatalf("Run returned %v with a connection carried", err)
+	default:
+	}
+	_ = carried.Close()
+	_ = far.Close()
+	select {
+	case err := <-ran:
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return once the connection ended")
+	}
+	if err := s.Listen(t.Context()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Listen after Drain: %v", err)
+	}
+}
