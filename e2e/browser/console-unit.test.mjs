@@ -1,6 +1,7 @@
 // Unit tests of the web console's pure modules (no browser): how untrusted
 // text is made visible, token amounts, completion, the parsing of the
-// node's help, the inbox's rows and the sessions pane's. The modules are the ones the node embeds
+// node's help, the inbox's rows and the sessions pane's, the history charts' models, the
+// alerts' rows, the forms' checks and the settings pane's parsing and validation. The modules are the ones the node embeds
 // (internal/webui/static/js), imported as they are served.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +10,10 @@ import { complete, commonPrefix } from '../../internal/webui/static/js/cmdline.j
 import { parseHelp } from '../../internal/webui/static/js/conn.js';
 import { kindOf } from '../../internal/webui/static/js/stream.js';
 import { widthOf, graphModel } from '../../internal/webui/static/js/graph.js';
-import { Series } from '../../internal/webui/static/js/chart.js';
+import { historyCharts, cumulative, total, last, number, PEER_LINES } from '../../internal/webui/static/js/chart.js';
+import { alertRow } from '../../internal/webui/static/js/alerts.js';
+import { toWei, checkAmount, checkOpen, finalizable } from '../../internal/webui/static/js/forms.js';
+import { parseSettingsLines, schemaOf, kindOf as settingKind, parseValue, shown } from '../../internal/webui/static/js/settings.js';
 import { inboxRow, signature } from '../../internal/webui/static/js/inbox.js';
 import { byteCount, byteRate, sessionRow, openLine } from '../../internal/webui/static/js/sessions.js';
 
@@ -131,22 +135,6 @@ test('graphModel: without the graph, this node\'s own channels from GET /channel
   assert.equal(graphModel({ self: 'me', peers, channels, graph: { error: 'x' } }).from, 'channels', 'a malformed answer falls back too');
 });
 
-test('Series: cumulative counts in time order, set only on change', () => {
-  const s = new Series();
-  s.add(30);
-  s.add(10);
-  s.add(20);
-  assert.deepEqual(s.points, [{ t: 10, v: 1 }, { t: 20, v: 2 }, { t: 30, v: 3 }]);
-  const small = new Series(2);
-  for (const t of [1, 2, 3, 4]) small.add(t);
-  assert.deepEqual(small.points, [{ t: 3, v: 3 }, { t: 4, v: 4 }], 'trimmed points keep the count');
-  const u = new Series();
-  u.set(1, 5);
-  u.set(2, 5);
-  u.set(3, 7);
-  assert.deepEqual(u.points, [{ t: 1, v: 5 }, { t: 3, v: 7 }]);
-});
-
 test('inboxRow: seq, time, the body as given, what it answers and the answers left', () => {
   const r = inboxRow({ seq: 7, id: '0x09', body: '\x1b[31m<b>hi</b>', receivedAt: '2026-11-24T08:00:00.123Z', reply: false, repliesLeft: 2 });
   assert.equal(r.seq, '7');
@@ -219,4 +207,149 @@ test('openLine: the admin command of the form, or why not', () => {
     assert.equal(got.line, undefined, JSON.stringify(bad));
     assert.match(got.error, /\.$/);
   }
+});
+
+test('cumulative, total, last and number: counters over a window, gaps kept', () => {
+  assert.deepEqual(cumulative([1, null, 2, 0.5]), [1, null, 3, 3.5]);
+  assert.equal(total([1, null, 2]), 3);
+  assert.equal(last([1, 2, null]), 2);
+  assert.equal(last([null]), null);
+  assert.equal(number(0), '0');
+  assert.equal(number(412.49), '412.49');
+  assert.equal(number(4124.9), '4125');
+  assert.equal(number(2.456), '2.46');
+  assert.equal(number(0.01234), '0.0123');
+  assert.equal(number(null), '—');
+});
+
+test('historyCharts: balances as read, counters cumulative, the busiest peers as rates, the rest as other', () => {
+  const times = ['2026-11-27T10:00:00.000Z', '2026-11-27T10:00:15.000Z', '2026-11-27T10:00:30.000Z'];
+  const peers = [];
+  for (let i = 0; i < PEER_LINES + 2; i++) {
+    peers.push({ peerId: `peer${i}`, bytesIn: [150 * (i + 1), null, 0], bytesOut: [0, null, 0], quality: [1, null, 1] });
+  }
+  const view = {
+    resolution: 'hour', stepSeconds: 15, spanSeconds: 3600, times, samples: [1, 0, 1],
+    series: { tokenBalance: [412.5, null, 412.49], nativeBalance: [0.98, null, 0.97], earned: [0, null, 0.01], spent: [0.02, null, 0.03],
+      messagesSent: [0, null, 1], messagesReceived: [1, null, 0], ticketsWon: [1, null, 2], ticketsRedeemed: [0, null, 0] },
+    peers, other: { bytesIn: [15, null, 0], bytesOut: [0, null, 0], quality: [null, null, null] },
+  };
+  const charts = historyCharts(view, { symbol: 'RELAY', name: (id) => `name of ${id}` });
+  const by = Object.fromEntries(charts.map((c) => [c.id, c]));
+  assert.deepEqual(Object.keys(by), ['token-balance', 'native-balance', 'earnings', 'messages', 'tickets', 'traffic']);
+  assert.deepEqual(by['token-balance'].lines[0].values, [412.5, null, 412.49]);
+  assert.match(by['token-balance'].summary, /now 412.49 RELAY/);
+  assert.deepEqual(by.earnings.lines.map((l) => l.name), ['earned', 'spent']);
+  assert.deepEqual(by.earnings.lines[1].values, [0.02, null, 0.05]);
+  assert.match(by.earnings.summary, /earned 0\.01, spent 0\.05 RELAY/);
+  assert.match(by.messages.summary, /1 sent, 1 received/);
+  assert.deepEqual(by.tickets.lines[0].values, [1, null, 3]);
+  const t = by.traffic;
+  assert.equal(t.lines.length, PEER_LINES + 1, 'the busiest peers and other');
+  assert.equal(t.lines[0].peer, `peer${PEER_LINES + 1}`, 'busiest first');
+  assert.equal(t.lines[0].name, `name of peer${PEER_LINES + 1}`);
+  assert.deepEqual(t.lines[0].values, [150 * (PEER_LINES + 2) / 15, null, 0], 'bytes per second');
+  assert.equal(t.lines[PEER_LINES].name, 'other peers');
+  assert.deepEqual(t.lines[PEER_LINES].values, [(15 + 150 + 300) / 15, null, 0], 'other sums the node\'s other and the peers left out');
+  const empty = historyCharts({ times: [], series: {}, peers: [], other: {} });
+  assert.equal(empty.find((c) => c.id === 'traffic').lines.length, 0);
+  assert.equal(empty.find((c) => c.id === 'traffic').summary, 'no traffic');
+});
+
+test('alertRow: severity, a name, since, the detail as given', () => {
+  const r = alertRow({ id: 'channelDepleted', severity: 'warning', since: '2026-11-27T10:00:00.000Z', detail: '<b>x</b>', subjects: ['0xAb'] },
+    Date.parse('2026-11-27T10:02:00.000Z'));
+  assert.deepEqual(r, { id: 'channelDepleted', severity: 'warning', title: 'Channel depleted', since: 'since 2 min ago',
+    iso: '2026-11-27T10:00:00.000Z', detail: '<b>x</b>', subjects: ['0xAb'] });
+  assert.equal(alertRow({ id: 'providerDown', severity: 'critical' }).severity, 'critical');
+  assert.equal(alertRow({ id: 'x', severity: '<i>' }).severity, 'warning', 'an unknown severity is a warning, not a class name');
+  assert.equal(alertRow({ id: 'x', since: 'no' }).since, '');
+});
+
+test('toWei and checkAmount: decimal tokens, at most 18 decimals, positive, within the balance', () => {
+  assert.equal(toWei('2.5'), 2_500_000_000_000_000_000n);
+  assert.equal(toWei('0.000000000000000001'), 1n);
+  assert.equal(toWei('1.0000000000000000001'), null);
+  for (const bad of ['', '-1', '1e3', '1,5', '.5', 'abc', '1.']) assert.equal(toWei(bad), null, bad);
+  assert.equal(checkAmount('1'), '');
+  assert.match(checkAmount('0'), /more than 0/);
+  assert.match(checkAmount('x'), /number of tokens/);
+  assert.match(checkAmount('3', '2000000000000000000'), /balance/);
+  assert.equal(checkAmount('2', '2000000000000000000'), '');
+});
+
+test('checkOpen: a peer with an open or closing channel is refused before any dialog', () => {
+  const channels = { outgoing: [
+    { peerId: 'A', status: 'Open' }, { peerId: 'B', status: 'PendingToClose' }, { peerId: 'C', status: 'Closed' },
+  ], incoming: [{ peerId: 'D', status: 'Open' }] };
+  const aliases = new Map([['alice', 'A'], ['carol', 'C']]);
+  const base = { amount: '1', channels, aliases, self: 'S', balance: '10000000000000000000' };
+  assert.match(checkOpen({ ...base, peer: 'A' }).error, /open channel to A already/);
+  assert.match(checkOpen({ ...base, peer: 'alice' }).error, /open channel to alice already/, 'an alias resolves');
+  assert.match(checkOpen({ ...base, peer: 'B' }).error, /closing; finalize/);
+  assert.deepEqual(checkOpen({ ...base, peer: 'carol' }), { peerId: 'C' }, 'a closed channel may be reopened');
+  assert.deepEqual(checkOpen({ ...base, peer: 'D' }), { peerId: 'D' }, 'an incoming channel is not in the way');
+  assert.equal(checkOpen({ ...base, peer: 'S' }).field, 'peer');
+  assert.equal(checkOpen({ ...base, peer: '' }).field, 'peer');
+  assert.equal(checkOpen({ ...base, peer: 'a b' }).field, 'peer');
+  assert.deepEqual(checkOpen({ ...base, peer: 'E', amount: '11' }).field, 'amount');
+  assert.deepEqual(checkOpen({ ...base, peer: 'E', amount: '0' }).field, 'amount');
+});
+
+test('finalizable: an outgoing closing channel once its closure time passed', () => {
+  const c = { type: 'outgoing', status: 'PendingToClose', closureTime: '2026-11-27T10:00:00.000Z' };
+  const t = Date.parse(c.closureTime);
+  assert.equal(finalizable(c, t - 1), false);
+  assert.equal(finalizable(c, t), true);
+  assert.equal(finalizable({ ...c, type: 'incoming' }, t + 1), false);
+  assert.equal(finalizable({ ...c, status: 'Open' }, t + 1), false);
+  assert.equal(finalizable({ ...c, closureTime: undefined }, t + 1), false);
+});
+
+test('parseSettingsLines: the admin settings command\'s columns, values with spaces kept', () => {
+  const rows = [['strategy', 'passive', 'channel strategy (passive|promiscuous)'],
+    ['channelFunding', '100 tokens', 'what each channel is funded with (a positive amount; REST: in the smallest unit, console: in tokens)'],
+    ['maxChannels', '8', 'outgoing channels (1 to 100)']];
+  const nw = Math.max(...rows.map((r) => r[0].length));
+  const vw = Math.max(...rows.map((r) => r[1].length));
+  const lines = rows.map(([n, v, d]) => `${n.padEnd(nw)}  ${v.padEnd(vw)}  ${d}`);
+  const m = parseSettingsLines(['some other line', ...lines], ['strategy', 'channelFunding', 'maxChannels']);
+  assert.deepEqual(m.get('channelFunding'), { text: '100 tokens', doc: rows[1][2] });
+  assert.deepEqual(m.get('strategy'), { text: 'passive', doc: rows[0][2] });
+  assert.equal(m.size, 3);
+});
+
+test('settings: kinds from the value, the OpenAPI schema and the range; values checked before they are sent', () => {
+  const doc = { components: { schemas: {
+    Settings: { properties: { maxChannels: { type: 'integer', minimum: 1, maximum: 100 }, strategy: { $ref: '#/components/schemas/StrategyName' } } },
+    StrategyName: { type: 'string', enum: ['passive', 'promiscuous'] },
+  } } };
+  const schemas = schemaOf(doc);
+  assert.deepEqual(schemas.get('strategy').enum, ['passive', 'promiscuous']);
+  const max = settingKind(8, schemas.get('maxChannels'), '1 to 100');
+  assert.deepEqual(max, { kind: 'number', integer: true, min: 1, max: 100 });
+  assert.deepEqual(parseValue('maxChannels', '10', max), { value: 10 });
+  assert.match(parseValue('maxChannels', '101', max).error, /from 1 to 100/);
+  assert.match(parseValue('maxChannels', '2.5', max).error, /whole number/);
+  assert.match(parseValue('maxChannels', 'x', max).error, /a number/);
+  const share = settingKind(0.05, {}, '0 to 1; 0.05: 5 %; 0: no limit');
+  assert.deepEqual(parseValue('autoRedeemMaxGasShare', '0.1', share), { value: 0.1 });
+  assert.match(parseValue('autoRedeemMaxGasShare', '2', share).error, /from 0 to 1/);
+  const strat = settingKind('passive', schemas.get('strategy'), 'passive|promiscuous');
+  assert.equal(strat.kind, 'choice');
+  assert.match(parseValue('strategy', 'greedy', strat).error, /one of passive, promiscuous/);
+  const amount = settingKind('1000000000000000000', {}, 'a positive amount; REST: in the smallest unit, console: in tokens');
+  assert.equal(amount.kind, 'amount');
+  assert.equal(shown('1500000000000000000', amount), '1.5');
+  assert.deepEqual(parseValue('alertChannelBalance', '2.5', amount), { value: '2500000000000000000' });
+  assert.match(parseValue('alertChannelBalance', '0', amount).error, /positive/);
+  const bool = settingKind(true);
+  assert.deepEqual(parseValue('autoRedeem', 'false', bool), { value: false });
+  const list = settingKind([], { type: 'array' }, 'REST: a JSON array of rules');
+  assert.equal(shown(['a:1', 'b:2'], list), 'a:1, b:2');
+  assert.deepEqual(parseValue('exitAllow', 'a:1, *:80', list), { value: ['a:1', '*:80'] });
+  assert.deepEqual(parseValue('exitAllow', 'none', list), { value: [] });
+  const win = settingKind('min', { type: 'string', pattern: '^(min|[0-9]+(\\.[0-9]+)?)$' }, 'min to follow the network minimum');
+  assert.deepEqual(parseValue('winProb', '0.05', win), { value: '0.05' });
+  assert.match(parseValue('winProb', 'lots', win).error, /does not take/);
 });

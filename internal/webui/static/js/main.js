@@ -7,7 +7,10 @@ import { Api, ApiError } from './api.js';
 import { Stream } from './stream.js';
 import { CommandLine } from './cmdline.js';
 import { drawGraph } from './graph.js';
-import { drawChart, Series } from './chart.js';
+import { History } from './history.js';
+import { Alerts } from './alerts.js';
+import { Settings } from './settings.js';
+import { checkOpen, finalizable } from './forms.js';
 import { Inbox } from './inbox.js';
 import { Sessions } from './sessions.js';
 import { el, tokens, shortId, ago, visible } from './text.js';
@@ -26,14 +29,17 @@ const state = {
   aliasOf: new Map(), // PeerId -> alias
   peerIds: [],
   timer: 0,
-  messages: new Series(),
-  tickets: new Series(),
+  channels: null, // the last GET /channels answer
+  balance: null, // the last GET /account/balances answer
   symbol: 'RELAY',
 };
 
 let stream;
 let inbox;
 let sessions;
+let history;
+let alerts;
+let settings;
 
 // ---- login ----------------------------------------------------------------
 
@@ -73,11 +79,11 @@ async function login(token, port) {
   const conn = new AdminConn(adminURL(), token);
   conn.onframe = (f) => onFrame(f);
   stream.list.replaceChildren(); // a reconnection replays the history again
-  state.messages = new Series(); // counted from the replay on
-  state.tickets = new Series();
-  state.ticketBase = undefined;
   inbox.reset();
   sessions.reset();
+  history.reset();
+  alerts.reset();
+  settings.reset();
   try {
     await conn.open();
   } catch (err) {
@@ -131,12 +137,7 @@ function logout() {
 
 function onFrame(f) {
   stream.add(f);
-  if (f.type === 'message' && !f.reply) {
-    const t = Date.parse(f.ts);
-    state.messages.add(Number.isNaN(t) ? Date.now() : t);
-    drawCharts();
-    if (!f.replay) inbox.refresh(); // a message arrived: the inbox keeps it
-  }
+  if (f.type === 'message' && !f.reply && !f.replay) inbox.refresh(); // a message arrived: the inbox keeps it
 }
 
 function say(lines) {
@@ -166,6 +167,7 @@ async function operatorLine(line) {
   if (name === 'alias') await refreshAliases();
   if (['open', 'close', 'redeemTickets', 'alias', 'withdraw'].includes(name)) refresh();
   if (name === 'session') sessions.refresh();
+  if (name === 'settings') settings.refresh();
 }
 
 // confirmAction shows the modal dialog and resolves with the choice.
@@ -186,6 +188,16 @@ function confirmAction(text, ok = 'Confirm') {
 function nameOf(id) {
   const a = state.aliasOf.get(id);
   return a ? `${a} (${shortId(id)})` : id;
+}
+
+// peerCell is a table cell naming a peer: its name in a monospace span
+// that wraps anywhere (a PeerId has no spaces), the full id on hover.
+function peerCell(id) {
+  const td = el('td', undefined, { class: 'peer' });
+  const span = el('span', nameOf(id), { class: 'peer-id' });
+  span.title = id;
+  td.append(span);
+  return td;
 }
 
 function fact(dl, term, value) {
@@ -213,7 +225,7 @@ function renderPeers(peers) {
   const body = $('peers').tBodies[0];
   body.replaceChildren(...rows.map((p) => {
     const tr = el('tr');
-    tr.append(el('td', nameOf(p.peerId), { class: 'mono' }), el('td', p.connected ? 'yes' : 'no'));
+    tr.append(peerCell(p.peerId), el('td', p.connected ? 'yes' : 'no'));
     const q = el('td');
     const meter = el('meter', undefined, { min: '0', max: '1', value: String(p.quality), 'aria-label': `quality of ${shortId(p.peerId)}` });
     q.append(meter, document.createTextNode(` ${(p.quality * 100).toFixed(0)} %`));
@@ -242,11 +254,13 @@ function renderChannels(ch) {
     tr.dataset.direction = c.type;
     tr.dataset.status = c.status;
     let status = c.status;
-    if (c.closureTime) status += ` (until ${new Date(c.closureTime).toLocaleTimeString([], { hour12: false })})`;
-    tr.append(el('td', c.type), el('td', nameOf(c.peerId), { class: 'mono' }), el('td', status),
+    if (c.closureTime) status += ` (can be finalized from ${new Date(c.closureTime).toLocaleTimeString([], { hour12: false })})`;
+    tr.append(el('td', c.type), peerCell(c.peerId), el('td', status),
       el('td', `${tokens(c.balance)} ${state.symbol}`));
     const act = el('td');
-    if (c.status === 'Open' || (c.status === 'PendingToClose' && c.type === 'outgoing')) {
+    // Finalize only once the closure period ended (the contract refuses
+    // it before); until then the status says from when.
+    if (c.status === 'Open' || finalizable(c)) {
       const finalize = c.status === 'PendingToClose';
       const b = el('button', finalize ? 'Finalize close' : 'Close', { type: 'button', class: 'secondary', 'aria-label': `${finalize ? 'Finalize closing' : 'Close'} the ${c.type} channel with ${shortId(c.peerId)}` });
       b.addEventListener('click', async () => {
@@ -256,6 +270,8 @@ function renderChannels(ch) {
         refresh();
       });
       act.append(b);
+    } else if (c.status === 'PendingToClose' && c.type === 'outgoing') {
+      act.append(el('span', 'waiting for the closure period', { class: 'muted' }));
     }
     tr.append(act);
     return tr;
@@ -273,11 +289,6 @@ function renderTickets(st) {
   fact(dl, 'Win proportion', `${(Number(st.winProportion) * 100).toFixed(0)} %`);
   fact(dl, 'Neglected', String(st.neglected));
   fact(dl, 'Rejected', `${st.rejected} (${tokens(st.rejectedValue)} ${state.symbol})`);
-  // Earned since the page opened: acknowledged tickets, whatever became
-  // of them (redeemed or found losing) since.
-  const total = Number(st.unredeemed) + Number(st.redeemed) + Number(st.losingTickets);
-  if (state.ticketBase === undefined) state.ticketBase = total;
-  state.tickets.set(Date.now(), Math.max(0, total - state.ticketBase));
 }
 
 function renderNode(addr, bal, info) {
@@ -298,11 +309,6 @@ function renderNode(addr, bal, info) {
     fact(dl, 'Closure period', `${info.closurePeriod} s`);
     fact(dl, 'Indexed', `${info.channelsIndexed} channels, ${info.peersAnnounced} announced peers, block ${info.indexedBlock}`);
   }
-}
-
-function drawCharts() {
-  drawChart($('chart-messages'), state.messages.points, 'Messages received', 'messages');
-  drawChart($('chart-tickets'), state.tickets.points, 'Tickets earned since the page opened', 'tickets');
 }
 
 // settle turns a failed call into null, and notes the first failure.
@@ -340,6 +346,10 @@ async function refresh() {
   if (info) sessions.setAvailable(info.sessions === true);
   inbox.refresh();
   sessions.refresh();
+  alerts.refresh();
+  history.refresh();
+  if (bal) state.balance = bal;
+  if (channels) state.channels = channels;
   if (peers) renderPeers(peers);
   if (channels) renderChannels(channels);
   if (stats) renderTickets(stats);
@@ -348,7 +358,6 @@ async function refresh() {
   if (state.self && (graph || (peers && channels))) {
     drawGraph($('graph'), $('graph-desc'), { self: state.self, peers, channels, graph, names: state.aliasOf });
   }
-  drawCharts();
   const b = $('banner');
   if (errors.length) {
     b.hidden = false;
@@ -365,6 +374,7 @@ async function startApp() {
   state.conn.run('help', { hidden: true }).then((l) => { state.names = parseHelp(l); }).catch(() => {});
   await refreshAliases();
   await refresh();
+  settings.refresh();
   clearInterval(state.timer);
   state.timer = setInterval(refresh, POLL_MS);
 }
@@ -384,6 +394,21 @@ async function main() {
     fields: { destination: $('session-dest'), protocol: $('session-protocol'), target: $('session-target'), listen: $('session-listen') },
     api: () => state.api, command, confirm: confirmAction, say, nameOf,
   });
+  history = new History({
+    box: $('charts'), note: $('history-note'), buttons: [...document.querySelectorAll('button.res')],
+    api: () => state.api, symbol: () => state.symbol, name: nameOf,
+  });
+  alerts = new Alerts({
+    pane: $('alerts-pane'), list: $('alerts-list'), summary: $('alerts-summary'), api: () => state.api, name: nameOf,
+  });
+  settings = new Settings({
+    table: $('settings'), note: $('settings-note'), reload: $('settings-reload'), api: () => state.api,
+    run: (line) => state.conn.run(line, { hidden: true }), confirm: confirmAction, say,
+  });
+  // Narrow screens show the tables as cards: each cell names its column.
+  for (const t of document.querySelectorAll('table.cards')) {
+    new MutationObserver(() => labelCells(t)).observe(t.tBodies[0], { childList: true });
+  }
   new CommandLine({
     form: $('cmd-form'), input: $('cmd'), hint: $('cmd-hint'),
     run: operatorLine,
@@ -398,6 +423,17 @@ async function main() {
     ev.preventDefault();
     const peer = $('open-peer').value.trim();
     const amount = $('open-amount').value.trim();
+    // Checked before the dialog, against the channels and the balance the
+    // node last said (the node checks again).
+    const verdict = checkOpen({ peer, amount, channels: state.channels, aliases: state.aliases, self: state.self, balance: state.balance?.relay });
+    for (const f of ['open-peer', 'open-amount']) $(f).removeAttribute('aria-invalid');
+    $('open-error').textContent = verdict.error ? visible(verdict.error) : '';
+    if (verdict.error) {
+      const f = verdict.field === 'peer' ? $('open-peer') : $('open-amount');
+      f.setAttribute('aria-invalid', 'true');
+      f.focus();
+      return;
+    }
     if (!(await confirmAction(`Open a channel to ${peer} funded with ${amount} ${state.symbol}?`, 'Open channel'))) return;
     await command(`open ${peer} ${amount}`);
     refresh();
@@ -421,6 +457,17 @@ async function main() {
     login(token, Number(port));
   } else {
     showLogin('');
+  }
+}
+
+// labelCells names each cell of a table by its column's heading
+// (data-label), which the narrow layout shows before the cell.
+function labelCells(table) {
+  const heads = [...table.tHead.rows[0].cells].map((th) => th.textContent);
+  for (const tr of table.tBodies[0].rows) {
+    [...tr.cells].forEach((td, i) => {
+      if (!td.hasAttribute('colspan') && heads[i] && td.dataset.label !== heads[i]) td.dataset.label = heads[i];
+    });
   }
 }
 
