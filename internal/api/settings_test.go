@@ -23,7 +23,8 @@ func TestSettingsDefaults(t *testing.T) {
 		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100.0,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
 		"winProb": "min", "relayers": 3.0, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536.0,
-		"alertNativeBalance": "10000000000000000", "alertChannelBalance": "1000000000000000000", "alertIndexerLag": 20.0, "alertHoldSeconds": 60.0}
+		"alertNativeBalance": "10000000000000000", "alertChannelBalance": "1000000000000000000", "alertIndexerLag": 20.0, "alertHoldSeconds": 60.0,
+		"socks5Listen": "", "socks5Exit": ""}
 	if len(got) != len(want)+1 || len(got) != len(settings.Names()) {
 		t.Fatalf("%d settings, want %d: %s", len(got), len(want)+1, body)
 	}

@@ -108,7 +108,7 @@ func (c Config) InitialSettings() (settings.Values, error) {
 		v.MaxChannels = c.MaxChannels
 	}
 	for flag, text := range map[string]string{"strategy": c.Strategy, "maxChannels": strconv.Itoa(v.MaxChannels), "channelFunding": c.ChannelFunding,
-		"exitAllow": strings.Join(c.ExitAllow, ",")} {
+		"exitAllow": strings.Join(c.ExitAllow, ","), "socks5Listen": c.SOCKS5Listen, "socks5Exit": c.SOCKS5Exit} {
 		if text == "" {
 			continue
 		}

@@ -141,6 +141,16 @@ func (s *Stack) SetSOCKS5(listen string, exit func() (peer.ID, error)) error {
 	return nil
 }
 
+// ExitNamed is the SOCKS5 exit (StackConfig.SOCKS5Exit, SetSOCKS5) that name names, resolved
+// by resolve at each CONNECT (an alias may change); nil for no name (the socks5Exit setting's
+// none).
+func ExitNamed(resolve func(name string) (peer.ID, error), name string) func() (peer.ID, error) {
+	if name == "" {
+		return nil
+	}
+	return func() (peer.ID, error) { return resolve(name) }
+}
+
 // SOCKSAddr is where the SOCKS5 entry listens now, nil when there is none.
 func (s *Stack) SOCKSAddr() net.Addr {
 	s.socksMu.Lock()

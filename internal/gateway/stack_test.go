@@ -54,7 +54,11 @@ func TestSetSOCKS5(t *testing.T) {
 	set(addrB, func() (peer.ID, error) { return "", errors.New("no such alias") })
 	socksConnect(t, addrB, echo, socks5.ReplyNetworkUnreachable)
 	echoes(t, c2, "the exit changed")
-	set(addrB, toExit)
+	set(addrB, ExitNamed(func(string) (peer.ID, error) { return exitID, nil }, "")) // no exit
+	socksConnect(t, addrB, echo, socks5.ReplyNetworkUnreachable)
+	aliases := map[string]peer.ID{"x": exitID}
+	set(addrB, ExitNamed(func(name string) (peer.ID, error) { return aliases[name], nil }, "x"))
+	echoes(t, socksConnect(t, addrB, echo, socks5.ReplySucceeded), "by its alias")
 
 	_, port, _ := net.SplitHostPort(addrB)
 	set("localhost:"+port, toExit)

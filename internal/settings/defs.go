@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/netip"
 	"strconv"
 	"strings"
 	"time"
@@ -276,6 +277,15 @@ var defs = []Def{
 			return setExitAllow(v, list)
 		},
 	}),
+	textDef("socks5Listen", about{what: "where the SOCKS5 entry listens (docs/SESSIONS.md): each CONNECT becomes a session to socks5Exit, its name " +
+		"resolved there (socks5h); no authentication, so on the loopback interface only",
+		rng: "a loopback host:port such as 127.0.0.1:1080 (port 0: a free one); `none` (REST: \"\"): off", flag: "socks5Listen",
+		applies: "at once: a new address takes the next connections, those made through the old one go on"},
+		errBadSOCKS5Listen, socks5Listen, func(v *Values) *string { return &v.SOCKS5Listen }),
+	textDef("socks5Exit", about{what: "the exit (a PeerId or an alias) the SOCKS5 entry's sessions go to; without one, its CONNECTs are refused",
+		rng: "a PeerId or an alias; `none` (REST: \"\"): none", flag: "socks5Exit",
+		applies: "the next CONNECT"},
+		errBadSOCKS5Exit, peerName, func(v *Values) *string { return &v.SOCKS5Exit }),
 	amountDef("alertNativeBalance", about{what: "the native balance (gas) below which the nativeBalanceLow alert is raised (cleared 10 % above it; docs/COCKPIT.md)",
 		applies: "the next evaluation of the alerts"},
 		func(v *Values) *token.Amount { return &v.AlertNativeBalance }),
@@ -296,7 +306,70 @@ var (
 	errBadWinProb      = errors.New(`must be "min" or a probability in (0, 1] such as "0.01"`)
 	errNull            = errors.New("must have a value, not null")
 	errBadExitAllow    = errors.New("must be an array of rules (strings)")
+	errBadSOCKS5Listen = errors.New(`must be a loopback host:port such as "127.0.0.1:1080", or "" for off`)
+	errBadSOCKS5Exit   = errors.New(`must be a PeerId or an alias (at most 100 printable characters, no spaces), or "" for none`)
 )
+
+// textDef is a setting whose value is a string that ok accepts; empty (REST "", console none)
+// is always accepted.
+func textDef(name string, a about, bad error, ok func(string) bool, field func(*Values) *string) Def {
+	set := func(v *Values, s string) error {
+		if s != "" && !ok(s) {
+			return bad
+		}
+		*field(v) = s
+		return nil
+	}
+	return a.describe(Def{
+		Name: name,
+		json: func(v Values) any { return *field(&v) },
+		setJSON: func(v *Values, raw json.RawMessage) error {
+			s, err := jsonString(raw, bad)
+			if err != nil {
+				return err
+			}
+			return set(v, s)
+		},
+		text: func(v Values) string {
+			if *field(&v) == "" {
+				return "none"
+			}
+			return *field(&v)
+		},
+		setText: func(v *Values, s string) error {
+			if s == "none" {
+				s = ""
+			}
+			return set(v, s)
+		},
+	})
+}
+
+// socks5Listen reports whether s is a host:port on the loopback interface (an IP literal, or
+// localhost) with a port from 0 to 65535, as the SOCKS5 entry takes it (it has no
+// authentication).
+func socks5Listen(s string) bool {
+	if port, ok := strings.CutPrefix(strings.ToLower(s), "localhost:"); ok {
+		p, err := strconv.ParseUint(port, 10, 16)
+		return err == nil && strconv.FormatUint(p, 10) == port
+	}
+	ap, err := netip.ParseAddrPort(s)
+	return err == nil && ap.Addr().Zone() == "" && ap.Addr().Unmap().IsLoopback()
+}
+
+// peerName reports whether s can name a peer: a PeerId or an alias, printable ASCII without
+// spaces, at most 100 bytes. Which peer it names is the node's to say, at each CONNECT.
+func peerName(s string) bool {
+	if len(s) > 100 {
+		return false
+	}
+	for _, c := range s {
+		if c <= ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
 
 // setExitAllow reads the exitAllow rules and keeps them in their canonical form; a bad rule's
 // error names its position and the parser's reason, never the rule (settings.Error's text).

@@ -49,7 +49,7 @@ func TestFlags(t *testing.T) {
 	// A value other than the default for every setting a flag sets.
 	other := map[string]string{"strategy": "promiscuous", "maxChannels": "3", "channelFunding": "2.5",
 		"mixDelayMean": "50ms", "coverRate": "2", "relayers": "2", "sendRate": "5", "autoRedeem": "false", "autoFund": "false",
-		"exitAllow": "*.example.org:443,10.0.0.0/8"}
+		"exitAllow": "*.example.org:443,10.0.0.0/8", "socks5Listen": "127.0.0.1:1080", "socks5Exit": "bob"}
 	var flagged []string
 	for _, d := range settings.Defs() {
 		if d.Flag == "" {

@@ -54,6 +54,10 @@ type Values struct {
 	// commas (no rule holds one), so that Values stay comparable; empty: the node is no exit.
 	// ExitRules reads them.
 	ExitAllow string
+	// SOCKS5Listen is where the SOCKS5 entry listens, a loopback host:port; empty: off.
+	// SOCKS5Exit names the exit of its sessions (a PeerId or an alias, resolved at each CONNECT).
+	SOCKS5Listen string
+	SOCKS5Exit   string
 	// The alerts' thresholds (internal/alerts, docs/COCKPIT.md): the native balance and an open
 	// outgoing channel's balance below which an alert is raised, the indexer's lag in blocks, and
 	// how long a condition must hold before an alert is raised or cleared, in seconds.

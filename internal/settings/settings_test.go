@@ -48,7 +48,8 @@ func TestDefaultsAndJSON(t *testing.T) {
 		"channelFunding": "100000000000000000000", "autoRedeem": true, "autoFund": true, "autoRedeemCount": 100,
 		"autoRedeemMaxGasShare": 0.05, "autoRedeemValue": "1000000000000000000", "mixDelayMean": "100ms",
 		"winProb": "min", "relayers": 3, "coverRate": 1.0, "sendRate": 10.0, "maxMessageBytes": 65536, "exitAllow": []string{},
-		"alertNativeBalance": "10000000000000000", "alertChannelBalance": "1000000000000000000", "alertIndexerLag": 20, "alertHoldSeconds": 60}
+		"alertNativeBalance": "10000000000000000", "alertChannelBalance": "1000000000000000000", "alertIndexerLag": 20, "alertHoldSeconds": 60,
+		"socks5Listen": "", "socks5Exit": ""}
 	if len(got) != len(want) {
 		t.Fatalf("%d settings, want %d: %v", len(got), len(want), got)
 	}
@@ -82,6 +83,9 @@ func TestRefusedValues(t *testing.T) {
 		"relayers":              {`1`, `4`, `"3"`, `null`},
 		"coverRate":             {`-1`, `101`, `"0x10"`, `null`, `"1e1"`, `".5"`, `"5."`},
 		"exitAllow":             {`null`, `"*:443"`, `[1]`, `{}`, `["example.org"]`, `["*:443", ""]`, `[" *:443"]`, `[null]`, `["10.0.0.1/8"]`},
+		"socks5Listen": {`null`, `1080`, `"0.0.0.0:1080"`, `"192.0.2.1:1080"`, `"example.org:1080"`, `"127.0.0.1"`, `"127.0.0.1:65536"`,
+			`"127.0.0.1:+1"`, `"[fe80::1%eth0]:1080"`, `"localhost:x"`},
+		"socks5Exit": {`null`, `1`, `"bob smith"`, `"` + strings.Repeat("a", 101) + `"`},
 	}
 	for name, values := range bad {
 		for _, raw := range values {
@@ -267,4 +271,30 @@ func FuzzUpdate(f *testing.F) {
 			t.Fatalf("%s=%s stored as %s reads back as %+v, %v; want %+v", name, raw, st.m[name], again.Get(), err, next)
 		}
 	})
+}
+
+// TestSOCKS5Settings: socks5Listen takes a loopback host:port (IPv4, IPv6 in brackets,
+// localhost) and "" for off, shown as none on the console; socks5Exit a peer's name; both are
+// told to the watchers at once.
+func TestSOCKS5Settings(t *testing.T) {
+	s := open(t, &memStore{}, Config{})
+	var seen Values
+	s.Watch(func(v Values) { seen = v })
+	for _, listen := range []string{"127.0.0.1:1080", "[::1]:1080", "localhost:0", "LOCALHOST:9050", "127.0.0.2:1", ""} {
+		raw, _ := json.Marshal(listen)
+		v, err := s.Update(map[string]json.RawMessage{"socks5Listen": raw, "socks5Exit": json.RawMessage(`"bob"`)})
+		if err != nil || v.SOCKS5Listen != listen || v.SOCKS5Exit != "bob" || seen != v {
+			t.Fatalf("socks5Listen %q: %+v, %v (watchers saw %+v)", listen, v, err, seen)
+		}
+	}
+	d, _ := Lookup("socks5Listen")
+	if d.Text(s.Get()) != "none" || d.Flag != "socks5Listen" {
+		t.Fatalf("off shows as %q, flag %q", d.Text(s.Get()), d.Flag)
+	}
+	if v, err := s.UpdateText("socks5Listen", "127.0.0.1:1080"); err != nil || v.SOCKS5Listen != "127.0.0.1:1080" {
+		t.Fatalf("text: %+v, %v", v, err)
+	}
+	if v, err := s.UpdateText("socks5Exit", "none"); err != nil || v.SOCKS5Exit != "" {
+		t.Fatalf("text none: %+v, %v", v, err)
+	}
 }
