@@ -352,4 +352,5 @@ test('settings: kinds from the value, the OpenAPI schema and the range; values c
   const win = settingKind('min', { type: 'string', pattern: '^(min|[0-9]+(\\.[0-9]+)?)$' }, 'min to follow the network minimum');
   assert.deepEqual(parseValue('winProb', '0.05', win), { value: '0.05' });
   assert.match(parseValue('winProb', 'lots', win).error, /does not take/);
+  assert.deepEqual(parseValue('socks5Exit', '', settingKind('', {})), { value: '' }, 'an empty text is the node\'s to judge');
 });

@@ -7,8 +7,13 @@
 // in the sessions pane and close it (or, on a node without its session
 // gateway, see the pane say it opens none), close and reopen a
 // channel through the confirm dialog, redeem tickets, and see the whole
-// channel graph (channels between the other nodes too) and the charts drawn; axe-core checks the login page and the console with no
-// serious or critical violation. Every request the page makes must stay on
+// channel graph (channels between the other nodes too), the charts of the node's history
+// (hour and day), an alert raised and cleared through the settings pane (alertChannelBalance above
+// every channel), the open form refusing a peer with a channel and a bad amount before any
+// dialog, and "Finalize close" offered only once the closure period ended; at 390×844 a page
+// opened late shows the past in its charts, nothing scrolls sideways and the channels are cards;
+// axe-core checks the login page and the console at 1280×800 and 390×844 with no serious or
+// critical violation. Every request the page makes must stay on
 // the node's own ports, and the page must raise no error (a CSP violation
 // included).
 //
@@ -86,8 +91,8 @@ async function until(what, cond, timeout = 20_000) {
 // open loads a node's console in a fresh context and records the page's
 // errors, its dialogs (an alert would be an injected script), console
 // errors (CSP violations among them) and any request off the node's ports.
-async function open(n, name) {
-  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+async function open(n, name, viewport = { width: 1280, height: 800 }) {
+  const context = await browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(20_000);
   const seen = { errors: [], dialogs: [], foreign: [], tokenInURL: [] };
@@ -171,7 +176,16 @@ test('a wrong token shows the node\'s refusal and stays out of the address', { t
   }
 });
 
-test('the console against two nodes: greeting, commands, messages, channels, tickets, graph', { timeout: 150_000 }, async () => {
+// setSetting changes a setting through the settings pane: the value, Save, the dialog.
+async function setSetting(page, name, value) {
+  const row = page.locator(`#settings tbody tr[data-setting="${name}"]`);
+  await row.locator('input, select').first().fill(value);
+  await row.locator('button', { hasText: 'Save' }).click();
+  await confirm(page);
+  await page.locator('#status').filter({ hasText: new RegExp(`${name} is now ${value}[ .]`) }).waitFor();
+}
+
+test('the console against two nodes: greeting, commands, messages, channels, tickets, graph', { timeout: 300_000 }, async () => {
   const a = await open(n1, 'n1');
   const b = await open(n2, 'n2');
   const page = a.page;
@@ -217,7 +231,6 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
     assert.ok(await row.isVisible());
     assert.equal(await page.locator('img').count(), 0, 'no img element');
     assert.equal(await row.locator('.ctl').first().innerText(), '\u241b');
-    assert.equal(await page.locator('#chart-messages').getAttribute('data-last') !== '0', true);
 
     // The inbox pane: a long message with reply blocks, sent over node 2's REST API, shows in
     // node 1's inbox with its text inert; the answer typed in its reply box reaches node 2's
@@ -279,6 +292,13 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
     await out2.locator('button').click();
     await confirm(page, false);
     assert.equal(await out2.getAttribute('data-status'), 'Open');
+    // The open form refuses a peer that has a channel, before any dialog.
+    await page.locator('#open-peer').fill(n2.peer);
+    await page.locator('#open-amount').fill('1');
+    await page.locator('#open-form button[type=submit]').click();
+    await page.locator('#open-error').filter({ hasText: 'open channel to' }).waitFor();
+    assert.equal(await page.locator('dialog#confirm').isVisible(), false, 'no dialog for a refused form');
+    assert.equal(await page.locator('#open-peer').getAttribute('aria-invalid'), 'true');
     await out2.locator('button').click();
     await page.screenshot({ path: join(artifacts, 'console-confirm.png') });
     assert.deepEqual(await axe(page), [], 'axe with the confirm dialog open');
@@ -288,6 +308,13 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
       const ch = await rest(n1, 'GET', '/channels');
       return ch.outgoing.find((c) => c.peerId === n2.peer && c.status === 'PendingToClose');
     });
+    // Before the closure time, the row offers no Finalize (the contract would refuse it).
+    const closingRow = page.locator(`#channels tbody tr[data-direction="outgoing"][data-peer="${n2.peer}"][data-status="PendingToClose"]`);
+    await closingRow.waitFor();
+    if (Date.now() < Date.parse(closing.closureTime) - 500) {
+      assert.equal(await closingRow.locator('button').count(), 0, 'no Finalize before the closure time');
+      assert.match(await closingRow.innerText(), /waiting for the closure period/);
+    }
     // The dev chain's clock runs ahead of the wall clock by about a second per block sealed in a
     // burst (the cluster's setup seals some 30): the closure time can be that far ahead.
     await until('the closure period to pass', async () => Date.now() > Date.parse(closing.closureTime) + 1000, 90_000);
@@ -298,8 +325,15 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
       return !ch.outgoing.some((c) => c.peerId === n2.peer && c.status !== 'Closed');
     });
 
-    // Open it again with the form, through the confirm dialog.
+    // Open it again with the form, through the confirm dialog, once the console shows it closed;
+    // an amount that is no amount is refused first.
+    await page.waitForFunction((peer) => ![...document.querySelectorAll('#channels tbody tr[data-direction="outgoing"]')]
+      .some((tr) => tr.dataset.peer === peer && tr.dataset.status !== 'Closed'), n2.peer);
     await page.locator('#open-peer').fill(n2.peer);
+    await page.locator('#open-amount').fill('0');
+    await page.locator('#open-form button[type=submit]').click();
+    await page.locator('#open-error').filter({ hasText: 'more than 0' }).waitFor();
+    assert.equal(await page.locator('dialog#confirm').isVisible(), false, 'no dialog for a zero amount');
     await page.locator('#open-amount').fill('2.5');
     await page.locator('#open-form button[type=submit]').click();
     await confirm(page);
@@ -344,6 +378,49 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
     await page.locator('.graph-pane').screenshot({ path: join(artifacts, 'console-graph.png') });
     await page.locator('.chart-pane').screenshot({ path: join(artifacts, 'console-charts.png') });
 
+    // The history charts: the node's own series (GET /node/history), six charts, balances drawn,
+    // per-peer traffic (node 1 relays the cluster's cover); the Day button switches the window.
+    const charts = page.locator('#charts');
+    await until('the history charts to be drawn', async () => (await charts.getAttribute('data-state')) === 'drawn'
+      && Number(await charts.getAttribute('data-points')) > 0);
+    assert.equal(await page.locator('#charts figure').count(), 6);
+    assert.ok(await page.locator('#chart-token-balance path.series').count() >= 1, 'the token balance is drawn');
+    await until('per-peer traffic in the history', async () => Number(await page.locator('#chart-traffic').getAttribute('data-lines')) >= 1, 60_000);
+    const hist = await rest(n1, 'GET', '/node/history?resolution=hour');
+    assert.ok(hist.peers.length >= 1 && hist.times.length >= 1);
+    await page.locator('button.res[data-resolution="day"]').click();
+    assert.equal(await page.locator('button.res[data-resolution="day"]').getAttribute('aria-pressed'), 'true');
+    await page.locator('#history-note').filter({ hasText: 'the last day, one point every 5 min' }).waitFor();
+    await page.locator('.chart-pane').screenshot({ path: join(artifacts, 'console-history-day.png') });
+    await page.locator('button.res[data-resolution="hour"]').click();
+    await page.locator('#history-note').filter({ hasText: 'the last hour' }).waitFor();
+
+    // The settings pane lists every setting with what it does; a value out of range is refused
+    // inline (no dialog); a threshold above every channel raises channelDepleted in the alerts
+    // panel, and one below every channel clears it.
+    const settings = await rest(n1, 'GET', '/settings');
+    await until('the settings pane', async () => (await page.locator('#settings tbody tr').count()) === Object.keys(settings).length);
+    assert.match(await page.locator('#setting-alertIndexerLag-doc').innerText(), /indexerBehind.*\(1 to 1000000\)/);
+    await page.locator('#setting-alertHoldSeconds').fill('99999');
+    await page.locator('tr[data-setting="alertHoldSeconds"] button').click();
+    await page.locator('#setting-alertHoldSeconds-error').filter({ hasText: 'from 0 to 3600' }).waitFor();
+    assert.equal(await page.locator('dialog#confirm').isVisible(), false, 'no dialog for a value out of range');
+    await setSetting(page, 'alertHoldSeconds', '0');
+    assert.equal((await rest(n1, 'GET', '/settings')).alertHoldSeconds, 0);
+    await setSetting(page, 'alertChannelBalance', '1000000');
+    assert.equal((await rest(n1, 'GET', '/settings')).alertChannelBalance, '1000000000000000000000000');
+    const depleted = page.locator('#alerts-list li.alert[data-id="channelDepleted"]');
+    await depleted.waitFor({ timeout: 60_000 });
+    assert.match(await depleted.locator('.severity').innerText(), /warning/i);
+    assert.match(await depleted.locator('.alert-detail').innerText(), /open outgoing channels hold less than 1000000 tokens/);
+    assert.ok((await rest(n1, 'GET', '/node/alerts')).alerts.some((x) => x.id === 'channelDepleted'));
+    await page.locator('#alerts-pane').screenshot({ path: join(artifacts, 'console-alerts.png') });
+    await page.locator('section[aria-labelledby="settings-title"]').screenshot({ path: join(artifacts, 'console-settings.png') });
+    // A threshold far below every channel (auto-funded) clears it; then the settings as they were.
+    await setSetting(page, 'alertChannelBalance', '0.000001');
+    await depleted.waitFor({ state: 'detached', timeout: 60_000 });
+    await rest(n1, 'PUT', '/settings', { alertHoldSeconds: settings.alertHoldSeconds, alertChannelBalance: settings.alertChannelBalance });
+
     // Pause holds frames back; Resume shows them.
     await page.locator('#stream-pause').click();
     await run(b.page, `send ,${n1.peer} while paused`).catch(() => {});
@@ -366,5 +443,34 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
   } finally {
     await a.context.close();
     await b.context.close();
+  }
+});
+
+test('at 390×844: the past in the charts of a page opened now, no sideways scrolling, channels as cards, axe', { timeout: 90_000 }, async () => {
+  const { context, page, seen } = await open(n1, 'n1 at 390', { width: 390, height: 844 });
+  try {
+    const opened = Date.now();
+    await login(page, n1, token);
+    await page.locator('#channels tbody tr[data-peer]').first().waitFor();
+    await until('the history charts to be drawn', async () => (await page.locator('#charts').getAttribute('data-state')) === 'drawn');
+    const first = await page.locator('#charts').getAttribute('data-first');
+    assert.ok(Date.parse(first) < opened - 30_000, `the charts start before the page opened (${first})`);
+    await until('the settings pane', async () => (await page.locator('#settings tbody tr').count()) > 10);
+    const width = await page.evaluate(() => ({ scroll: document.documentElement.scrollWidth, inner: window.innerWidth }));
+    assert.ok(width.scroll <= width.inner, `no horizontal scrolling: ${JSON.stringify(width)}`);
+    const row = page.locator('#channels tbody tr[data-peer]').first();
+    assert.equal(await row.evaluate((tr) => getComputedStyle(tr).display), 'block', 'a channel is a card');
+    // A PeerId wraps as a block of text, not a column a few characters wide.
+    const id = await row.locator('.peer-id').boundingBox();
+    assert.ok(id.width > 150, `the peer id is ${id.width} px wide`);
+    await page.screenshot({ path: join(artifacts, 'console-390.png'), fullPage: true });
+    await page.locator('section[aria-labelledby="channels-title"]').screenshot({ path: join(artifacts, 'console-390-channels.png') });
+    assert.deepEqual(await axe(page), [], 'axe at 390×844');
+    await row.locator('button').first().click();
+    assert.deepEqual(await axe(page), [], 'axe at 390×844 with the dialog open');
+    await confirm(page, false);
+    clean(seen);
+  } finally {
+    await context.close();
   }
 });

@@ -162,11 +162,14 @@ export function drawLines(svg, chart, times, span, t1 = Date.now()) {
         pen = false;
         return;
       }
+      if (!pen && (i + 1 >= l.values.length || l.values[i + 1] === null)) {
+        // A lone point (the first of a window, or between gaps): a dot.
+        kids.push(svgEl('circle', { cx: x(t).toFixed(1), cy: y(v).toFixed(1), r: 2.5, class: `dot c${k % COLOURS}` }));
+      }
       d += `${pen ? 'L' : 'M'}${x(t).toFixed(1)},${y(v).toFixed(1)}`;
-      if (!pen && (i + 1 >= l.values.length || l.values[i + 1] === null)) d += 'h0.1'; // a lone point: a dot
       pen = true;
     });
-    if (d) kids.push(svgEl('path', { d, class: `series c${k % COLOURS}` }, undefined));
+    if (d) kids.push(svgEl('path', { d, class: `series c${k % COLOURS}` }));
   });
   svg.replaceChildren(...kids);
   svg.dataset.points = String(points);

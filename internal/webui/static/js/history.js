@@ -95,6 +95,7 @@ export class History {
     }
     this.box.dataset.state = 'drawn';
     this.box.dataset.points = String(kept);
+    this.box.dataset.first = kept ? String(times[0]) : '';
   }
 
   figure(id) {

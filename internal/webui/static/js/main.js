@@ -396,7 +396,8 @@ async function main() {
   });
   history = new History({
     box: $('charts'), note: $('history-note'), buttons: [...document.querySelectorAll('button.res')],
-    api: () => state.api, symbol: () => state.symbol, name: nameOf,
+    api: () => state.api, symbol: () => state.symbol,
+    name: (id) => (state.aliasOf.has(id) ? nameOf(id) : shortId(id)), // a legend: short, the full id on hover
   });
   alerts = new Alerts({
     pane: $('alerts-pane'), list: $('alerts-list'), summary: $('alerts-summary'), api: () => state.api, name: nameOf,

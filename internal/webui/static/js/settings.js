@@ -111,7 +111,7 @@ export function parseValue(name, text, kind) {
       return { value: rules };
     }
     default:
-      if (!s) return { error: `${name} needs a value.` };
+      // An empty text is a value too (socks5Exit's none); the pattern, or else the node, says.
       if (kind.pattern) {
         try {
           if (!new RegExp(kind.pattern).test(s)) return { error: `${name} does not take "${s}": see what it takes below.` };
@@ -214,7 +214,8 @@ export class Settings {
       }
       error.textContent = '';
       input.removeAttribute('aria-invalid');
-      const text = kind.kind === 'amount' ? `${tokens(p.value, 18)} tokens` : shown(p.value, kind);
+      const t = tokens(p.value, 18);
+      const text = kind.kind === 'amount' ? `${t} token${t === '1' ? '' : 's'}` : shown(p.value, kind);
       if (!(await this.confirm(`Set ${name} to ${text}?`, 'Change setting'))) return;
       try {
         await this.api().call('PUT', '/settings', { [name]: p.value });
