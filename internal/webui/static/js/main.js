@@ -348,6 +348,7 @@ async function refresh() {
   sessions.refresh();
   alerts.refresh();
   history.refresh();
+  settings.refreshIdle();
   if (bal) state.balance = bal;
   if (channels) state.channels = channels;
   if (peers) renderPeers(peers);
@@ -373,8 +374,7 @@ async function startApp() {
   // The page's own questions for completion: hidden from the stream.
   state.conn.run('help', { hidden: true }).then((l) => { state.names = parseHelp(l); }).catch(() => {});
   await refreshAliases();
-  await refresh();
-  settings.refresh();
+  await refresh(); // the settings pane reads the settings then too
   clearInterval(state.timer);
   state.timer = setInterval(refresh, POLL_MS);
 }

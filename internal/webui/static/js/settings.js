@@ -131,18 +131,35 @@ export class Settings {
     Object.assign(this, { table, note, api, run, confirm, say });
     this.docs = new Map();
     this.schemas = null;
+    this.last = 0;
     reload.addEventListener('click', () => this.refresh());
   }
 
+  // refreshIdle reads the settings again when 30 s passed since the last
+  // read and nobody is changing one (a field focused or typed into), so a
+  // change made elsewhere (the REST API, another console) shows.
+  refreshIdle() {
+    if (Date.now() - this.last < 30_000) return;
+    if (this.busy()) return;
+    this.refresh({ idle: true });
+  }
+
+  // busy reports whether the operator is changing a setting.
+  busy() {
+    return this.table.contains(document.activeElement) || this.table.querySelector('tr[data-dirty]') !== null;
+  }
+
   reset() {
+    this.last = 0;
     this.docs = new Map();
     this.table.tBodies[0].replaceChildren();
     this.note.textContent = '';
   }
 
-  async refresh() {
+  async refresh({ idle = false } = {}) {
     const api = this.api();
     if (!api) return;
+    this.last = Date.now();
     let values;
     try {
       values = await api.get('/settings');
@@ -166,6 +183,7 @@ export class Settings {
     }
     // In the node's own order (the command's), any it did not list last.
     names = [...[...this.docs.keys()].filter((n) => names.includes(n)), ...names.filter((n) => !this.docs.has(n))];
+    if (idle && this.busy()) return; // typing began meanwhile: keep what is typed
     this.note.textContent = `${names.length} settings, stored by the node and live: a change applies while it runs.`;
     this.table.tBodies[0].replaceChildren(...names.map((n) => this.row(n, values[n])));
   }
@@ -227,6 +245,8 @@ export class Settings {
       }
     };
     save.addEventListener('click', submit);
+    input.addEventListener('input', () => { tr.dataset.dirty = ''; });
+    input.addEventListener('change', () => { tr.dataset.dirty = ''; });
     input.addEventListener('keydown', (ev) => {
       if (ev.key === 'Enter') {
         ev.preventDefault();
