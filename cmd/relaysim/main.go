@@ -295,8 +295,12 @@ func writeTable(w io.Writer, cfg sim.Config, rs []sim.Report) error {
 	ms := func(d time.Duration) string {
 		return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', 1, 64)
 	}
-	fmt.Fprintf(w, "# %d nodes, %d senders -> %d recipients, %.0f msg/s for %v, latency %v-%v, processing %v-%v, seed %d\n",
-		cfg.Nodes, cfg.Senders, cfg.Recipients, cfg.Rate, cfg.Duration, cfg.LatencyMin, cfg.LatencyMax,
+	load := fmt.Sprintf("%.0f msg/s", cfg.Rate)
+	if cfg.Fixed {
+		load = fmt.Sprintf("each to a fixed correspondent, %g msg/s while on (mean on %v, off %v)", cfg.BurstRate, cfg.BurstOn, cfg.BurstOff)
+	}
+	fmt.Fprintf(w, "# %d nodes, %d senders -> %d recipients, %s for %v, latency %v-%v, processing %v-%v, seed %d\n",
+		cfg.Nodes, cfg.Senders, cfg.Recipients, load, cfg.Duration, cfg.LatencyMin, cfg.LatencyMax,
 		cfg.ProcessingMin, cfg.ProcessingMax, cfg.Seed)
 	fmt.Fprintf(w, "# stream %g/s per node (re-emission %v), relayers %d; cost per day: a relayer's (every node's in free routes) GB, tokens earned, tokens spent; another node's GB and tokens spent\n",
 		cfg.SendRate, cfg.Reemit, max(cfg.Relayers, 2))
