@@ -114,7 +114,9 @@ func (h *Host) ping(ctx context.Context, id peer.ID) (time.Duration, error) {
 	if !h.hasRoute(id) {
 		return 0, fmt.Errorf("ping %s: %w", id, ErrNoAddress)
 	}
-	h.awaitHolePunching(ctx, id)
+	if err := h.awaitHolePunching(ctx, id); err != nil {
+		return 0, fmt.Errorf("ping %s: %w", id, err)
+	}
 	s, err := h.host.NewStream(limitedOK(ctx), id, h.pids[ProtocolHeartbeat-1])
 	if err != nil {
 		return 0, fmt.Errorf("ping %s: open stream: %w", id, err)

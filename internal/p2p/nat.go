@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -224,32 +225,33 @@ func (h *Host) relayCandidates(_ context.Context, num int) <-chan peer.AddrInfo 
 }
 
 // punchGrace bounds how long after its start a node behind a NAT waits for its hole-punching
-// service (awaitHolePunching): go-libp2p starts it at most 3.75 s after a peer first observed the
-// node's public address.
-const punchGrace = 10 * time.Second
+// service (awaitHolePunching). go-libp2p starts it once a peer observed the node's public
+// address, checking at 0.25, 0.75, 1.75, 3.75, 7.75 and 12.75 s and then every 5 s: a node slow
+// to reach its first public peer (a loaded machine, a long chain to index) gets it at 12.75 s
+// or later.
+const punchGrace = 30 * time.Second
 
 // awaitHolePunching makes a node behind a NAT wait, before its first connection to a peer it
-// reaches only through relays, until its hole-punching service answers (it starts once a peer
-// observed the node's public address, some seconds after the start): the peer starts DCUtR as
-// soon as the relayed connection opens, and DCUtR is not tried again on that connection, so a
-// node that did not answer yet would stay relayed (docs/NAT.md). It waits only while a direct
-// connection to a public peer can bring that observation, at most until punchGrace after the
-// start, and leaves the dial the last second of ctx.
-func (h *Host) awaitHolePunching(ctx context.Context, id peer.ID) {
-	if !h.natted || time.Since(h.started) > punchGrace || h.host.Network().Connectedness(id) == network.Connected {
-		return
+// reaches only through relays, until its hole-punching service answers: the peer starts DCUtR
+// as soon as the relayed connection opens, and DCUtR is not tried again on that connection, so
+// a node that did not answer yet would stay relayed (docs/NAT.md). It waits only while it knows
+// a public peer that can observe its address, at most until punchGrace after the start, and
+// leaves the dial the last second of ctx. When the service is not up by then it returns
+// errPunchNotReady, and the caller opens no connection now (it tries again later).
+func (h *Host) awaitHolePunching(ctx context.Context, id peer.ID) error {
+	if !h.natted || time.Since(h.started) > punchGrace || h.punchReady() || h.host.Network().Connectedness(id) == network.Connected {
+		return nil
 	}
-	addrs := h.host.Peerstore().Addrs(id)
-	if !slices.ContainsFunc(addrs, isCircuit) || slices.ContainsFunc(addrs, func(a ma.Multiaddr) bool { return !isCircuit(a) && manet.IsPublicAddr(a) }) {
-		return
+	ps := h.host.Peerstore()
+	public := func(a ma.Multiaddr) bool { return !isCircuit(a) && manet.IsPublicAddr(a) }
+	if addrs := ps.Addrs(id); !slices.ContainsFunc(addrs, isCircuit) || slices.ContainsFunc(addrs, public) {
+		return nil
 	}
-	if !slices.ContainsFunc(h.host.Network().Conns(), func(c network.Conn) bool {
-		return !isCircuit(c.RemoteMultiaddr()) && manet.IsPublicAddr(c.RemoteMultiaddr())
-	}) {
-		return // nobody can observe the node's public address yet
+	if !slices.ContainsFunc(h.knownPeers(), func(p peer.ID) bool { return slices.ContainsFunc(ps.Addrs(p), public) }) {
+		return nil // nobody can observe the node's public address
 	}
 	until := h.started.Add(punchGrace)
-	if dl, ok := ctx.Deadline(); ok { // leave the dial a second (a relay is one round trip away)
+	if dl, ok := ctx.Deadline(); ok {
 		if last := dl.Add(-time.Second); last.Before(until) {
 			until = last
 		}
@@ -258,13 +260,26 @@ func (h *Host) awaitHolePunching(ctx context.Context, id peer.ID) {
 	defer cancel()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	for !slices.Contains(h.host.Mux().Protocols(), holepunch.Protocol) {
+	for !h.punchReady() {
 		select {
 		case <-ctx.Done():
-			return
+			if time.Since(h.started) > punchGrace {
+				return nil
+			}
+			return errPunchNotReady
 		case <-tick.C:
 		}
 	}
+	return nil
+}
+
+// errPunchNotReady: a node behind a NAT opens no relayed connection before its hole-punching
+// service answers, in its first punchGrace.
+var errPunchNotReady = errors.New("not reaching relayed peers before hole punching is up")
+
+// punchReady reports whether the host's hole-punching service answers DCUtR.
+func (h *Host) punchReady() bool {
+	return slices.Contains(h.host.Mux().Protocols(), holepunch.Protocol)
 }
 
 // isCircuit reports whether a is a circuit relay address.

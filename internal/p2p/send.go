@@ -325,8 +325,11 @@ func (o *outbound) ensureStreamNow() bool {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(limitedOK(o.h.ctx), o.h.cfg.DialTimeout)
-	o.h.awaitHolePunching(ctx, o.key.peer)
-	s, err := o.h.host.NewStream(ctx, o.key.peer, o.h.pids[o.key.idx])
+	err := o.h.awaitHolePunching(ctx, o.key.peer)
+	var s network.Stream
+	if err == nil {
+		s, err = o.h.host.NewStream(ctx, o.key.peer, o.h.pids[o.key.idx])
+	}
 	cancel()
 	if err != nil {
 		wait := o.fail(time.Now())
