@@ -45,8 +45,8 @@ type memNet struct {
 	// bursts of blocks reorder that far and that test something else.
 	joinedTwo bool
 	mixed     atomic.Int64
-	pool   *packet.EphemeralPool
-	key    *packet.PublicKey
+	pool      *packet.EphemeralPool
+	key       *packet.PublicKey
 
 	mu      sync.Mutex
 	rng     *mrand.Rand

@@ -99,13 +99,13 @@ type Server struct {
 	stats counters
 	wg    sync.WaitGroup // the connections' goroutines
 
-	mu      sync.Mutex
+	mu       sync.Mutex
 	ln       net.Listener
 	running  bool
 	closed   bool
-	draining bool // Drain closed the listener: Run waits for the connections
-	cancel  context.CancelFunc // ends Run's context; set while running
-	done    chan struct{}      // closed when Run returns
+	draining bool               // Drain closed the listener: Run waits for the connections
+	cancel   context.CancelFunc // ends Run's context; set while running
+	done     chan struct{}      // closed when Run returns
 }
 
 // New checks cfg, fills in its defaults and returns a server that has started nothing. A
