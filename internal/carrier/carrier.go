@@ -215,6 +215,11 @@ type LinkStats struct {
 	// BlocksSent (made and sent, or under way, or failed: not those still queued) and
 	// AnswersReceived count the entry's; BlocksReceived and AnswersSent the exit's.
 	BlocksSent, AnswersReceived, BlocksReceived, AnswersSent uint64
+	// Outstanding is the entry's own count of the blocks the exit may hold unused (blocks sent
+	// less answers received and WrittenOff: failed, through a relayer that is down, or taken
+	// for lost), which it keeps within its bound whatever the exit reports (PROTOCOL.md §9.7).
+	Outstanding int
+	WrittenOff  uint64
 	// LastAnswer is when the entry's last answer came (zero: none yet).
 	LastAnswer time.Time
 	// LastFailure is why the network last failed one of the link's sends (Config.Reason), at

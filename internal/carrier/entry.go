@@ -438,8 +438,8 @@ func (l *entryLink) setFailure(f failure) {
 func (l *entryLink) linkStats() LinkStats {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	st := LinkStats{Entry: true, Stock: l.stock, AnswersReceived: l.answersReceived,
-		LastAnswer: l.lastAnswer, LastFailure: l.lastFailure.reason, LastFailureAt: l.lastFailure.at}
+	st := LinkStats{Entry: true, Stock: l.stock, AnswersReceived: l.answersReceived, Outstanding: l.outstanding(),
+		WrittenOff: l.writtenOff, LastAnswer: l.lastAnswer, LastFailure: l.lastFailure.reason, LastFailureAt: l.lastFailure.at}
 	for _, j := range l.queue {
 		if j.frame != nil {
 			st.Queued++

@@ -125,16 +125,9 @@ func TestLostBlocksReplaced(t *testing.T) {
 		t.Fatal(err)
 	}
 	took := time.Since(start)
-	entry.c.mu.Lock()
-	l := entry.c.entries[conn.ID()]
-	entry.c.mu.Unlock()
-	var written uint64
-	if l != nil {
-		l.mu.Lock()
-		written = l.writtenOff
-		l.mu.Unlock()
-	}
-	t.Logf("%d block parts lost; the rest of the answer came in %v; the entry took %d blocks for lost", lost.Load(), took, written)
+	l, _ := entry.c.Link(conn.ID())
+	t.Logf("%d block parts lost; the rest of the answer came in %v; the entry wrote %d blocks off (%d outstanding)", lost.Load(), took,
+		l.WrittenOff, l.Outstanding)
 	if lost.Load() < 2*40 {
 		t.Fatalf("only %d block parts were lost", lost.Load())
 	}
