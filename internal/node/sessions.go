@@ -1,8 +1,6 @@
 package node
 
 import (
-	"github.com/libp2p/go-libp2p/core/peer"
-
 	"github.com/relayd/relayd/internal/exit"
 	"github.com/relayd/relayd/internal/gateway"
 	"github.com/relayd/relayd/internal/router"
@@ -25,16 +23,19 @@ func (n *Node) buildSessions() (err error) {
 	if err != nil {
 		return err
 	}
-	n.settings.Watch(func(v settings.Values) {
-		if rules, err := v.ExitRules(); err == nil { // the setting refuses bad rules before it stores them
-			policy.SetAllow(rules)
-		}
-	})
 	n.sessions, err = gateway.NewStack(gateway.StackConfig{Network: n.router, Self: n.id.PeerID(), Policy: policy,
-		SOCKS5Listen: n.cfg.SOCKS5Listen, SOCKS5Exit: func() (peer.ID, error) { return n.dir.Resolve(n.cfg.SOCKS5Exit) },
+		SOCKS5Listen: n.settings.Get().SOCKS5Listen, SOCKS5Exit: gateway.ExitNamed(n.dir.Resolve, n.settings.Get().SOCKS5Exit),
 		Reason: router.Reason, Logger: n.component("sessions")})
 	if err != nil {
 		return &StartupError{"socks5Listen", err}
 	}
+	n.settings.Watch(func(v settings.Values) {
+		if rules, err := v.ExitRules(); err == nil { // the setting refuses bad rules before it stores them
+			policy.SetAllow(rules)
+		}
+		if err := n.sessions.SetSOCKS5(v.SOCKS5Listen, gateway.ExitNamed(n.dir.Resolve, v.SOCKS5Exit)); err != nil {
+			n.component("sessions").Warn("socks5Listen not applied: the entry stays where it was", "err", err)
+		}
+	})
 	return gateway.RegisterMetrics(n.reg, n.sessions.Carrier)
 }

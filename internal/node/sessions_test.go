@@ -132,6 +132,29 @@ func TestSOCKS5ThroughAnExit(t *testing.T) {
 			t.Fatalf("%s through the exit: %v, want not allowed", dest, err)
 		}
 	}
+	// The socks5Listen setting moves the entry while the node runs: the new address serves, the
+	// old one takes no connection.
+	old := entry.sessions.SOCKSAddr().String()
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := free.Addr().String()
+	free.Close()
+	tn.mustCall(a, http.MethodPut, "/settings/socks5Listen", fmt.Sprintf(`{"settingValue":%q}`, moved), http.StatusNoContent, nil)
+	if got := entry.sessions.SOCKSAddr(); got == nil || got.String() != moved {
+		t.Fatalf("SOCKS5 entry on %v after the setting, want %s", got, moved)
+	}
+	client.Transport = &http.Transport{Proxy: http.ProxyURL(&url.URL{Scheme: "socks5h", Host: moved})}
+	if resp, err := client.Get("http://" + addr + "/file"); err != nil {
+		t.Fatalf("through the moved entry: %v", err)
+	} else if got, err := io.ReadAll(resp.Body); resp.Body.Close() != nil || err != nil || !bytes.Equal(got, file) {
+		t.Fatalf("through the moved entry: %d bytes, %v", len(got), err)
+	}
+	if c, err := net.DialTimeout("tcp", old, time.Second); err == nil {
+		c.Close()
+		t.Fatalf("the old SOCKS5 address %s still takes connections", old)
+	}
 }
 
 // sessionNet starts a dev chain and a line of nodes a (the entry), r1, r2, b (the exit), with
