@@ -9,7 +9,7 @@ import { visible, visibleParts, tokens, shortId, ago } from '../../internal/webu
 import { complete, commonPrefix } from '../../internal/webui/static/js/cmdline.js';
 import { parseHelp } from '../../internal/webui/static/js/conn.js';
 import { kindOf } from '../../internal/webui/static/js/stream.js';
-import { widthOf, graphModel } from '../../internal/webui/static/js/graph.js';
+import { widthOf, graphModel, placeLabels, labelBox, overlaps } from '../../internal/webui/static/js/graph.js';
 import { historyCharts, cumulative, total, last, number, PEER_LINES } from '../../internal/webui/static/js/chart.js';
 import { alertRow } from '../../internal/webui/static/js/alerts.js';
 import { toWei, checkAmount, checkOpen, finalizable } from '../../internal/webui/static/js/forms.js';
@@ -353,4 +353,30 @@ test('settings: kinds from the value, the OpenAPI schema and the range; values c
   assert.deepEqual(parseValue('winProb', '0.05', win), { value: '0.05' });
   assert.match(parseValue('winProb', 'lots', win).error, /does not take/);
   assert.deepEqual(parseValue('socks5Exit', '', settingKind('', {})), { value: '' }, 'an empty text is the node\'s to judge');
+});
+
+test('placeLabels: no name covers a node or another name; a channel label finds a free place or is left out', () => {
+  // drawGraph's ring (640 × 440) with 16 other nodes, long names (aliases of 16 characters).
+  const nodes = [{ x: 320, y: 220, r: 22, text: 'this node' }];
+  for (let i = 0; i < 16; i++) {
+    const a = -Math.PI / 2 + (2 * Math.PI * i) / 16;
+    nodes.push({ x: 320 + 200 * Math.cos(a), y: 220 + 160 * Math.sin(a), r: 16, text: `operator-alias-${i.toString(16)}` });
+  }
+  const edges = nodes.slice(1).map((n) => ({ text: '12.34', at: [0.5, 0.4, 0.6].map((t) => ({ x: 320 + (n.x - 320) * t, y: 220 + (n.y - 220) * t })) }));
+  edges.push({ text: '1', at: [{ x: 320, y: 220 }] }); // only place: on this node
+  const got = placeLabels(nodes, edges, 640, 440);
+  const boxes = got.nodes.map((p) => labelBox(p.x, p.y, [...p.text].length, 12, p.anchor));
+  assert.ok(got.nodes.some((p, i) => p.text === nodes[i].text), 'names that fit are whole');
+  const circles = nodes.map((n) => ({ x0: n.x - n.r, y0: n.y - n.r, x1: n.x + n.r, y1: n.y + n.r }));
+  boxes.forEach((b, i) => {
+    boxes.forEach((o, j) => assert.ok(i === j || !overlaps(b, o), `names ${i} and ${j} overlap`));
+    circles.forEach((c, j) => assert.ok(i === j || !overlaps(b, c), `name ${i} covers node ${j}`));
+  });
+  got.edges.forEach((p, k) => {
+    if (!p) return;
+    const b = labelBox(p.x, p.y, [...edges[k].text].length, 11);
+    for (const o of [...boxes, ...circles]) assert.ok(!overlaps(b, o), `channel label ${k} covers a name or node`);
+  });
+  assert.equal(got.edges[edges.length - 1], null, 'a label with no free place is left out');
+  assert.ok(got.edges.filter(Boolean).length >= 4, 'most channel labels find a place');
 });

@@ -5,8 +5,17 @@
 // directions between a pair are drawn as two arcs. The data is the REST
 // GET /node/graph (the whole graph the node has indexed); when that call
 // fails (an older node), this node's own channels and peers.
+//
+// Keyboard: the nodes are one stop of the Tab order (a roving tabindex);
+// the arrow keys move between them (Home: this node, End: the last),
+// Enter or Space shows the focused node's details and channels below the
+// graph, Escape hides them. The same graph is a pair of tables (nodes,
+// channels and balances) for screen readers and for copying. Labels are
+// placed where they cover no node and no other label (placeLabels); a
+// channel's label that finds no such place is left out (its balance is in
+// its tooltip and in the table).
 import { svgEl } from './svg.js';
-import { tokens, shortId } from './text.js';
+import { el, tokens, shortId, visible } from './text.js';
 
 const W = 640;
 const H = 440;
@@ -64,7 +73,10 @@ export function graphModel({ self, peers, channels, graph }) {
 // drawGraph renders the graph into svg and describes it in desc. self is
 // this node's PeerId; graph the GET /node/graph answer or null; peers and
 // channels the REST answers the fallback uses; names maps a PeerId to an
-// alias.
+// alias. Every node is a focusable button (tabindex -1: GraphView gives
+// the tab stop). It returns what GraphView needs: the nodes in their
+// keyboard order (this node, then clockwise from the top), the model and
+// how a node is named.
 export function drawGraph(svg, desc, { self, peers, channels, graph, names }) {
   const { nodes, edges, from: data } = graphModel({ self, peers, channels, graph });
   const ids = [...nodes.keys()].sort();
@@ -75,6 +87,7 @@ export function drawGraph(svg, desc, { self, peers, channels, graph, names }) {
     pos.set(id, { x: W / 2 + r * Math.cos(a) * 1.25, y: H / 2 + r * Math.sin(a) });
   });
   const name = (id) => (id === self ? 'this node' : names.get(id) || id);
+  const order = [self, ...ids];
 
   const kids = [svg.querySelector('desc')];
   const defs = svgEl('defs');
@@ -87,9 +100,10 @@ export function drawGraph(svg, desc, { self, peers, channels, graph, names }) {
 
   // Channels between other nodes first, so this node's own are drawn on top.
   const kind = (e) => (e.source === self ? 'out' : e.destination === self ? 'in' : 'remote');
-  const order = { remote: 0, in: 1, out: 2 };
-  const sorted = [...edges].sort((a, b) => order[kind(a)] - order[kind(b)]);
+  const rank = { remote: 0, in: 1, out: 2 };
+  const sorted = [...edges].sort((a, b) => rank[kind(a)] - rank[kind(b)]);
   const edgeGroup = svgEl('g', { class: 'edges' });
+  const labelled = []; // this node's channels: {text, at}
   for (const e of sorted) {
     const from = pos.get(e.source);
     const to = pos.get(e.destination);
@@ -102,13 +116,11 @@ export function drawGraph(svg, desc, { self, peers, channels, graph, names }) {
     const dy = to.y - from.y;
     const len = Math.hypot(dx, dy) || 1;
     const bend = 22;
-    const cx = mx - (dy / len) * bend;
-    const cy = my + (dx / len) * bend;
+    const c = { x: mx - (dy / len) * bend, y: my + (dx / len) * bend };
     // Stop short of the target's circle.
-    const ex = to.x - (dx / len) * 22;
-    const ey = to.y - (dy / len) * 22;
+    const end = { x: to.x - (dx / len) * 22, y: to.y - (dy / len) * 22 };
     const path = svgEl('path', {
-      d: `M${from.x.toFixed(1)},${from.y.toFixed(1)} Q${cx.toFixed(1)},${cy.toFixed(1)} ${ex.toFixed(1)},${ey.toFixed(1)}`,
+      d: `M${from.x.toFixed(1)},${from.y.toFixed(1)} Q${c.x.toFixed(1)},${c.y.toFixed(1)} ${end.x.toFixed(1)},${end.y.toFixed(1)}`,
       class: `edge ${k} ${e.status === 'Open' ? 'open' : 'closing'}`,
       // Channels between other nodes are context: thin, so that this node's stand out and
       // the arrowheads (which scale with the stroke) do not cover the nodes' names.
@@ -121,22 +133,49 @@ export function drawGraph(svg, desc, { self, peers, channels, graph, names }) {
     path.append(svgEl('title', {}, `${what}: ${tokens(e.balance)} tokens, ${e.status}`));
     edgeGroup.append(path);
     // Only this node's channels are labelled: a full mesh's labels would
-    // cover each other. The others name their balance on hover.
-    if (k !== 'remote') edgeGroup.append(svgEl('text', { x: cx.toFixed(1), y: (cy - 4).toFixed(1), class: 'edge-label' }, tokens(e.balance, 2)));
+    // cover each other. The others name their balance on hover. A label
+    // sits on its arc, a little off it on the bend's side, where it covers
+    // nothing (placeLabels).
+    if (k !== 'remote') {
+      const nx = -(dy / len) * 8;
+      const ny = (dx / len) * 8;
+      const at = [];
+      for (const t of [0.5, 0.4, 0.6, 0.3, 0.7, 0.25, 0.75]) {
+        const p = curvePoint(from, c, end, t);
+        at.push({ x: p.x + nx, y: p.y + ny + 4 }, { x: p.x - nx, y: p.y - ny + 4 });
+      }
+      labelled.push({ text: tokens(e.balance, 2), at });
+    }
   }
   kids.push(edgeGroup);
 
+  const circles = order.map((id) => ({ ...pos.get(id), r: id === self ? 22 : 16, text: labelOf(id, self, names) }));
+  const placed = placeLabels(circles, labelled, W, H);
+  const edgeLabels = svgEl('g', { class: 'edge-labels', 'aria-hidden': 'true' });
+  placed.edges.forEach((p, i) => {
+    if (p) edgeLabels.append(svgEl('text', { x: p.x.toFixed(1), y: p.y.toFixed(1), class: 'edge-label' }, labelled[i].text));
+  });
+  kids.push(edgeLabels);
+
   const g = svgEl('g', { class: 'nodes' });
-  for (const id of [self, ...ids]) {
+  order.forEach((id, i) => {
     const p = pos.get(id);
     const isSelf = id === self;
     const cls = isSelf ? 'self' : nodes.get(id).connected ? 'peer' : 'other';
-    const node = svgEl('g', { class: `node ${cls}`, transform: `translate(${p.x.toFixed(1)},${p.y.toFixed(1)})`, 'data-id': id });
-    node.append(svgEl('circle', { r: isSelf ? 22 : 16 }));
-    node.append(svgEl('title', {}, `${isSelf ? 'this node' : cls === 'peer' ? 'connected peer' : 'known node'} ${id}`));
-    node.append(svgEl('text', { y: isSelf ? 38 : 31, class: 'node-label' }, isSelf ? 'this node' : names.get(id) || shortId(id)));
+    const mine = edges.filter((e) => e.source === id || e.destination === id).length;
+    const state = isSelf ? 'this node' : cls === 'peer' ? 'connected peer' : 'known node';
+    const node = svgEl('g', {
+      class: `node ${cls}`, 'data-id': id, role: 'button', tabindex: '-1', 'aria-pressed': 'false',
+    });
+    node.append(svgEl('circle', { cx: p.x.toFixed(1), cy: p.y.toFixed(1), r: circles[i].r }));
+    node.append(svgEl('title', {}, `${state} ${id}`));
+    const l = placed.nodes[i];
+    // The name as drawn comes first (what a voice user says), then the whole name.
+    const full = isSelf ? '' : ` (${visible(name(id))})`;
+    node.setAttribute('aria-label', `${l.text}${l.text === visible(name(id)) ? '' : full}${isSelf ? '' : `, ${state}`}, ${mine} channel${mine === 1 ? '' : 's'}`);
+    node.append(svgEl('text', { x: l.x.toFixed(1), y: l.y.toFixed(1), class: 'node-label', 'text-anchor': l.anchor }, l.text));
     g.append(node);
-  }
+  });
   kids.push(g);
   svg.replaceChildren(...kids);
   const open = edges.filter((e) => e.status === 'Open').length;
@@ -144,8 +183,246 @@ export function drawGraph(svg, desc, { self, peers, channels, graph, names }) {
   const plural = (n, w) => `${n} ${w}${n === 1 ? '' : 's'}`;
   desc.textContent = `This node, ${plural(ids.length, 'other node')} and ${plural(edges.length, 'channel')} (${open} open, ${remote} between other nodes).`;
   if (data !== 'graph') desc.textContent += ' Only this node\'s channels: the node did not list its whole graph.';
+  desc.textContent += ' Tab to the nodes, move with the arrow keys, Enter shows a node\'s channels; the tables below say the same.';
   svg.dataset.nodes = String(ids.length + 1);
   svg.dataset.edges = String(edges.length);
   svg.dataset.remote = String(remote);
   svg.dataset.from = data;
+  return { order, self, nodes, edges, name };
+}
+
+// labelBox is the box a label of n characters in a font of size px takes
+// around its anchor (x, baseline y), for anchor 'middle', 'start' or 'end':
+// an estimate (0.62 em a character, the monospace and digit width), with a
+// margin of 2 px.
+export function labelBox(x, y, n, px, anchor = 'middle') {
+  const w = n * px * 0.62 + 4;
+  const x0 = anchor === 'start' ? x - 2 : anchor === 'end' ? x - w + 2 : x - w / 2;
+  return { x0, y0: y - px * 0.9 - 2, x1: x0 + w, y1: y + px * 0.25 + 2 };
+}
+
+// overlaps reports whether boxes a and b intersect.
+export function overlaps(a, b) {
+  return a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+}
+
+// placeLabels chooses where every label goes so that none covers a node or
+// another label, inside a w × h drawing. nodes: [{x, y, r, text}] (the
+// circle and its name); edges: [{text, at: [{x, y}, …]}] (a channel's
+// label and the points along its arc it may sit at, best first). A node's
+// name goes below its circle, else above, right or left of it, whichever
+// is first free, else shortened to 7 characters and an ellipsis, else
+// where it covers least (a name is always drawn: the nodes never sit that
+// close in drawGraph's ring); a channel's label goes at its first free
+// point, or is left out (null). It returns {nodes: [{x, y, anchor, text}],
+// edges: [{x, y} | null]}. Pure.
+export function placeLabels(nodes, edges, w, h, { nodePx = 12, edgePx = 11 } = {}) {
+  const circles = nodes.map((n) => ({ x0: n.x - n.r - 2, y0: n.y - n.r - 2, x1: n.x + n.r + 2, y1: n.y + n.r + 2 }));
+  const taken = [];
+  const inside = (b) => b.x0 >= 0 && b.y0 >= 0 && b.x1 <= w && b.y1 <= h;
+  const cost = (b, skip) => {
+    let c = inside(b) ? 0 : 100;
+    circles.forEach((o, i) => { if (i !== skip && overlaps(b, o)) c += 10; });
+    for (const o of taken) if (overlaps(b, o)) c += 10;
+    return c;
+  };
+  const placedNodes = nodes.map((n, i) => {
+    const full = [...n.text];
+    // The whole name first, then its first 7 characters and an ellipsis.
+    const texts = full.length > 8 ? [full.join(''), full.slice(0, 7).join('') + '…'] : [full.join('')];
+    let best = null;
+    for (const text of texts) {
+      const len = [...text].length;
+      for (const c of [
+        { x: n.x, y: n.y + n.r + nodePx + 1, anchor: 'middle' },
+        { x: n.x, y: n.y - n.r - 5, anchor: 'middle' },
+        { x: n.x + n.r + 4, y: n.y + nodePx * 0.35, anchor: 'start' },
+        { x: n.x - n.r - 4, y: n.y + nodePx * 0.35, anchor: 'end' },
+      ]) {
+        const b = labelBox(c.x, c.y, len, nodePx, c.anchor);
+        const k = cost(b, i);
+        if (!best || k < best.k) best = { c: { ...c, text }, b, k };
+        if (k === 0) break;
+      }
+      if (best.k === 0) break;
+    }
+    taken.push(best.b);
+    return best.c;
+  });
+  const placedEdges = edges.map((e) => {
+    const len = [...e.text].length;
+    for (const p of e.at) {
+      const b = labelBox(p.x, p.y, len, edgePx);
+      if (cost(b, -1) === 0) {
+        taken.push(b);
+        return { x: p.x, y: p.y };
+      }
+    }
+    return null;
+  });
+  return { nodes: placedNodes, edges: placedEdges };
+}
+
+// labelOf is a node's name as the graph writes it: "this node", its alias
+// (at most 16 characters) or its short id.
+function labelOf(id, self, names) {
+  if (id === self) return 'this node';
+  const a = names.get(id);
+  if (!a) return shortId(id);
+  const cs = [...visible(a)];
+  return cs.length > 16 ? cs.slice(0, 15).join('') + '…' : cs.join('');
+}
+
+// curvePoint is the point at t of the quadratic curve from a over c to b.
+function curvePoint(a, c, b, t) {
+  const u = 1 - t;
+  return { x: u * u * a.x + 2 * u * t * c.x + t * t * b.x, y: u * u * a.y + 2 * u * t * c.y + t * t * b.y };
+}
+
+// GraphView draws the graph into an SVG and keeps what the keyboard chose
+// across the redraws of each refresh. svg, desc: the drawing and its
+// description; details: where a chosen node's details go; nodesTable,
+// channelsTable: the tables the graph is also written as.
+export class GraphView {
+  constructor({ svg, desc, details, nodesTable, channelsTable }) {
+    Object.assign(this, { svg, desc, details, nodesTable, channelsTable });
+    this.focusId = ''; // the node holding the tab stop
+    this.chosen = ''; // the node whose details show
+    this.order = [];
+    this.last = null;
+    svg.addEventListener('keydown', (ev) => this.key(ev));
+    svg.addEventListener('click', (ev) => {
+      const g = ev.target.closest?.('g.node');
+      if (g) this.choose(g.dataset.id, true);
+    });
+    svg.addEventListener('focusin', (ev) => {
+      const g = ev.target.closest?.('g.node');
+      if (g) this.focusId = g.dataset.id;
+    });
+  }
+
+  // draw renders the answers (see drawGraph); the focused node keeps the
+  // focus and the chosen node's details are written again from them.
+  draw(data) {
+    const hadFocus = this.svg.contains(document.activeElement);
+    this.last = drawGraph(this.svg, this.desc, data);
+    this.order = this.last.order;
+    if (!this.order.includes(this.focusId)) this.focusId = this.order[0] || '';
+    for (const g of this.svg.querySelectorAll('g.node')) g.setAttribute('tabindex', g.dataset.id === this.focusId ? '0' : '-1');
+    if (hadFocus) this.nodeEl(this.focusId)?.focus();
+    this.tables();
+    if (this.chosen && !this.order.includes(this.chosen)) this.chosen = '';
+    this.showDetails();
+  }
+
+  nodeEl(id) {
+    return [...this.svg.querySelectorAll('g.node')].find((g) => g.dataset.id === id);
+  }
+
+  move(id) {
+    const g = this.nodeEl(id);
+    if (!g) return;
+    for (const n of this.svg.querySelectorAll('g.node')) n.setAttribute('tabindex', n === g ? '0' : '-1');
+    this.focusId = id;
+    g.focus();
+  }
+
+  key(ev) {
+    const g = ev.target.closest?.('g.node');
+    if (!g || !this.order.length) return;
+    const i = this.order.indexOf(g.dataset.id);
+    const n = this.order.length;
+    let to = -1;
+    switch (ev.key) {
+      case 'ArrowRight': case 'ArrowDown': to = (i + 1) % n; break;
+      case 'ArrowLeft': case 'ArrowUp': to = (i - 1 + n) % n; break;
+      case 'Home': to = 0; break;
+      case 'End': to = n - 1; break;
+      case 'Enter': case ' ':
+        ev.preventDefault();
+        this.choose(g.dataset.id, false);
+        return;
+      case 'Escape':
+        if (this.chosen) {
+          ev.preventDefault();
+          this.choose('', false);
+        }
+        return;
+      default:
+        return;
+    }
+    ev.preventDefault();
+    this.move(this.order[to]);
+  }
+
+  // choose shows id's details ('' hides them); a click moves the tab stop
+  // there too.
+  choose(id, click) {
+    this.chosen = id;
+    if (click && id) this.move(id);
+    this.showDetails();
+  }
+
+  showDetails() {
+    const d = this.details;
+    for (const g of this.svg.querySelectorAll('g.node')) g.setAttribute('aria-pressed', String(g.dataset.id === this.chosen));
+    for (const p of this.svg.querySelectorAll('path.edge')) {
+      p.classList.toggle('hl', !!this.chosen && (p.dataset.source === this.chosen || p.dataset.destination === this.chosen));
+    }
+    this.svg.classList.toggle('choosing', !!this.chosen);
+    if (!this.chosen || !this.last) {
+      d.hidden = true;
+      d.replaceChildren();
+      return;
+    }
+    const { self, nodes, edges, name } = this.last;
+    const id = this.chosen;
+    const info = nodes.get(id);
+    const mine = edges.filter((e) => e.source === id || e.destination === id);
+    d.hidden = false;
+    const head = el('h3', id === self ? 'This node' : name(id));
+    const facts = el('dl', undefined, { class: 'facts' });
+    const idd = el('dd', id, { class: 'peer-id' });
+    facts.append(el('dt', 'PeerId'), idd);
+    facts.append(el('dt', 'State'), el('dd', id === self ? 'this node' : info?.connected ? 'connected peer' : 'known node, not connected'));
+    facts.append(el('dt', 'Channels'), el('dd', String(mine.length)));
+    const list = el('ul', undefined, { class: 'graph-channels' });
+    for (const e of mine) {
+      const dir = e.source === id ? `to ${name(e.destination)}` : `from ${name(e.source)}`;
+      list.append(el('li', `${dir}: ${tokens(e.balance)} tokens, ${e.status}`));
+    }
+    const hint = el('p', 'Arrow keys: the next node; Escape: hide these details.', { class: 'muted hint' });
+    d.replaceChildren(head, facts, ...(mine.length ? [list] : []), hint);
+  }
+
+  tables() {
+    const { self, nodes, edges, name } = this.last;
+    const cell = (id) => {
+      const td = el('td', undefined, { class: 'peer' });
+      td.append(el('span', id === self ? `this node (${shortId(id)})` : name(id), { class: 'peer-id', title: id }));
+      return td;
+    };
+    const sum = (list) => list.reduce((s, e) => { try { return s + BigInt(e.balance); } catch { return s; } }, 0n);
+    const nb = this.nodesTable.tBodies[0];
+    nb.replaceChildren(...this.order.map((id) => {
+      const out = edges.filter((e) => e.source === id);
+      const inc = edges.filter((e) => e.destination === id);
+      const tr = el('tr');
+      tr.dataset.id = id;
+      tr.append(cell(id), el('td', id === self ? 'this node' : nodes.get(id)?.connected ? 'connected' : 'not connected'),
+        el('td', `${out.length} (${tokens(sum(out))} tokens)`), el('td', `${inc.length} (${tokens(sum(inc))} tokens)`));
+      return tr;
+    }));
+    const cb = this.channelsTable.tBodies[0];
+    cb.replaceChildren(...edges.map((e) => {
+      const tr = el('tr');
+      tr.append(cell(e.source), cell(e.destination), el('td', `${tokens(e.balance)} tokens`), el('td', e.status));
+      return tr;
+    }));
+    if (!edges.length) {
+      const tr = el('tr');
+      tr.append(el('td', 'No channels.', { colspan: '4', class: 'muted' }));
+      cb.append(tr);
+    }
+  }
 }

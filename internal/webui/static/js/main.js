@@ -6,7 +6,7 @@ import { AdminConn, AuthError, parseHelp } from './conn.js';
 import { Api, ApiError } from './api.js';
 import { Stream } from './stream.js';
 import { CommandLine } from './cmdline.js';
-import { drawGraph } from './graph.js';
+import { GraphView } from './graph.js';
 import { History } from './history.js';
 import { Alerts } from './alerts.js';
 import { Settings } from './settings.js';
@@ -40,6 +40,7 @@ let sessions;
 let history;
 let alerts;
 let settings;
+let graphView;
 
 // ---- login ----------------------------------------------------------------
 
@@ -357,7 +358,7 @@ async function refresh() {
   renderNode(addr || state.addr, bal, info);
   if (addr) state.addr = addr;
   if (state.self && (graph || (peers && channels))) {
-    drawGraph($('graph'), $('graph-desc'), { self: state.self, peers, channels, graph, names: state.aliasOf });
+    graphView.draw({ self: state.self, peers, channels, graph, names: state.aliasOf });
   }
   const b = $('banner');
   if (errors.length) {
@@ -405,6 +406,10 @@ async function main() {
   settings = new Settings({
     table: $('settings'), note: $('settings-note'), reload: $('settings-reload'), api: () => state.api,
     run: (line) => state.conn.run(line, { hidden: true }), confirm: confirmAction, say,
+  });
+  graphView = new GraphView({
+    svg: $('graph'), desc: $('graph-desc'), details: $('graph-details'),
+    nodesTable: $('graph-nodes'), channelsTable: $('graph-channels'),
   });
   // Narrow screens show the tables as cards: each cell names its column.
   for (const t of document.querySelectorAll('table.cards')) {
