@@ -6,8 +6,14 @@ import (
 )
 
 // ReplaySize is how many recent frames a new client receives first: the last
-// ReplaySize-1 frames the hub kept, then its own connect line.
+// ReplaySize-1 frames the hub kept, then its own connect line (and, among
+// them in the order they were published, up to ConnReplaySize connection
+// lines).
 const ReplaySize = 100
+
+// ConnReplaySize is how many connection lines (LogConnection) the hub keeps
+// apart from the node's frames for clients that connect later.
+const ConnReplaySize = 8
 
 // Hub fans frames out to every connected client and keeps the last
 // ReplaySize frames for clients that connect later. Publishing never blocks:
@@ -15,15 +21,52 @@ const ReplaySize = 100
 // not go through the hub: each reaches only the client that sent the
 // command. A client's connect line goes live to the clients connected then
 // and ends its own replay, but is not kept: a later client's replay shows the
-// node's frames, not which other clients connected before it.
+// node's frames, not which other clients connected before it. The other
+// lines about the console's own connections (a refused token, a client
+// dropped: LogConnection) go live too but are kept in a small ring of their
+// own, so that clients coming and going never push the node's events out
+// of the replay.
 type Hub struct {
 	now func() time.Time
 
 	mu      sync.Mutex
-	ring    [ReplaySize][]byte
-	next    int // ring index of the next frame
-	count   int // frames in the ring
+	frames  ring
+	conns   ring
+	seq     uint64 // publication order across both rings
 	clients map[*client]struct{}
+}
+
+// ring keeps the last len(kept) frames, each with its publication number.
+type ring struct {
+	kept  []kept
+	next  int // index of the next frame
+	count int // frames kept
+}
+
+type kept struct {
+	seq uint64
+	b   []byte
+}
+
+func newRing(n int) ring { return ring{kept: make([]kept, n)} }
+
+func (r *ring) add(k kept) {
+	r.kept[r.next] = k
+	r.next = (r.next + 1) % len(r.kept)
+	if r.count < len(r.kept) {
+		r.count++
+	}
+}
+
+// last returns the last n frames kept (fewer when it holds fewer), oldest first.
+func (r *ring) last(n int) []kept {
+	n = min(n, r.count)
+	out := make([]kept, 0, n)
+	start := (r.next - n + len(r.kept)) % len(r.kept)
+	for i := range n {
+		out = append(out, r.kept[(start+i)%len(r.kept)])
+	}
+	return out
 }
 
 // NewHub returns an empty hub that stamps frames with now.
@@ -31,7 +74,7 @@ func NewHub(now func() time.Time) *Hub {
 	if now == nil {
 		now = time.Now
 	}
-	return &Hub{now: now, clients: map[*client]struct{}{}}
+	return &Hub{now: now, frames: newRing(ReplaySize), conns: newRing(ConnReplaySize), clients: map[*client]struct{}{}}
 }
 
 // Now is the hub's clock.
@@ -61,11 +104,20 @@ func (h *Hub) PublishSeq(frames ...Frame) {
 }
 
 func (h *Hub) publishLocked(b []byte) {
-	h.ring[h.next] = b
-	h.next = (h.next + 1) % ReplaySize
-	if h.count < ReplaySize {
-		h.count++
-	}
+	h.seq++
+	h.frames.add(kept{h.seq, b})
+	h.broadcastLocked(b)
+}
+
+// LogConnection publishes a log frame about the console's own connections
+// (a client refused or dropped): live to every client, and kept for replay
+// apart from the node's frames, only the last ConnReplaySize of them.
+func (h *Hub) LogConnection(msg string) {
+	b := NewFrame(TypeLog, msg, h.now()).encode()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq++
+	h.conns.add(kept{h.seq, b})
 	h.broadcastLocked(b)
 }
 
@@ -80,16 +132,22 @@ func (h *Hub) broadcastLocked(b []byte) {
 
 // join sends the connect line to the clients already connected, without
 // keeping it, then registers c and queues for it alone the replay: the last
-// ReplaySize-1 kept frames and its own connect line, each marked as replayed.
+// ReplaySize-1 kept frames and the kept connection lines in the order they
+// were published, then its own connect line, each marked as replayed.
 func (h *Hub) join(c *client, connectLine string) {
 	b := NewFrame(TypeLog, connectLine, h.now()).encode()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.broadcastLocked(b)
-	n := min(h.count, ReplaySize-1)
-	start := (h.next - n + ReplaySize) % ReplaySize
-	for i := range n {
-		if !c.offer(markReplay(h.ring[(start+i)%ReplaySize])) {
+	frames, conns := h.frames.last(ReplaySize-1), h.conns.last(ConnReplaySize)
+	for len(frames)+len(conns) > 0 {
+		var k kept
+		if len(conns) == 0 || (len(frames) > 0 && frames[0].seq < conns[0].seq) {
+			k, frames = frames[0], frames[1:]
+		} else {
+			k, conns = conns[0], conns[1:]
+		}
+		if !c.offer(markReplay(k.b)) {
 			return
 		}
 	}

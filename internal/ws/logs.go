@@ -1,15 +1,32 @@
 package ws
 
 import (
+	"context"
 	"log/slog"
 	"strings"
 )
 
+// connectionKey marks a context whose log records are about the console's own connections.
+type connectionKey struct{}
+
+// connection returns ctx marked so that the log handler of NewLogHandler publishes its records
+// with Hub.LogConnection: lines about clients coming and going stay out of the node's replay.
+func connection(ctx context.Context) context.Context {
+	return context.WithValue(ctx, connectionKey{}, true)
+}
+
 // NewLogHandler returns a slog handler that publishes every record at or
 // above level as one log frame: "LEVEL message key=value …", without the
-// time (the frame carries it).
+// time (the frame carries it). A record logged with a context about a
+// console connection (this package's refusals and drops) goes out with
+// Hub.LogConnection, so that it does not push the node's events out of the
+// replay.
 func NewLogHandler(h *Hub, level slog.Leveler) slog.Handler {
-	return slog.NewTextHandler(hubWriter{h}, &slog.HandlerOptions{
+	return logHandler{events: textTo(hubWriter{h.Log}, level), conns: textTo(hubWriter{h.LogConnection}, level)}
+}
+
+func textTo(w hubWriter, level slog.Leveler) slog.Handler {
+	return slog.NewTextHandler(w, &slog.HandlerOptions{
 		Level: level,
 		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
 			if len(groups) == 0 && a.Key == slog.TimeKey {
@@ -20,11 +37,33 @@ func NewLogHandler(h *Hub, level slog.Leveler) slog.Handler {
 	})
 }
 
+// logHandler sends a record to events, or to conns when its context is about a connection.
+type logHandler struct{ events, conns slog.Handler }
+
+func (l logHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return l.events.Enabled(ctx, level)
+}
+
+func (l logHandler) Handle(ctx context.Context, r slog.Record) error {
+	if ctx != nil && ctx.Value(connectionKey{}) != nil {
+		return l.conns.Handle(ctx, r)
+	}
+	return l.events.Handle(ctx, r)
+}
+
+func (l logHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return logHandler{l.events.WithAttrs(as), l.conns.WithAttrs(as)}
+}
+
+func (l logHandler) WithGroup(name string) slog.Handler {
+	return logHandler{l.events.WithGroup(name), l.conns.WithGroup(name)}
+}
+
 // hubWriter receives one formatted record per Write from slog's text
 // handler, which serialises its writes.
-type hubWriter struct{ h *Hub }
+type hubWriter struct{ publish func(string) }
 
 func (w hubWriter) Write(p []byte) (int, error) {
-	w.h.Log(strings.TrimRight(string(p), "\n"))
+	w.publish(strings.TrimRight(string(p), "\n"))
 	return len(p), nil
 }

@@ -85,7 +85,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.QueueSize <= ReplaySize {
+	if cfg.QueueSize <= ReplaySize+ConnReplaySize {
 		cfg.QueueSize = 1024
 	}
 	if cfg.PingInterval <= 0 {
@@ -186,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	conn, cw, err := acceptCoalescing(w, r, writeTimeout)
 	if err != nil {
-		s.log.Debug("websocket upgrade failed", "err", err)
+		s.log.DebugContext(connection(r.Context()), "websocket upgrade failed", "err", err)
 		return
 	}
 	if s.accepted != nil {
@@ -197,7 +197,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 
 	if !s.authorized(r) {
-		s.log.Warn("websocket client refused: bad token", "remote", r.RemoteAddr)
+		s.log.WarnContext(connection(ctx), "websocket client refused: bad token", "remote", r.RemoteAddr)
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = conn.Write(wctx, websocket.MessageText, NewFrame(TypeAuthFailed, "authentication failed", time.Now()).encode())
@@ -250,7 +250,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 	for {
 		select {
 		case <-c.slow:
-			s.log.Warn("websocket client dropped: too slow")
+			s.log.WarnContext(connection(ctx), "websocket client dropped: too slow")
 			conn.Close(websocket.StatusPolicyViolation, "client too slow")
 			return
 		default:
@@ -268,7 +268,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				}
 			}
 			if v := violation; v != nil && v.Load() != nil {
-				s.log.Debug("websocket client broke the protocol", "err", *v.Load())
+				s.log.DebugContext(connection(ctx), "websocket client broke the protocol", "err", *v.Load())
 				conn.Close(websocket.StatusProtocolError, "protocol error")
 				return
 			}
@@ -291,7 +291,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				err := conn.Ping(pctx)
 				pcancel()
 				if err != nil {
-					s.log.Debug("websocket client dropped: no pong", "err", err)
+					s.log.DebugContext(connection(ctx), "websocket client dropped: no pong", "err", err)
 					conn.CloseNow()
 					return
 				}
