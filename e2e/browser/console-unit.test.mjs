@@ -12,7 +12,7 @@ import { kindOf } from '../../internal/webui/static/js/stream.js';
 import { widthOf, graphModel, placeLabels, labelBox, overlaps } from '../../internal/webui/static/js/graph.js';
 import { historyCharts, cumulative, total, last, number, PEER_LINES } from '../../internal/webui/static/js/chart.js';
 import { alertRow } from '../../internal/webui/static/js/alerts.js';
-import { toWei, checkAmount, checkOpen, finalizable } from '../../internal/webui/static/js/forms.js';
+import { toWei, checkAmount, checkOpen, finalizable, checkAlias, checkWithdraw, checkSend } from '../../internal/webui/static/js/forms.js';
 import { parseSettingsLines, schemaOf, kindOf as settingKind, parseValue, shown } from '../../internal/webui/static/js/settings.js';
 import { inboxRow, signature } from '../../internal/webui/static/js/inbox.js';
 import { byteCount, byteRate, sessionRow, openLine } from '../../internal/webui/static/js/sessions.js';
@@ -379,4 +379,63 @@ test('placeLabels: no name covers a node or another name; a channel label finds 
   });
   assert.equal(got.edges[edges.length - 1], null, 'a label with no free place is left out');
   assert.ok(got.edges.filter(Boolean).length >= 4, 'most channel labels find a place');
+});
+
+const P1 = '16Uiu2HAmTwTme7UgiAXsBLz92Dx9EwiKyARKSysBAft79L5DqnRz';
+const P2 = '16Uiu2HAkySLfojPX9mxK29GP3McjgeXrRAvNCwLYxyAPqJiCoywT';
+const SELF = '16Uiu2HAm6vN5S5ZJ3pvbShNm2F7ZCuGr3D6yjK7uXcdL9RqDqF4b';
+
+test('checkAlias: an alias is one printable word of at most 64 bytes, not me, not a PeerId; the peer a PeerId or a known alias', () => {
+  const aliases = new Map([['me', SELF], ['bob', P1]]);
+  const ok = checkAlias({ alias: 'carol', peer: P2, aliases, self: SELF });
+  assert.deepEqual(ok, { alias: 'carol', peerId: P2, replaces: '' });
+  assert.deepEqual(checkAlias({ alias: 'bob2', peer: 'bob', aliases, self: SELF }), { alias: 'bob2', peerId: P1, replaces: '' }, 'an alias names its peer');
+  assert.equal(checkAlias({ alias: 'bob', peer: P2, aliases, self: SELF }).replaces, P1, 'replacing is said');
+  for (const [alias, peer, field] of [
+    ['', P2, 'alias'], ['two words', P2, 'alias'], ['me', P2, 'alias'], [P2, P2, 'alias'], ['é'.repeat(33), P2, 'alias'],
+    ['a\u001b', P2, 'alias'], ['x', '', 'peer'], ['x', 'nobody', 'peer'], ['x', '16Uiu2HAmNOPE', 'peer'], ['x', SELF, 'peer'], ['x', 'me', 'peer'],
+  ]) {
+    const v = checkAlias({ alias: alias.replace('\\u001b', '\u001b'), peer, aliases, self: SELF });
+    assert.equal(v.field, field, `${JSON.stringify(alias)} ${peer}: ${JSON.stringify(v)}`);
+    assert.ok(v.error);
+  }
+  assert.equal(checkAlias({ alias: 'é'.repeat(32), peer: P2, aliases, self: SELF }).error, undefined, '64 bytes is allowed');
+});
+
+test('checkWithdraw: a positive amount within the balance (below it for the native coin), a chain address not this node\'s', () => {
+  const balances = { native: '2000000000000000000', relay: '5000000000000000000' };
+  const to = '0x035C68d5251AfF759Ea945A05783F2290EA0Accf';
+  const self = '0x944dB44066392Aab05E9D71D565f270c0Db4FBcc';
+  assert.deepEqual(checkWithdraw({ currency: 'token', amount: '5', recipient: to, balances, self }), { wei: 5n * 10n ** 18n, recipient: to });
+  assert.deepEqual(checkWithdraw({ currency: 'native', amount: '1.5', recipient: ` ${to.toLowerCase()} `, balances, self }), { wei: 15n * 10n ** 17n, recipient: to.toLowerCase() });
+  for (const [currency, amount, recipient, field] of [
+    ['token', '5.000000000000000001', to, 'amount'], ['native', '2', to, 'amount'], ['token', '0', to, 'amount'], ['token', '-1', to, 'amount'],
+    ['token', 'abc', to, 'amount'], ['token', '1', '0x12', 'recipient'], ['token', '1', '', 'recipient'],
+    ['token', '1', '0x' + '0'.repeat(40), 'recipient'], ['token', '1', self.toLowerCase(), 'recipient'],
+  ]) {
+    const v = checkWithdraw({ currency, amount, recipient, balances, self });
+    assert.equal(v.field, field, `${currency} ${amount} ${recipient}: ${JSON.stringify(v)}`);
+  }
+  assert.ok(checkWithdraw({ currency: 'token', amount: '1000', recipient: to, balances: null, self }).wei, 'an unknown balance is the node\'s to check');
+});
+
+test('checkSend: REST when the node picks the path, the admin send line for 0 hops or named relayers', () => {
+  const aliases = new Map([['me', SELF], ['bob', P1], ['r', P2]]);
+  const base = { to: 'bob', path: 'auto', relayers: '', replies: '0', reliable: false, body: 'hello\nthere', aliases, self: SELF };
+  assert.deepEqual(checkSend(base), { rest: { recipient: 'bob', body: 'hello\nthere' } });
+  assert.deepEqual(checkSend({ ...base, replies: '2', reliable: true }), { rest: { recipient: 'bob', body: 'hello\nthere', replies: 2, reliable: true } });
+  assert.deepEqual(checkSend({ ...base, path: 'direct' }), { line: 'send ,bob hello\nthere' });
+  assert.deepEqual(checkSend({ ...base, path: 'named', relayers: ` r , ${P1}` , to: P2 }), { line: `send r,${P1},${P2} hello\nthere` });
+  for (const [patch, field] of [
+    [{ to: '' }, 'to'], [{ to: 'me' }, 'to'], [{ to: SELF }, 'to'], [{ to: 'nobody' }, 'to'], [{ to: 'a,b' }, 'to'],
+    [{ body: '  ' }, 'body'], [{ replies: '17' }, 'replies'], [{ replies: '1.5' }, 'replies'],
+    [{ path: 'direct', replies: '1' }, 'path'], [{ path: 'named', reliable: true, relayers: 'r' }, 'path'],
+    [{ path: 'named', relayers: '' }, 'relayers'], [{ path: 'named', relayers: 'r,r,r,r' }, 'relayers'],
+    [{ path: 'named', relayers: 'me' }, 'relayers'], [{ path: 'named', relayers: 'ghost' }, 'relayers'],
+    [{ path: 'direct', body: 'x'.repeat(4096) }, 'body'],
+  ]) {
+    const v = checkSend({ ...base, ...patch });
+    assert.equal(v.field, field, `${JSON.stringify(patch).slice(0, 80)}: ${JSON.stringify(v).slice(0, 200)}`);
+  }
+  assert.ok(checkSend({ ...base, body: 'x'.repeat(60000) }).rest, 'a long message over REST is the node\'s to bound (maxMessageBytes)');
 });

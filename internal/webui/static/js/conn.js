@@ -77,6 +77,7 @@ export class AdminConn {
     if (p) {
       if (f.reply !== 'echo') p.lines.push(f.msg);
       if (f.reply === 'end') {
+        p.lines.failed = f.error === true; // the node's mark of a failed command
         this.pending.shift();
         p.resolve(p.lines);
       }
@@ -85,7 +86,8 @@ export class AdminConn {
     this.onframe(f);
   }
 
-  // run sends a command line and resolves with its output lines. A hidden
+  // run sends a command line and resolves with its output lines (their
+  // failed property says whether the node marked the command failed). A hidden
   // command (the page's own, for completion) is not shown in the stream.
   run(line, { hidden = false } = {}) {
     return new Promise((resolve, reject) => {

@@ -71,3 +71,116 @@ export function finalizable(c, now = Date.now()) {
   const t = Date.parse(c.closureTime);
   return !Number.isNaN(t) && now >= t;
 }
+
+// PEER_ID is the form of a secp256k1 PeerId (the OpenAPI document's
+// PeerId pattern).
+export const PEER_ID = /^16Uiu2HA[1-9A-HJ-NP-Za-km-z]{45}$/;
+
+// utf8Length is how many bytes s takes in UTF-8.
+export function utf8Length(s) {
+  return new TextEncoder().encode(String(s)).length;
+}
+
+// checkAlias checks the alias form: {alias, peer} as typed, the aliases
+// (alias → PeerId) and this node's PeerId. An alias is 1 to 64 bytes of
+// printable characters without spaces, not `me`, not a PeerId; the peer is
+// a PeerId or an alias the node knows. It returns {alias, peerId,
+// replaces} (replaces: the PeerId the alias names now, or '') or {field,
+// error}. Pure.
+export function checkAlias({ alias, peer, aliases, self }) {
+  const a = String(alias ?? '');
+  if (a.trim() === '') return { field: 'alias', error: 'Name the alias.' };
+  if (/\s/.test(a)) return { field: 'alias', error: 'An alias is one word: no spaces.' };
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(a)) return { field: 'alias', error: 'An alias holds printable characters only.' };
+  if (utf8Length(a) > 64) return { field: 'alias', error: 'An alias is at most 64 bytes.' };
+  if (a === 'me') return { field: 'alias', error: '"me" is this node\'s own name.' };
+  if (PEER_ID.test(a)) return { field: 'alias', error: 'An alias cannot be a PeerId.' };
+  const typed = String(peer ?? '').trim();
+  if (!typed) return { field: 'peer', error: 'Name the peer: its PeerId, or an alias it has.' };
+  const peerId = PEER_ID.test(typed) ? typed : aliases?.get?.(typed);
+  if (!peerId) return { field: 'peer', error: 'The peer must be a PeerId (16Uiu2HA…, 53 characters) or an alias the node knows.' };
+  if (peerId === self) return { field: 'peer', error: 'This node is "me" already.' };
+  const now = aliases?.get?.(a) || '';
+  return { alias: a, peerId, replaces: now && now !== peerId ? now : '' };
+}
+
+// ADDRESS is the form of a chain address.
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+// checkWithdraw checks the withdraw form: {currency ('native' or 'token'),
+// amount in whole units, recipient} as typed, the balances (GET
+// /account/balances: {native, relay} in wei) and this node's chain address.
+// The amount must be positive and within the balance (for the native coin
+// below it: the node pays the gas from it too); the recipient a chain
+// address other than the zero address and this node's own (the node checks
+// a mixed-case address's checksum). It returns {wei, recipient} or {field,
+// error}. Pure.
+export function checkWithdraw({ currency, amount, recipient, balances, self }) {
+  const native = currency === 'native';
+  const why = checkAmount(amount, undefined);
+  if (why) return { field: 'amount', error: why };
+  const wei = toWei(amount);
+  let have = null;
+  try {
+    have = BigInt(native ? balances?.native : balances?.relay);
+  } catch {
+    have = null;
+  }
+  if (have !== null) {
+    if (native && wei >= have) return { field: 'amount', error: 'The amount must be less than the native balance: the node pays the gas from it.' };
+    if (!native && wei > have) return { field: 'amount', error: 'The amount is more than the node\'s token balance.' };
+  }
+  const to = String(recipient ?? '').trim();
+  if (!ADDRESS.test(to)) return { field: 'recipient', error: 'The recipient must be a chain address: 0x and 40 hexadecimal digits.' };
+  if (/^0x0{40}$/.test(to)) return { field: 'recipient', error: 'The zero address burns what it receives.' };
+  if (self && to.toLowerCase() === String(self).toLowerCase()) return { field: 'recipient', error: 'That is this node\'s own address.' };
+  return { wei, recipient: to };
+}
+
+// MAX_LINE is the longest admin command line (ws.MaxLineBytes).
+export const MAX_LINE = 4096;
+
+// checkSend checks the send form: {to, path ('auto', 'direct' or
+// 'named'), relayers (comma-separated, for 'named'), replies, reliable,
+// body} as typed, the aliases and this node's PeerId. The node picks the
+// relayers over REST (POST /messages, with replies and reliable); a path
+// of the operator's goes as the admin command `send ,<peer> <text>` (0
+// hops) or `send <r1>,…,<peer> <text>` (1 to 3 relayers), one command line
+// of at most 4096 bytes, without replies or reliable. It returns {rest:
+// {recipient, body, replies?, reliable?}} or {line} or {field, error}.
+// Pure.
+export function checkSend({ to, path, relayers, replies, reliable, body, aliases, self }) {
+  const peer = String(to ?? '').trim();
+  const isSelf = (p) => p === 'me' || p === self || aliases?.get?.(p) === self;
+  if (!peer) return { field: 'to', error: 'Name the recipient: a PeerId or an alias.' };
+  if (/[\s,]/.test(peer)) return { field: 'to', error: 'The recipient is one PeerId or alias.' };
+  if (isSelf(peer)) return { field: 'to', error: 'A node cannot send a message to itself.' };
+  if (!PEER_ID.test(peer) && !aliases?.get?.(peer)) return { field: 'to', error: 'The recipient must be a PeerId (16Uiu2HA…) or an alias the node knows.' };
+  const text = String(body ?? '');
+  if (text.trim() === '') return { field: 'body', error: 'Write the message.' };
+  const r = String(replies ?? '').trim();
+  const n = r === '' ? 0 : Number(r);
+  if (!Number.isInteger(n) || n < 0 || n > 16) return { field: 'replies', error: 'Reply blocks: a whole number from 0 to 16.' };
+  if (path === 'auto') {
+    const rest = { recipient: peer, body: text };
+    if (n > 0) rest.replies = n;
+    if (reliable) rest.reliable = true;
+    return { rest };
+  }
+  if (n > 0 || reliable) return { field: 'path', error: 'Reply blocks and reliable delivery need the path the node picks.' };
+  let hops = [];
+  if (path === 'named') {
+    hops = String(relayers ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+    if (hops.length < 1 || hops.length > 3) return { field: 'relayers', error: 'Name 1 to 3 relayers, separated by commas.' };
+    for (const h of hops) {
+      if (/\s/.test(h)) return { field: 'relayers', error: 'A relayer is one PeerId or alias.' };
+      if (isSelf(h)) return { field: 'relayers', error: 'This node cannot relay its own message.' };
+      if (!PEER_ID.test(h) && !aliases?.get?.(h)) return { field: 'relayers', error: `${h} is neither a PeerId nor an alias the node knows.` };
+    }
+  } else if (path !== 'direct') {
+    return { field: 'path', error: 'Choose a path.' };
+  }
+  const line = `send ${path === 'direct' ? ',' : hops.map((h) => h + ',').join('')}${peer} ${text}`;
+  if (utf8Length(line) > MAX_LINE) return { field: 'body', error: `A message over a path you choose goes as one command line: at most ${MAX_LINE} bytes with the path; this one is ${utf8Length(line)}.` };
+  return { line };
+}

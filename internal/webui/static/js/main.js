@@ -13,6 +13,7 @@ import { Settings } from './settings.js';
 import { checkOpen, finalizable } from './forms.js';
 import { Inbox } from './inbox.js';
 import { Sessions } from './sessions.js';
+import { Aliases, Withdraw, Send } from './panes.js';
 import { el, tokens, shortId, ago, visible } from './text.js';
 
 const $ = (id) => document.getElementById(id);
@@ -41,6 +42,8 @@ let history;
 let alerts;
 let settings;
 let graphView;
+let aliasesPane;
+let withdrawPane;
 
 // ---- login ----------------------------------------------------------------
 
@@ -211,6 +214,7 @@ async function refreshAliases() {
     state.aliases = new Map(Object.entries(al || {}));
     state.aliasOf = new Map();
     for (const [a, id] of state.aliases) if (a !== 'me') state.aliasOf.set(id, a);
+    aliasesPane.render();
   } catch {
     // the tables say what is wrong
   }
@@ -326,7 +330,8 @@ async function refresh() {
   if (!state.api) return;
   const api = state.api;
   const errors = [];
-  const [addr, peers, channels, stats, bal, info, graph] = await Promise.all([
+  const [, addr, peers, channels, stats, bal, info, graph] = await Promise.all([
+    refreshAliases(),
     state.self ? null : settle(api.get('/account/addresses'), errors),
     settle(api.get('/node/peers'), errors),
     settle(api.get('/channels'), errors),
@@ -343,6 +348,7 @@ async function refresh() {
     who.textContent = visible(`Node ${addr.relayAddress}`);
   }
   if (info?.tokenSymbol) state.symbol = info.tokenSymbol;
+  withdrawPane.setSymbol(state.symbol);
   if (info) inbox.setAvailable(info.inbox === true);
   if (info) sessions.setAvailable(info.sessions === true);
   inbox.refresh();
@@ -406,6 +412,21 @@ async function main() {
   settings = new Settings({
     table: $('settings'), note: $('settings-note'), reload: $('settings-reload'), api: () => state.api,
     run: (line) => state.conn.run(line, { hidden: true }), confirm: confirmAction, say,
+  });
+  aliasesPane = new Aliases({
+    table: $('aliases'), form: $('alias-form'), fields: { alias: $('alias-name'), peer: $('alias-peer') }, error: $('alias-error'),
+    api: () => state.api, aliases: () => state.aliases, self: () => state.self,
+    changed: async () => { await refreshAliases(); refresh(); }, confirm: confirmAction, say,
+  });
+  withdrawPane = new Withdraw({
+    form: $('withdraw-form'), fields: { currency: $('withdraw-currency'), amount: $('withdraw-amount'), recipient: $('withdraw-to') },
+    error: $('withdraw-error'), note: $('withdraw-note'), api: () => state.api, balances: () => state.balance,
+    address: () => state.addr?.nativeAddress, symbol: () => state.symbol, done: refresh, confirm: confirmAction, say,
+  });
+  new Send({
+    form: $('send-form'), error: $('send-error'), note: $('send-note'), api: () => state.api, command,
+    fields: { to: $('send-to'), relayers: $('send-relayers'), replies: $('send-replies'), reliable: $('send-reliable'), body: $('send-body') },
+    aliases: () => state.aliases, self: () => state.self,
   });
   graphView = new GraphView({
     svg: $('graph'), desc: $('graph-desc'), details: $('graph-details'),
