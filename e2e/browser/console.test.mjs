@@ -12,6 +12,10 @@
 // every channel), the open form refusing a peer with a channel and a bad amount before any
 // dialog, and "Finalize close" offered only once the closure period ended; at 390×844 a page
 // opened late shows the past in its charts, nothing scrolls sideways and the channels are cards;
+// at both sizes the graph is explored from the keyboard (Tab, arrows, Enter, Escape) and read as
+// tables, no label covers a node or another label, and the aliases (add, refuse, remove, markup
+// as text), withdraw (refused before the dialog, then mined) and send panes (the node's
+// relayers, 0 hops, a relayer named; each reaching node 2) work;
 // axe-core checks the login page and the console at 1280×800 and 390×844 with no serious or
 // critical violation. Every request the page makes must stay on
 // the node's own ports, and the page must raise no error (a CSP violation
@@ -474,3 +478,154 @@ test('at 390×844: the past in the charts of a page opened now, no sideways scro
     await context.close();
   }
 });
+
+// labelsClear reports the graph's labels that cover a node or another label (their boxes in the
+// drawing's coordinates; a node's own name may touch its own circle's box).
+async function labelsClear(page) {
+  return page.evaluate(() => {
+    const box = (e) => { const b = e.getBBox(); return { x0: b.x, y0: b.y, x1: b.x + b.width, y1: b.y + b.height }; };
+    const hit = (a, b) => a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1;
+    const nodes = [...document.querySelectorAll('#graph g.node')].map((g) => ({ id: g.dataset.id, circle: box(g.querySelector('circle')), label: box(g.querySelector('text')) }));
+    const edges = [...document.querySelectorAll('#graph .edge-label')].map((t) => ({ text: t.textContent, b: box(t) }));
+    const bad = [];
+    const labels = [...nodes.map((n) => ({ name: n.id, b: n.label, own: n.id })), ...edges.map((e) => ({ name: `edge ${e.text}`, b: e.b, own: '' }))];
+    labels.forEach((l, i) => {
+      labels.forEach((o, j) => { if (j > i && hit(l.b, o.b)) bad.push(`${l.name} covers ${o.name}`); });
+      for (const n of nodes) if (n.id !== l.own && hit(l.b, n.circle)) bad.push(`${l.name} covers node ${n.id}`);
+    });
+    return { bad, names: nodes.length, edgeLabels: edges.length };
+  });
+}
+
+// The graph from the keyboard and as tables, and the aliases, withdraw and send panes, at both
+// sizes; axe with the graph's details and tables open.
+for (const [size, viewport] of [['1280×800', { width: 1280, height: 800 }], ['390×844', { width: 390, height: 844 }]]) {
+  const tag = viewport.width;
+  test(`at ${size}: the graph from the keyboard and as tables, aliases, withdraw, send`, { timeout: 240_000 }, async () => {
+    const n3 = node(3);
+    const { context, page, seen } = await open(n1, `n1 panes at ${size}`, viewport);
+    try {
+      await login(page, n1, token);
+      await page.waitForFunction(() => Number(document.getElementById('graph').dataset.edges) >= 12);
+
+      // The graph: Tab from the command line's button reaches this node; the arrows move to the
+      // next node; Enter shows its details and highlights its 6 channels; Escape hides them.
+      await page.locator('#cmd-form button[type=submit]').focus();
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate(() => document.activeElement.dataset?.id), n1.peer, 'Tab reaches this node in the graph');
+      await page.keyboard.press('ArrowRight');
+      const next = await page.evaluate(() => document.activeElement.dataset?.id);
+      assert.ok(next && next !== n1.peer, 'ArrowRight moves to another node');
+      assert.equal(await page.locator('#graph g.node[tabindex="0"]').count(), 1, 'one Tab stop');
+      await page.keyboard.press('Enter');
+      const details = page.locator('#graph-details');
+      await details.filter({ hasText: next }).waitFor();
+      assert.equal(await details.locator('.graph-channels li').count(), 6, 'a peer of the mesh has 6 channels');
+      assert.equal(await page.locator('#graph path.edge.hl').count(), 6);
+      assert.equal(await page.locator(`#graph g.node[data-id="${next}"]`).getAttribute('aria-pressed'), 'true');
+      // A redraw (every 5 s) keeps the focus and the details.
+      const draws = Number(await page.locator('#graph').getAttribute('data-draws'));
+      await page.waitForFunction((n) => Number(document.getElementById('graph').dataset.draws) > n, draws);
+      assert.equal(await page.evaluate(() => document.activeElement.dataset?.id), next, 'the focus stays across a redraw');
+      assert.ok(await details.isVisible());
+      await page.screenshot({ path: join(artifacts, `console-${tag}-graph-keyboard.png`), fullPage: false });
+      await page.locator('.graph-pane').screenshot({ path: join(artifacts, `console-${tag}-graph.png`) });
+      // No label covers a node or another label.
+      const labels = await labelsClear(page);
+      assert.deepEqual(labels.bad, [], 'labels over names');
+      assert.equal(labels.names, 4);
+      // The same graph as tables.
+      await page.locator('.graph-tables summary').click();
+      await until('the graph\'s tables', async () => (await page.locator('#graph-nodes tbody tr').count()) === 4
+        && (await page.locator('#graph-channels tbody tr').count()) >= 12);
+      assert.match(await page.locator(`#graph-nodes tbody tr[data-id="${n1.peer}"]`).innerText(), /this node/);
+      assert.deepEqual(await axe(page), [], `axe at ${size} with the graph's details and tables`);
+      await page.locator('.graph-pane').screenshot({ path: join(artifacts, `console-${tag}-graph-tables.png`) });
+      await page.keyboard.press('Escape');
+      await page.locator(`#graph g.node[data-id="${next}"]`).focus();
+      await page.keyboard.press('Escape');
+      await details.waitFor({ state: 'hidden' });
+
+      // Aliases: a bad alias is refused under the form, no dialog; a good one is listed and
+      // stored; one set by REST with markup shows as text; Remove (after the dialog) removes it.
+      const alias = `c${tag}-${Date.now() % 100000}`;
+      await page.locator('#alias-name').fill('me');
+      await page.locator('#alias-peer').fill(n2.peer);
+      await page.locator('#alias-form button[type=submit]').click();
+      await page.locator('#alias-error').filter({ hasText: 'this node' }).waitFor();
+      assert.equal(await page.locator('dialog#confirm').isVisible(), false);
+      await page.locator('#alias-name').fill(alias);
+      await page.locator('#alias-form button[type=submit]').click();
+      const arow = page.locator(`#aliases tbody tr[data-alias="${alias}"]`);
+      await arow.filter({ hasText: n2.peer }).waitFor();
+      assert.equal((await rest(n1, 'GET', '/aliases'))[alias], n2.peer);
+      const markup = `<b>bold${tag}</b>`;
+      await rest(n1, 'POST', '/aliases', { alias: markup, peerId: n3.peer });
+      await page.locator('#aliases tbody tr').filter({ hasText: markup }).waitFor({ timeout: 30_000 });
+      assert.equal(await page.locator('#aliases b').count(), 0, 'no b element');
+      await page.locator('section[aria-labelledby="aliases-title"]').screenshot({ path: join(artifacts, `console-${tag}-aliases.png`) });
+      await arow.locator('button', { hasText: 'Remove' }).click();
+      await confirm(page);
+      await arow.waitFor({ state: 'detached' });
+      assert.equal((await rest(n1, 'GET', '/aliases'))[alias], undefined);
+      await rest(n1, 'DELETE', `/aliases/${encodeURIComponent(markup)}`);
+
+      // Withdraw: a bad address and an amount above the balance are refused before any dialog;
+      // a good one goes out after the dialog and names its transaction.
+      const to = (await rest(n2, 'GET', '/account/addresses')).nativeAddress;
+      const currency = tag === 390 ? 'native' : 'token';
+      await page.locator('#withdraw-currency').selectOption(currency);
+      await page.locator('#withdraw-amount').fill('0.01');
+      await page.locator('#withdraw-to').fill('0x12');
+      await page.locator('#withdraw-form button[type=submit]').click();
+      await page.locator('#withdraw-error').filter({ hasText: '40 hexadecimal digits' }).waitFor();
+      await page.locator('#withdraw-amount').fill('100000000');
+      await page.locator('#withdraw-to').fill(to);
+      await page.locator('#withdraw-form button[type=submit]').click();
+      await page.locator('#withdraw-error').filter({ hasText: 'balance' }).waitFor();
+      assert.equal(await page.locator('dialog#confirm').isVisible(), false, 'no dialog for a refused withdrawal');
+      assert.equal(await page.locator('#withdraw-amount').getAttribute('aria-invalid'), 'true');
+      await page.locator('#withdraw-amount').fill('0.01');
+      await page.locator('#withdraw-form button[type=submit]').click();
+      await confirm(page);
+      await page.locator('#withdraw-note').filter({ hasText: /transaction 0x[0-9a-f]{64}/ }).waitFor({ timeout: 60_000 });
+      await page.locator('section[aria-labelledby="withdraw-title"]').screenshot({ path: join(artifacts, `console-${tag}-withdraw.png`) });
+
+      // Send: to this node is refused; over the node's relayers (REST), directly and through a
+      // relayer named (node 3), each message reaches node 2.
+      const inbox = (await rest(n2, 'GET', '/node/info')).inbox;
+      const received = async (text) => !inbox || (await rest(n2, 'GET', '/messages?limit=1000')).some((m) => m.body.endsWith(text));
+      await page.locator('#send-to').fill('me');
+      await page.locator('#send-body').fill('x');
+      await page.locator('#send-form button[type=submit]').click();
+      await page.locator('#send-error').filter({ hasText: 'itself' }).waitFor();
+      for (const [path, extra] of [['auto', ''], ['direct', ''], ['named', n3.peer]]) {
+        const text = `console ${path} ${tag} ${Date.now()}`;
+        await page.locator(`#send-path input[value="${path}"]`).check();
+        if (extra) await page.locator('#send-relayers').fill(extra);
+        await page.locator('#send-to').fill(n2.peer);
+        await page.locator('#send-body').fill(text);
+        await page.locator('#send-form button[type=submit]').click();
+        await page.locator('#send-note').filter({ hasText: path === 'auto' ? /Sent to|Accepted as message/ : /Message sent to/ }).waitFor({ timeout: 60_000 });
+        assert.equal(await page.locator('#send-error').innerText(), '');
+        await until(`the ${path} message to reach node 2`, () => received(text), 60_000);
+      }
+      // Reply blocks need the path the node picks: refused before anything goes out.
+      await page.locator('#send-path input[value="direct"]').check();
+      assert.ok(await page.locator('#send-replies').isDisabled(), 'reply blocks are off for a path of one\'s own');
+      await page.locator('section[aria-labelledby="send-title"]').screenshot({ path: join(artifacts, `console-${tag}-send.png`) });
+
+      await page.screenshot({ path: join(artifacts, `console-${tag}-panes.png`), fullPage: true });
+      const width = await page.evaluate(() => ({
+        scroll: document.documentElement.scrollWidth, inner: window.innerWidth,
+        wide: [...document.querySelectorAll('#app-view *')].filter((e) => e.getBoundingClientRect().right > window.innerWidth + 1)
+          .slice(0, 5).map((e) => `${e.tagName.toLowerCase()}#${e.id}.${[...e.classList].join('.')}`),
+      }));
+      assert.ok(width.scroll <= width.inner, `no horizontal scrolling: ${JSON.stringify(width)}`);
+      assert.deepEqual(await axe(page), [], `axe at ${size} with the new panes`);
+      clean(seen);
+    } finally {
+      await context.close();
+    }
+  });
+}

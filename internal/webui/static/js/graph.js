@@ -210,13 +210,25 @@ export function overlaps(a, b) {
 // another label, inside a w × h drawing. nodes: [{x, y, r, text}] (the
 // circle and its name); edges: [{text, at: [{x, y}, …]}] (a channel's
 // label and the points along its arc it may sit at, best first). A node's
-// name goes below its circle, else above, right or left of it, whichever
-// is first free, else shortened to 7 characters and an ellipsis, else
+// name goes on its side away from center (the drawing's middle), where its
+// channels do not run, else on another side, whichever is first free, else shortened to 7 characters and an ellipsis, else
 // where it covers least (a name is always drawn: the nodes never sit that
 // close in drawGraph's ring); a channel's label goes at its first free
 // point, or is left out (null). It returns {nodes: [{x, y, anchor, text}],
 // edges: [{x, y} | null]}. Pure.
-export function placeLabels(nodes, edges, w, h, { nodePx = 12, edgePx = 11 } = {}) {
+export function placeLabels(nodes, edges, w, h, { nodePx = 12, edgePx = 11, center = { x: w / 2, y: h / 2 } } = {}) {
+  // The four places around a node, the side away from the centre first
+  // (where its channels do not run), then the opposite one, then the others.
+  const sides = (n, c) => {
+    const below = { x: n.x, y: n.y + n.r + nodePx + 1, anchor: 'middle' };
+    const above = { x: n.x, y: n.y - n.r - 5, anchor: 'middle' };
+    const right = { x: n.x + n.r + 4, y: n.y + nodePx * 0.35, anchor: 'start' };
+    const left = { x: n.x - n.r - 4, y: n.y + nodePx * 0.35, anchor: 'end' };
+    const dx = n.x - c.x;
+    const dy = n.y - c.y;
+    if (Math.abs(dy) >= Math.abs(dx) * 0.5) return dy < 0 ? [above, below, right, left] : [below, above, right, left];
+    return dx > 0 ? [right, left, below, above] : [left, right, below, above];
+  };
   const circles = nodes.map((n) => ({ x0: n.x - n.r - 2, y0: n.y - n.r - 2, x1: n.x + n.r + 2, y1: n.y + n.r + 2 }));
   const taken = [];
   const inside = (b) => b.x0 >= 0 && b.y0 >= 0 && b.x1 <= w && b.y1 <= h;
@@ -233,12 +245,7 @@ export function placeLabels(nodes, edges, w, h, { nodePx = 12, edgePx = 11 } = {
     let best = null;
     for (const text of texts) {
       const len = [...text].length;
-      for (const c of [
-        { x: n.x, y: n.y + n.r + nodePx + 1, anchor: 'middle' },
-        { x: n.x, y: n.y - n.r - 5, anchor: 'middle' },
-        { x: n.x + n.r + 4, y: n.y + nodePx * 0.35, anchor: 'start' },
-        { x: n.x - n.r - 4, y: n.y + nodePx * 0.35, anchor: 'end' },
-      ]) {
+      for (const c of sides(n, center)) {
         const b = labelBox(c.x, c.y, len, nodePx, c.anchor);
         const k = cost(b, i);
         if (!best || k < best.k) best = { c: { ...c, text }, b, k };
@@ -306,6 +313,8 @@ export class GraphView {
   draw(data) {
     const hadFocus = this.svg.contains(document.activeElement);
     this.last = drawGraph(this.svg, this.desc, data);
+    this.draws = (this.draws || 0) + 1;
+    this.svg.dataset.draws = String(this.draws); // tests wait for a redraw by it
     this.order = this.last.order;
     if (!this.order.includes(this.focusId)) this.focusId = this.order[0] || '';
     for (const g of this.svg.querySelectorAll('g.node')) g.setAttribute('tabindex', g.dataset.id === this.focusId ? '0' : '-1');
