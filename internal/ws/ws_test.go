@@ -608,3 +608,47 @@ func TestFailedRepliesAreMarked(t *testing.T) {
 		t.Fatalf("binary frame: %+v", f)
 	}
 }
+
+// TestRefusedClientsStayOutOfTheReplay: with the node's log handler on the hub, many clients
+// refused for a bad token leave the node's events in a later client's replay; only the last
+// ConnReplaySize refusals are replayed, among them in order.
+func TestRefusedClientsStayOutOfTheReplay(t *testing.T) {
+	hub := NewHub(nil)
+	h := newHarness(t, Config{Hub: hub, Logger: slog.New(NewLogHandler(hub, slog.LevelInfo))})
+	for i := 1; i <= ReplaySize-1; i++ {
+		hub.Log(fmt.Sprintf("event %d", i))
+	}
+	for range 3 * ReplaySize {
+		c := h.dial(t, "wrong-token")
+		if f := read(t, c); f.Type != TypeAuthFailed {
+			t.Fatalf("first frame %+v, want %s", f, TypeAuthFailed)
+		}
+		c.CloseNow()
+	}
+	// The server logs a refusal before it writes the auth-failed frame, so every one is in.
+	refusal := regexp.MustCompile(`^level=WARN msg="websocket client refused: bad token" remote=127\.0\.0\.1:\d+$`)
+	c := h.dial(t, testToken)
+	var events, refusals int
+	for {
+		f := read(t, c)
+		if !f.Replay {
+			t.Fatalf("a live frame %q before the connect line", f.Msg)
+		}
+		switch {
+		case f.Msg == "ws client connected [ authentication ENABLED ]":
+			if events != ReplaySize-1 || refusals != ConnReplaySize {
+				t.Fatalf("replay held %d events and %d refusals, want %d and %d", events, refusals, ReplaySize-1, ConnReplaySize)
+			}
+			return
+		case f.Msg == fmt.Sprintf("event %d", events+1):
+			if refusals > 0 {
+				t.Fatalf("event %d after a refusal: the refusals came last", events+1)
+			}
+			events++
+		case refusal.MatchString(f.Msg):
+			refusals++
+		default:
+			t.Fatalf("replayed %q after %d events and %d refusals", f.Msg, events, refusals)
+		}
+	}
+}
