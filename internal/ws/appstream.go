@@ -278,7 +278,7 @@ func (a *AppStreams) ServeMessages(w http.ResponseWriter, r *http.Request, since
 			conn.Close(websocket.StatusGoingAway, "server shutting down")
 			return
 		case <-c.slow:
-			a.log.WarnContext(connection(ctx), "message stream client dropped: too slow")
+			a.log.WarnContext(ctx, "message stream client dropped: too slow", aboutConnection)
 			conn.Close(websocket.StatusPolicyViolation, "client too slow")
 			return
 		case <-c.wake:
@@ -388,7 +388,7 @@ func (a *AppStreams) ServeAdmin(w http.ResponseWriter, r *http.Request, authEnab
 func (a *AppStreams) accept(w http.ResponseWriter, r *http.Request) (*websocket.Conn, *coalescer, context.Context, context.CancelFunc, bool) {
 	conn, cw, err := acceptCoalescing(w, r, writeTimeout)
 	if err != nil {
-		a.log.DebugContext(connection(r.Context()), "websocket upgrade failed", "err", err)
+		a.log.DebugContext(r.Context(), "websocket upgrade failed", "err", err, aboutConnection)
 		return nil, nil, nil, nil, false
 	}
 	conn.SetReadLimit(MaxLineBytes + 1024)

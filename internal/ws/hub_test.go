@@ -134,14 +134,14 @@ func TestConnectionLinesInterleave(t *testing.T) {
 	}
 }
 
-// TestLogHandlerConnectionContext: the log handler publishes a record logged with a connection's
-// context as a connection line, any other as a node frame.
-func TestLogHandlerConnectionContext(t *testing.T) {
+// TestLogHandlerConnectionMark: the log handler publishes a record marked aboutConnection as a
+// connection line without the mark, any other as a node frame.
+func TestLogHandlerConnectionMark(t *testing.T) {
 	h := NewHub(nil)
 	log := slog.New(NewLogHandler(h, slog.LevelDebug)).With("component", "admin")
 	log.Info("an event")
 	for range 2 * ReplaySize {
-		log.WarnContext(connection(t.Context()), "websocket client refused: bad token", "remote", "127.0.0.1:1")
+		log.Warn("websocket client refused: bad token", "remote", "127.0.0.1:1", aboutConnection)
 	}
 	log.Info("another event")
 	c := newClient(1024)

@@ -6,19 +6,18 @@ import (
 	"strings"
 )
 
-// connectionKey marks a context whose log records are about the console's own connections.
-type connectionKey struct{}
+// connKey is the attribute that marks a log record about the console's own connections.
+const connKey = "wsConnection"
 
-// connection returns ctx marked so that the log handler of NewLogHandler publishes its records
-// with Hub.LogConnection: lines about clients coming and going stay out of the node's replay.
-func connection(ctx context.Context) context.Context {
-	return context.WithValue(ctx, connectionKey{}, true)
-}
+// aboutConnection, among a record's attributes, makes the log handler of NewLogHandler publish
+// it with Hub.LogConnection (and leave the mark out of the line): lines about clients coming
+// and going stay out of the node's replay.
+var aboutConnection = slog.Bool(connKey, true)
 
 // NewLogHandler returns a slog handler that publishes every record at or
 // above level as one log frame: "LEVEL message key=value …", without the
-// time (the frame carries it). A record logged with a context about a
-// console connection (this package's refusals and drops) goes out with
+// time (the frame carries it). A record marked as about a console
+// connection (aboutConnection: this package's refusals and drops) goes out with
 // Hub.LogConnection, so that it does not push the node's events out of the
 // replay.
 func NewLogHandler(h *Hub, level slog.Leveler) slog.Handler {
@@ -37,7 +36,7 @@ func textTo(w hubWriter, level slog.Leveler) slog.Handler {
 	})
 }
 
-// logHandler sends a record to events, or to conns when its context is about a connection.
+// logHandler sends a record to events, or to conns when it is marked as about a connection.
 type logHandler struct{ events, conns slog.Handler }
 
 func (l logHandler) Enabled(ctx context.Context, level slog.Level) bool {
@@ -45,10 +44,22 @@ func (l logHandler) Enabled(ctx context.Context, level slog.Level) bool {
 }
 
 func (l logHandler) Handle(ctx context.Context, r slog.Record) error {
-	if ctx != nil && ctx.Value(connectionKey{}) != nil {
-		return l.conns.Handle(ctx, r)
+	marked := false
+	r.Attrs(func(a slog.Attr) bool {
+		marked = a.Key == connKey
+		return !marked
+	})
+	if !marked {
+		return l.events.Handle(ctx, r)
 	}
-	return l.events.Handle(ctx, r)
+	out := slog.NewRecord(r.Time, r.Level, r.Message, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key != connKey {
+			out.AddAttrs(a)
+		}
+		return true
+	})
+	return l.conns.Handle(ctx, out)
 }
 
 func (l logHandler) WithAttrs(as []slog.Attr) slog.Handler {

@@ -186,7 +186,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	conn, cw, err := acceptCoalescing(w, r, writeTimeout)
 	if err != nil {
-		s.log.DebugContext(connection(r.Context()), "websocket upgrade failed", "err", err)
+		s.log.DebugContext(r.Context(), "websocket upgrade failed", "err", err, aboutConnection)
 		return
 	}
 	if s.accepted != nil {
@@ -197,7 +197,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 
 	if !s.authorized(r) {
-		s.log.WarnContext(connection(ctx), "websocket client refused: bad token", "remote", r.RemoteAddr)
+		s.log.WarnContext(ctx, "websocket client refused: bad token", "remote", r.RemoteAddr, aboutConnection)
 		wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		_ = conn.Write(wctx, websocket.MessageText, NewFrame(TypeAuthFailed, "authentication failed", time.Now()).encode())
@@ -250,7 +250,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 	for {
 		select {
 		case <-c.slow:
-			s.log.WarnContext(connection(ctx), "websocket client dropped: too slow")
+			s.log.WarnContext(ctx, "websocket client dropped: too slow", aboutConnection)
 			conn.Close(websocket.StatusPolicyViolation, "client too slow")
 			return
 		default:
@@ -268,7 +268,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				}
 			}
 			if v := violation; v != nil && v.Load() != nil {
-				s.log.DebugContext(connection(ctx), "websocket client broke the protocol", "err", *v.Load())
+				s.log.DebugContext(ctx, "websocket client broke the protocol", "err", *v.Load(), aboutConnection)
 				conn.Close(websocket.StatusProtocolError, "protocol error")
 				return
 			}
@@ -291,7 +291,7 @@ func (s *Server) writeLoop(ctx context.Context, cancel context.CancelFunc, conn 
 				err := conn.Ping(pctx)
 				pcancel()
 				if err != nil {
-					s.log.DebugContext(connection(ctx), "websocket client dropped: no pong", "err", err)
+					s.log.DebugContext(ctx, "websocket client dropped: no pong", "err", err, aboutConnection)
 					conn.CloseNow()
 					return
 				}
