@@ -3,7 +3,10 @@
 // with --observe or --privacy, what a global passive observer of the links learns. With
 // --privacy --shapes and patient senders (--correspondents fixed) it prints the patient
 // observer's table: its statistical disclosure and activity-detection attacks against today's
-// sending and each traffic shape of docs/TRAFFIC.md.
+// sending and each traffic shape of docs/TRAFFIC.md. Without flags every simulated node has the
+// settings of a node started without any (internal/settings.Defaults). With --layers it
+// simulates issue 30's layered topology (internal/topology), and --layerWidths compares it with
+// free routes (width 0) on the same seed; --cpuprofile writes a CPU profile.
 package main
 
 import (

@@ -126,9 +126,11 @@ type Config struct {
 	Seed uint64
 }
 
-// DefaultConfig is 30 nodes as `relayd cluster --nodes 30 --topology sparse` starts them, 5
+// DefaultConfig is 30 nodes as `relayd cluster --nodes 30 --topology sparse` started them, 5
 // senders to 5 recipients at 100 messages per second for 60 s, without churn, uniform mixing
-// in [0, 20 ms] (the relay's default), no cover traffic and no observer.
+// in [0, 20 ms], 4 channels, no cover traffic, no stream and no observer: the package's test
+// network, not a node's defaults (those are internal/settings.Defaults; `relaysim` without
+// flags puts them on every node).
 func DefaultConfig() Config {
 	return Config{
 		Nodes: 30, Senders: 5, Recipients: 5, Rate: 100,
