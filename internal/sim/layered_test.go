@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"os"
 	"testing"
 	"time"
+
+	"github.com/relayd/relayd/internal/token"
 )
 
 // TestLayeredPathsCrossTheLayers: in a layered network every path crosses one relayer of each
@@ -53,5 +56,55 @@ func TestLayeredIsDeterministic(t *testing.T) {
 	a, b := run(t, cfg), run(t, cfg)
 	if a.Delivered != b.Delivered || a.LatencyP50 != b.LatencyP50 || a.RelayerEarnsPerDay != b.RelayerEarnsPerDay {
 		t.Fatalf("two runs differ: %+v, %+v", a, b)
+	}
+}
+
+// TestIdleSkipsOnlyWhatDecideWouldNotDo: a node is idle with its channels full and healthy, and
+// not with a channel missing, depleted, or to a peer whose quality fell below the closing one.
+func TestIdleSkipsOnlyWhatDecideWouldNotDo(t *testing.T) {
+	s := warm(t)
+	s.runUntil(s.cfg.Warmup + time.Second)
+	i := 0
+	if !s.idle(i) {
+		t.Fatalf("node %d with %d channels, all funded and up, is not idle", i, len(s.nodes[i].out))
+	}
+	c := s.nodes[i].out[0]
+	saved := c.balance
+	c.balance.Clear()
+	if s.idle(i) {
+		t.Error("idle with a depleted channel, which Decide closes")
+	}
+	c.balance = saved
+	peer := s.nodes[c.dst]
+	peer.up = false
+	peer.history = append(peer.history, transition{at: s.now, up: false})
+	s.now += 10 * s.cfg.HeartbeatInterval // 10 failed pings: 0.75^10 of the quality, below 0.1
+	if s.idle(i) {
+		t.Errorf("idle with a channel to a peer of quality %.3f, which Decide closes", s.quality(i, c.dst))
+	}
+	s.nodes[i].out = s.nodes[i].out[1:]
+	peer.up, peer.history = true, nil
+	if s.idle(i) {
+		t.Error("idle with a channel short of maxChannels and the balance to open one")
+	}
+}
+
+// TestTenThousandNodes runs a layered network of 10,000 nodes for a second of traffic at the
+// node's defaults: every message finds a path through the layers and arrives. Slow (some
+// seconds, and 10,000 nodes): set RELAYD_SIM_LARGE=1.
+func TestTenThousandNodes(t *testing.T) {
+	if os.Getenv("RELAYD_SIM_LARGE") == "" {
+		t.Skip("set RELAYD_SIM_LARGE=1 to run 10,000 nodes")
+	}
+	cfg := DefaultConfig()
+	cfg.Nodes, cfg.Senders, cfg.Recipients = 10000, 9000, 1000
+	cfg.Fixed, cfg.BurstRate, cfg.BurstOn, cfg.BurstOff = true, 0.5, 10*time.Second, 0
+	cfg.Duration, cfg.MixDelayMean, cfg.MixDelayMax = time.Second, 50*time.Millisecond, 0
+	cfg.CoverRate, cfg.SendRate, cfg.Reemit, cfg.Relayers, cfg.MaxChannels = 1, 10, true, 3, 8
+	cfg.Balance = token.Tokens(900).Big()
+	cfg.Layers, cfg.LayerWidth, cfg.LayerCoverRate = 3, 32, 10
+	r := run(t, cfg)
+	if r.Messages < 3000 || r.PathFound != 1 || r.Delivery < 0.999 || r.LayerRelayers != 96 {
+		t.Fatalf("%d messages, path found %.3f, delivery %.4f, %d relayers", r.Messages, r.PathFound, r.Delivery, r.LayerRelayers)
 	}
 }
