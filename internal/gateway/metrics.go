@@ -9,8 +9,10 @@ import (
 // RegisterMetrics exposes c's counters (carrier.Stats) on reg as relayd_session_* counters:
 // reply blocks, frames and answers by what became of them, and the network's failed sends by
 // reason, which is how a session that stalls (channels that ran dry: reason no_balance) says why.
-func RegisterMetrics(reg prometheus.Registerer, c *carrier.Carrier) error {
-	return reg.Register(&statsCollector{c: c})
+// The failures of each of reasons are exposed from the start (at 0), so that dashboards and
+// alert rules find the series before a first failure.
+func RegisterMetrics(reg prometheus.Registerer, c *carrier.Carrier, reasons ...string) error {
+	return reg.Register(&statsCollector{c: c, reasons: reasons})
 }
 
 var (
@@ -30,7 +32,10 @@ var (
 		[]string{"reason"}, nil)
 )
 
-type statsCollector struct{ c *carrier.Carrier }
+type statsCollector struct {
+	c       *carrier.Carrier
+	reasons []string
+}
 
 func (s *statsCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descBlocks, descFrames, descAnswers, descMalformed, descFailures} {
@@ -55,5 +60,10 @@ func (s *statsCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descMalformed, st.Malformed)
 	for reason, v := range st.Failures {
 		counter(descFailures, v, reason)
+	}
+	for _, reason := range s.reasons {
+		if _, ok := st.Failures[reason]; !ok {
+			counter(descFailures, 0, reason)
+		}
 	}
 }

@@ -17,7 +17,7 @@ func TestMetrics(t *testing.T) {
 	_, entry, ex := pair(t, []string{served}, nil)
 	regs := map[*Stack]*prometheus.Registry{entry: prometheus.NewRegistry(), ex: prometheus.NewRegistry()}
 	for s, reg := range regs {
-		if err := RegisterMetrics(reg, s.Carrier); err != nil {
+		if err := RegisterMetrics(reg, s.Carrier, "no_path", "no_balance"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,6 +68,12 @@ func TestMetrics(t *testing.T) {
 	}
 	if v := value(regs[ex], "relayd_session_malformed_total", "", ""); v != 0 {
 		t.Errorf("malformed %v, want 0", v)
+	}
+	// The failure reasons named at registration are there before any failure.
+	for _, reason := range []string{"no_path", "no_balance"} {
+		if v := value(regs[ex], "relayd_session_send_failures_total", "reason", reason); v != 0 {
+			t.Errorf("send failures %q = %v, want a series at 0", reason, v)
+		}
 	}
 }
 

@@ -37,5 +37,5 @@ func (n *Node) buildSessions() (err error) {
 			n.component("sessions").Warn("socks5Listen not applied: the entry stays where it was", "err", err)
 		}
 	})
-	return gateway.RegisterMetrics(n.reg, n.sessions.Carrier)
+	return gateway.RegisterMetrics(n.reg, n.sessions.Carrier, router.Reasons...)
 }

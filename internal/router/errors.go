@@ -33,6 +33,9 @@ var (
 	ErrBusy = errors.New("the node is busy; nothing was sent, try again")
 )
 
+// Reasons are the values Reason returns.
+var Reasons = []string{"no_path", "no_balance", "send_failed"}
+
 // Reason is the metric label of why a cover or drop packet was not sent, for err from a send:
 // "no_path" (no chain, no channels or no path of open channels yet), "no_balance" (paths exist,
 // no channel on them pays the tickets) or "send_failed".
