@@ -40,6 +40,7 @@ var rules = map[string]rule{
 	"internal/channels":   {pure: true, noTransport: true},
 	"internal/wait":       {pure: true},
 	"internal/atomicfile": {noTransport: true},
+	"internal/datadir":    {may: []string{"internal/identity"}, noTransport: true},
 	"internal/testlog":    {pure: true},
 	"internal/identity":   {noTransport: true},
 	"internal/store":      {may: []string{"internal/channels", "internal/packet", "internal/tickets"}},
@@ -266,9 +267,9 @@ func TestNeverImports(t *testing.T) {
 
 // nodeBudget is the most lines of non-test Go internal/node may hold: it only builds and wires.
 // Sessions (issue 28) pushed it to 753 lines for a while; the servers' life moved to
-// internal/servers to make room. Session 12 wired two rooms more (history and alerts, 37 lines
-// of wiring in cockpit.go and beside the servers): 740.
-const nodeBudget = 740
+// internal/servers to make room. Session 12 wired two rooms more (history and alerts) and moved
+// the data directory's and the keystore's opening to internal/datadir to stay within it.
+const nodeBudget = 700
 
 // goFiles lists the non-test Go files of dir.
 func goFiles(t *testing.T, dir string) []string {

@@ -34,7 +34,7 @@ import (
 // what exists.
 func (n *Node) build() (err error) {
 	if n.db, err = store.OpenWith(n.cfg.Data, store.Options{Logger: n.component("store")}); err != nil {
-		return &StartupError{"data", err}
+		return &StartupError{Flag: "data", Err: err}
 	}
 	// The ledger, built with the chain below, tracks the network's minimum win probability, which
 	// a winProb setting must not go under; the settings are read before (the ledger signs at
@@ -66,7 +66,7 @@ func (n *Node) build() (err error) {
 		led = n.chain.ledger
 	}
 	if err := n.disc.Start(); err != nil {
-		return &StartupError{"peers", err}
+		return &StartupError{Flag: "peers", Err: err}
 	}
 	if err := n.buildMessaging(); err != nil {
 		return err
@@ -100,7 +100,7 @@ func (n *Node) buildSettings(minWinProb func() uint64) error {
 			return err
 		}})
 	if err != nil {
-		return &StartupError{"mixDelayMax", err}
+		return &StartupError{Flag: "mixDelayMax", Err: err}
 	}
 	return nil
 }
@@ -118,18 +118,18 @@ func (n *Node) mixing(v settings.Values) (relay.Mixing, error) {
 func (n *Node) buildTransport() error {
 	addrs, err := p2p.ListenAddrsFor(n.cfg.Host)
 	if err != nil {
-		return &StartupError{"host", err}
+		return &StartupError{Flag: "host", Err: err}
 	}
 	announce, err := p2p.ParseAnnounce(n.cfg.Announce)
 	if err != nil {
-		return &StartupError{"announce", err}
+		return &StartupError{Flag: "announce", Err: err}
 	}
 	// NAT traversal on every network but the local one of `relayd cluster` (docs/NAT.md).
 	n.host, err = p2p.New(p2p.Config{PrivKey: n.id.P2PKey(), ListenAddrs: addrs, Network: n.cfg.Network,
 		Announce: announce, Traversal: n.cfg.Network != discovery.LocalNetwork,
 		HeartbeatInterval: n.cfg.HeartbeatInterval, Logger: n.component("p2p"), Registerer: n.reg})
 	if err != nil {
-		return &StartupError{"host", err}
+		return &StartupError{Flag: "host", Err: err}
 	}
 	return nil
 }
@@ -151,17 +151,17 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 		File: n.cfg.NetworksFile, Channels: n.cfg.ChannelsContract})
 	switch {
 	case errors.Is(err, chain.ErrProviderUnavailable):
-		return &StartupError{"provider", err}
+		return &StartupError{Flag: "provider", Err: err}
 	case err != nil:
-		return &StartupError{"network", err}
+		return &StartupError{Flag: "network", Err: err}
 	}
 	client, err := chain.Dial(ctx, chain.Config{ProviderURL: n.cfg.Provider, Key: n.id.PrivateKey(),
 		Channels: nw.Channels, Logger: n.component("chain")})
 	switch {
 	case errors.Is(err, chain.ErrNoContract):
-		return &StartupError{"channelsContract", fmt.Errorf("%w (the address of the RelayChannels contract on the chain --provider serves)", err)}
+		return &StartupError{Flag: "channelsContract", Err: fmt.Errorf("%w (the address of the RelayChannels contract on the chain --provider serves)", err)}
 	case err != nil:
-		return &StartupError{"provider", err}
+		return &StartupError{Flag: "provider", Err: err}
 	}
 	c := &chainRooms{client: client, graph: graph}
 	n.chain = c
@@ -170,9 +170,9 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	minWin, err := client.MinWinProb(ctx)
 	switch {
 	case errors.Is(err, chain.ErrProviderUnavailable):
-		return &StartupError{"provider", fmt.Errorf("read the network's minimum win probability: %w", err)}
+		return &StartupError{Flag: "provider", Err: fmt.Errorf("read the network's minimum win probability: %w", err)}
 	case err != nil:
-		return &StartupError{"channelsContract", fmt.Errorf("read the network's minimum win probability: %w (a RelayChannels contract older than lottery tickets? deploy the current one)", err)}
+		return &StartupError{Flag: "channelsContract", Err: fmt.Errorf("read the network's minimum win probability: %w (a RelayChannels contract older than lottery tickets? deploy the current one)", err)}
 	}
 	if c.ledger, err = ledger.New(ledger.Config{Key: n.id.PrivateKey(), ChainID: client.ChainID(), Contract: client.ChannelsAddress(),
 		Channels: graph, Store: n.db, MinWinProb: minWin, WinProb: n.settings.WinProb, Logger: n.component("tickets"), Registerer: n.reg}); err != nil {
@@ -182,7 +182,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 		Channels: client.ChannelsAddress(), StartBlock: nw.StartBlock, Confirmations: chain.Confirmations(n.cfg.Confirmations, client.ChainID()),
 		ReindexOnNewChain: n.cfg.ReindexOnNewChain, OnEvent: n.onChainEvent, Logger: n.component("indexer"), Registerer: n.reg})
 	if err != nil {
-		return &StartupError{"channelsContract", err}
+		return &StartupError{Flag: "channelsContract", Err: err}
 	}
 	redeemer := ledger.ChainRedeemer{Chain: client, Options: n.opts.RedeemOptions}
 	c.ops = &ledger.Operations{Chain: client, Channels: graph, Self: n.id.Address(), Synced: c.indexer.WaitHead, Ledger: c.ledger, Redeemer: redeemer}
@@ -197,9 +197,9 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	// known peers (Discovery.Start), so paths, pings and forwarding work before the API opens.
 	if err := c.indexer.Load(ctx); err != nil {
 		if errors.Is(err, chain.ErrChainReplaced) {
-			return &StartupError{"reindexOnNewChain", fmt.Errorf("%w; the stored channels and tickets do not exist there (restart with --reindexOnNewChain to drop the index and re-index, or point --provider at the chain indexed)", err)}
+			return &StartupError{Flag: "reindexOnNewChain", Err: fmt.Errorf("%w; the stored channels and tickets do not exist there (restart with --reindexOnNewChain to drop the index and re-index, or point --provider at the chain indexed)", err)}
 		}
-		return &StartupError{"data", err}
+		return &StartupError{Flag: "data", Err: err}
 	}
 	if c.strategy, err = strategy.NewRunner(strategy.RunnerConfig{
 		Policy:   func() strategy.Policy { return n.settings.Get().Policy() },
@@ -218,7 +218,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 
 func (n *Node) buildDiscovery(cfg discovery.Config) (err error) {
 	if n.disc, err = discovery.New(cfg); err != nil {
-		return &StartupError{"peers", err}
+		return &StartupError{Flag: "peers", Err: err}
 	}
 	return nil
 }
@@ -249,11 +249,11 @@ func (n *Node) buildMessaging() (err error) {
 		return err
 	}
 	if n.replay, err = n.db.ReplayTags(time.Now); err != nil {
-		return &StartupError{"data", err}
+		return &StartupError{Flag: "data", Err: err}
 	}
 	mix, err := n.mixing(n.settings.Get())
 	if err != nil {
-		return &StartupError{"mixDelayMax", err}
+		return &StartupError{Flag: "mixDelayMax", Err: err}
 	}
 	var transport relay.Transport = n.host
 	if n.opts.WrapTransport != nil {

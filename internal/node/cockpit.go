@@ -21,7 +21,7 @@ func (n *Node) buildCockpit() (err error) {
 		}
 	}
 	if n.history, err = history.New(history.Config{Store: n.db.History(), Sources: hs, Ticks: n.opts.HistoryTicks, Logger: n.component("history")}); err != nil {
-		return &StartupError{"data", err}
+		return &StartupError{Flag: "data", Err: err}
 	}
 	n.alerts, err = alerts.New(alerts.Config{Sources: as, Settings: n.settings.Get, Logger: n.component("alerts")})
 	return err

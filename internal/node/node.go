@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -27,6 +26,7 @@ import (
 	"github.com/relayd/relayd/internal/config"
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/cover"
+	"github.com/relayd/relayd/internal/datadir"
 	"github.com/relayd/relayd/internal/discovery"
 	"github.com/relayd/relayd/internal/gateway"
 	"github.com/relayd/relayd/internal/history"
@@ -105,13 +105,7 @@ type chainRooms struct {
 
 // StartupError is a problem a user fixes by changing one flag or the environment; its text is a
 // single line that names the flag.
-type StartupError struct {
-	Flag string
-	Err  error
-}
-
-func (e *StartupError) Error() string { return "--" + e.Flag + ": " + e.Err.Error() }
-func (e *StartupError) Unwrap() error { return e.Err }
+type StartupError = datadir.FlagError
 
 // New validates cfg, opens (or with cfg.Init creates) the identity and the data directory, builds
 // every room and binds the API and admin listeners. Nothing is served until Run. logOut receives
@@ -122,14 +116,12 @@ func New(cfg config.Config, logOut io.Writer, opts Options) (*Node, error) {
 	}
 	level := new(slog.LevelVar)
 	if err := level.UnmarshalText([]byte(cfg.LogLevel)); err != nil {
-		return nil, &StartupError{"logLevel", err}
+		return nil, &StartupError{Flag: "logLevel", Err: err}
 	}
 	hub := ws.NewHub(time.Now)
 	log := logs.New(logOut, cfg.LogFormat == config.LogJSON, level, ws.NewLogHandler(hub, level))
-	if err := prepareDataDir(cfg); err != nil {
-		return nil, err
-	}
-	id, err := openIdentity(cfg, log)
+	id, err := datadir.Open(datadir.Config{Data: cfg.Data, Identity: cfg.Identity, Password: cfg.Password,
+		PasswordFile: cfg.PasswordFile, Init: cfg.Init, WeakCrypto: cfg.WeakCrypto, Logger: log})
 	if err != nil {
 		return nil, err
 	}
@@ -139,48 +131,6 @@ func New(cfg config.Config, logOut io.Writer, opts Options) (*Node, error) {
 		return nil, err
 	}
 	return n, nil
-}
-
-func openIdentity(cfg config.Config, log *slog.Logger) (*identity.Identity, error) {
-	params := identity.StandardScrypt
-	if cfg.WeakCrypto {
-		params = identity.LightScrypt
-	}
-	id, created, err := identity.LoadOrCreate(cfg.Identity, cfg.Password, cfg.Init, params)
-	switch {
-	case errors.Is(err, identity.ErrNotFound):
-		return nil, &StartupError{"identity", fmt.Errorf("%s does not exist (pass --init to create it)", cfg.Identity)}
-	case errors.Is(err, identity.ErrWrongPassword):
-		flag := "password"
-		if cfg.PasswordFile != "" {
-			flag = "passwordFile" // the password came from there
-		}
-		return nil, &StartupError{flag, fmt.Errorf("does not decrypt the keystore %s", cfg.Identity)}
-	case err != nil:
-		return nil, &StartupError{"identity", err}
-	}
-	if created {
-		log.Info("created new identity", "keystore", cfg.Identity)
-	}
-	return id, nil
-}
-
-func prepareDataDir(cfg config.Config) error {
-	st, err := os.Stat(cfg.Data)
-	switch {
-	case err == nil && !st.IsDir():
-		return &StartupError{"data", fmt.Errorf("%s is not a directory", cfg.Data)}
-	case err == nil:
-		return nil
-	case !errors.Is(err, os.ErrNotExist):
-		return &StartupError{"data", err}
-	case !cfg.Init:
-		return &StartupError{"data", fmt.Errorf("%s does not exist (pass --init to create it)", cfg.Data)}
-	}
-	if err := os.MkdirAll(cfg.Data, 0o700); err != nil {
-		return &StartupError{"data", err}
-	}
-	return nil
 }
 
 // component is a logger for one room.

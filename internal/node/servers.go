@@ -24,11 +24,11 @@ func (n *Node) buildServers() error {
 	s := &n.servers
 	apiLn, err := s.Listen("api", net.JoinHostPort(n.cfg.APIHost, strconv.Itoa(n.cfg.APIPort)))
 	if err != nil {
-		return &StartupError{"apiPort", err}
+		return &StartupError{Flag: "apiPort", Err: err}
 	}
 	adminLn, err := s.Listen("admin", net.JoinHostPort(n.cfg.AdminHost, strconv.Itoa(n.cfg.AdminPort)))
 	if err != nil {
-		return &StartupError{"adminPort", err}
+		return &StartupError{Flag: "adminPort", Err: err}
 	}
 	// The sessions' exit must know the ports bound, which it never dials.
 	if err := n.buildSessions(); err != nil {
@@ -73,7 +73,7 @@ func (n *Node) buildServers() error {
 	s.Handle("admin", &http.Server{Handler: adminHandler, ReadHeaderTimeout: 10 * time.Second}, servers.Hijacking, nil)
 	if a := n.cfg.ProfileAddress; a != "" {
 		if _, err := s.Listen("profile", a); err != nil {
-			return &StartupError{"profileAddress", err}
+			return &StartupError{Flag: "profileAddress", Err: err}
 		}
 		s.Handle("profile", &http.Server{Handler: profile.Handler(), ReadHeaderTimeout: 10 * time.Second}, servers.Closing, nil)
 	}

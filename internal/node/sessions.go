@@ -16,7 +16,7 @@ func (n *Node) buildSessions() (err error) {
 	}
 	rules, err := n.settings.Get().ExitRules()
 	if err != nil {
-		return &StartupError{"exitAllow", err}
+		return &StartupError{Flag: "exitAllow", Err: err}
 	}
 	own := exit.PortsOf(n.APIAddr().String(), n.AdminAddr().String(), n.cfg.Host)
 	policy, err := exit.New(exit.Config{Allow: rules, Services: svcs, OwnPorts: own})
@@ -27,7 +27,7 @@ func (n *Node) buildSessions() (err error) {
 		SOCKS5Listen: n.settings.Get().SOCKS5Listen, SOCKS5Exit: gateway.ExitNamed(n.dir.Resolve, n.settings.Get().SOCKS5Exit),
 		Reason: router.Reason, Logger: n.component("sessions")})
 	if err != nil {
-		return &StartupError{"socks5Listen", err}
+		return &StartupError{Flag: "socks5Listen", Err: err}
 	}
 	n.settings.Watch(func(v settings.Values) {
 		if rules, err := v.ExitRules(); err == nil { // the setting refuses bad rules before it stores them
