@@ -3,6 +3,7 @@ package strategy
 import (
 	"context"
 	"errors"
+	"hash/maphash"
 	"log/slog"
 	"math/big"
 	"math/rand/v2"
@@ -57,10 +58,13 @@ type RunnerConfig struct {
 // the tick before: a node that has just started, or a network whose nodes are still announcing
 // themselves, would otherwise give every channel to the few nodes it learned of first.
 type Runner struct {
-	cfg   RunnerConfig
-	peers map[common.Address]bool // the announced peers at the last tick
+	cfg RunnerConfig
+	// peers is the set of announced peers at the last tick, as a fingerprint: a node of a
+	// network of N keeps 24 bytes, not a set of N addresses (N² across a simulated network).
+	peers peerSet
 	// held are the peers whose top-up failed, until when no top-up is tried again.
 	held map[common.Address]time.Time
+	seed maphash.Seed
 }
 
 // ErrBadRunner means a required RunnerConfig field is missing.
@@ -84,7 +88,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Runner{cfg: cfg, held: map[common.Address]time.Time{}}, nil
+	return &Runner{cfg: cfg, held: map[common.Address]time.Time{}, seed: maphash.MakeSeed()}, nil
 }
 
 // Run ticks until ctx ends; it returns nil then. Failures of one tick are logged and retried at
@@ -122,14 +126,24 @@ func (r *Runner) TopUpTick(ctx context.Context) ([]Action, []error) {
 	return r.decide(ctx, p)
 }
 
-// settled reports whether peers are the ones of the last tick, and remembers them.
+// peerSet fingerprints a set of addresses independently of their order: their count, and the
+// sum and the xor of their hashes under the Runner's own random seed (so a peer cannot choose
+// an address that collides; a collision would only let the Runner open one tick early).
+type peerSet struct {
+	n        int
+	sum, xor uint64
+}
+
+// settled reports whether peers are the ones of the last tick, and remembers them. peers holds
+// each address once, as State says.
 func (r *Runner) settled(peers []Peer) bool {
-	same := len(peers) == len(r.peers)
-	next := make(map[common.Address]bool, len(peers))
+	next := peerSet{n: len(peers)}
 	for _, p := range peers {
-		next[p.Address] = true
-		same = same && r.peers[p.Address]
+		h := maphash.Bytes(r.seed, p.Address[:])
+		next.sum += h
+		next.xor ^= h
 	}
+	same := next == r.peers
 	r.peers = next
 	return same
 }

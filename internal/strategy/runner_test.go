@@ -164,3 +164,38 @@ func TestNewRunnerNeedsPolicyAndWorld(t *testing.T) {
 		t.Fatalf("no policy: %v", err)
 	}
 }
+
+// TestRunnerSettledOnTheSet: the peers count as settled only when the set is the one of the
+// tick before, whatever its order; a peer replaced by another (the same count) is a change.
+func TestRunnerSettledOnTheSet(t *testing.T) {
+	r, err := NewRunner(RunnerConfig{Policy: func() Policy { return Policy{} }, World: &world{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peers := func(bs ...byte) []Peer {
+		var ps []Peer
+		for _, b := range bs {
+			ps = append(ps, Peer{Address: addr(b)})
+		}
+		return ps
+	}
+	steps := []struct {
+		peers []Peer
+		want  bool
+	}{
+		{nil, true}, // no peers, as before the first tick
+		{peers(1, 2, 3), false},
+		{peers(3, 1, 2), true},
+		{peers(1, 2, 4), false},
+		{peers(1, 2, 4), true},
+		{peers(1, 2), false},
+		{peers(1, 2, 2, 4), false},
+		{peers(1, 2, 2, 4), true},
+		{peers(1, 2, 4), false},
+	}
+	for i, st := range steps {
+		if got := r.settled(st.peers); got != st.want {
+			t.Fatalf("step %d: settled %v, want %v", i, got, st.want)
+		}
+	}
+}
