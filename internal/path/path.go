@@ -181,11 +181,66 @@ func (x *Index) SelectLoopPadded(r *rand.Rand, self common.Address, relayers int
 	return x.ix.selectPath(r, self, self, relayers, price, pad)
 }
 
+// Layers restricts a path to a layered topology (issue 30, docs/NETWORK.md "The layered
+// topology"): it crosses Count relayers, the position-th of them (0 is the first) one for which
+// Allowed(position, address) holds, a relayer of layer position. The last relayer needs a channel
+// to the recipient only when the ticket it issues is worth more than 0 (a padding above 0): the
+// recipients of a layered network are every node, and the last layer keeps no channel to them.
+type Layers struct {
+	// Count is the number of layers, the path's relayers: MinRelayers to MaxRelayers.
+	Count int
+	// Allowed reports whether addr relays in layer position. Nil allows every relayer (only the
+	// count and the last hop's rule apply). It is called during the search, under no lock of
+	// this package's: it must be safe to call from the selecting goroutine.
+	Allowed func(position int, addr common.Address) bool
+}
+
+// SelectLayered is SelectPadded over the layers l: l.Count relayers, each allowed at its
+// position, and no channel needed from the last relayer to the recipient when pad is 0. The
+// weights, the random choice and the errors are SelectPadded's.
+func SelectLayered(r *rand.Rand, g *Graph, self, recipient common.Address, l Layers, price uint256.Int, pad int) ([]Node, error) {
+	if self == recipient {
+		return nil, ErrUnknownNode
+	}
+	return newIndex(g).selectLayered(r, self, recipient, &l, price, pad)
+}
+
+// SelectLoopLayered is SelectLayered from self back to self (a relayer's or a sender's loop
+// cover through the layers).
+func SelectLoopLayered(r *rand.Rand, g *Graph, self common.Address, l Layers, price uint256.Int, pad int) ([]Node, error) {
+	return newIndex(g).selectLayered(r, self, self, &l, price, pad)
+}
+
+// SelectLayered is the package's SelectLayered over the prepared graph.
+func (x *Index) SelectLayered(r *rand.Rand, self, recipient common.Address, l Layers, price uint256.Int, pad int) ([]Node, error) {
+	if self == recipient {
+		return nil, ErrUnknownNode
+	}
+	return x.ix.selectLayered(r, self, recipient, &l, price, pad)
+}
+
+// SelectLoopLayered is the package's SelectLoopLayered over the prepared graph.
+func (x *Index) SelectLoopLayered(r *rand.Rand, self common.Address, l Layers, price uint256.Int, pad int) ([]Node, error) {
+	return x.ix.selectLayered(r, self, self, &l, price, pad)
+}
+
+func (ix *index) selectLayered(r *rand.Rand, self, recipient common.Address, l *Layers, price uint256.Int, pad int) ([]Node, error) {
+	if l.Count == 0 {
+		return nil, fmt.Errorf("0 layers: %w", ErrBadRelayers)
+	}
+	return ix.selectIn(r, self, recipient, l.Count, price, pad, l)
+}
+
 func selectPath(r *rand.Rand, g *Graph, self, recipient common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
 	return newIndex(g).selectPath(r, self, recipient, relayers, price, pad)
 }
 
 func (ix *index) selectPath(r *rand.Rand, self, recipient common.Address, relayers int, price uint256.Int, pad int) ([]Node, error) {
+	return ix.selectIn(r, self, recipient, relayers, price, pad, nil)
+}
+
+// selectIn selects a path of relayers relayers, within layers when they are not nil.
+func (ix *index) selectIn(r *rand.Rand, self, recipient common.Address, relayers int, price uint256.Int, pad int, layers *Layers) ([]Node, error) {
 	if relayers == 0 {
 		relayers = DefaultRelayers
 	}
@@ -200,10 +255,10 @@ func (ix *index) selectPath(r *rand.Rand, self, recipient common.Address, relaye
 	if !ok1 || !ok2 {
 		return nil, ErrUnknownNode
 	}
-	if p := ix.search(r, s, d, relayers, pad, &price, true); p != nil {
+	if p := ix.search(r, s, d, relayers, pad, &price, true, layers); p != nil {
 		return p, nil
 	}
-	if p := ix.search(r, s, d, relayers, pad, &price, false); p != nil {
+	if p := ix.search(r, s, d, relayers, pad, &price, false, layers); p != nil {
 		return nil, fmt.Errorf("%d relayers: %w", relayers, ErrNotEnoughBalance)
 	}
 	return nil, fmt.Errorf("%d relayers: %w", relayers, ErrNoPath)
@@ -211,8 +266,13 @@ func (ix *index) selectPath(r *rand.Rand, self, recipient common.Address, relaye
 
 // search runs a depth-first search with backtracking, trying each node's candidates in a
 // weighted random order. With funded false it ignores balances (only to tell ErrNoPath from
-// ErrNotEnoughBalance).
-func (ix *index) search(r *rand.Rand, self, recipient, relayers, pad int, price *uint256.Int, funded bool) []Node {
+// ErrNotEnoughBalance). With layers the k-th relayer must be allowed at position k, and the last
+// relayer needs no channel to the recipient when its ticket is worth 0.
+func (ix *index) search(r *rand.Rand, self, recipient, relayers, pad int, price *uint256.Int, funded bool, layers *Layers) []Node {
+	var allowed func(int, common.Address) bool
+	if layers != nil {
+		allowed = layers.Allowed
+	}
 	used := make([]bool, len(ix.g.Nodes))
 	used[self], used[recipient] = true, true
 	route := make([]int, 0, relayers)
@@ -228,6 +288,9 @@ func (ix *index) search(r *rand.Rand, self, recipient, relayers, pad int, price 
 		var need uint256.Int
 		need.Mul(price, uint256.NewInt(uint64(relayers-k+pad)))
 		if k == relayers {
+			if layers != nil && need.IsZero() {
+				return true // a ticket worth 0: no channel needed into the recipient
+			}
 			if !funded || need.IsZero() {
 				return ix.open[[2]int{cur, recipient}]
 			}
@@ -242,6 +305,9 @@ func (ix *index) search(r *rand.Rand, self, recipient, relayers, pad int, price 
 		for _, h := range ix.out[cur] {
 			n := &ix.g.Nodes[h.to]
 			if used[h.to] || n.Quality < MinQuality || (funded && h.balance.Lt(&need)) {
+				continue
+			}
+			if allowed != nil && !allowed(k, n.Address) {
 				continue
 			}
 			// Efraimidis–Spirakis weighted sampling without replacement: sort by u^(1/w),

@@ -343,6 +343,31 @@ func BenchmarkSelect(b *testing.B) {
 			}
 		}
 	})
+	// Two layers of 50 (the even nodes of n1 … n100, then the odd ones), every relayer of the first with a
+	// channel to every one of the second, as the layered strategy keeps them.
+	layerOf := map[common.Address]int{}
+	lg := &Graph{Nodes: g.Nodes}
+	for i := 1; i <= 100; i++ {
+		layerOf[g.Nodes[i].Address] = i % 2 // even: layer 0
+		if i%2 == 0 {
+			lg.Edges = append(lg.Edges, Edge{Source: self, Destination: g.Nodes[i].Address, Balance: *uint256.NewInt(1000), Open: true})
+			for j := 1; j <= 100; j += 2 {
+				lg.Edges = append(lg.Edges, Edge{Source: g.Nodes[i].Address, Destination: g.Nodes[j].Address, Balance: *uint256.NewInt(1000), Open: true})
+			}
+		}
+	}
+	l := Layers{Count: 2, Allowed: func(position int, a common.Address) bool {
+		k, ok := layerOf[a]
+		return ok && k == position
+	}}
+	b.Run("layered", func(b *testing.B) {
+		x := NewIndex(lg)
+		for b.Loop() {
+			if _, err := x.SelectLayered(r, self, dst, l, price, 0); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
 
 // TestSelectPrefersDirect: of two equal relayers, the one reached over a relay is picked about
