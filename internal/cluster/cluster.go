@@ -26,6 +26,7 @@ import (
 	"math/big"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -95,6 +96,7 @@ type cluster struct {
 	hosts    *hostnet.Network // with NetNS
 	chain    *devchain.Chain
 	chainLog *os.File
+	gate     *gate // the chain drill's gate (Config.ChainDrill), or nil
 	nodes    []*member
 	ready    atomic.Bool // bring-up is over: a node's exit no longer fails the cluster
 
@@ -140,6 +142,9 @@ func (c *cluster) run(ctx context.Context) (err error) {
 		if err = WriteEnvFile(c.cfg.EnvFile, c.env()); err == nil {
 			c.ready.Store(true)
 			c.printReady()
+			if c.gate != nil {
+				c.drill(runCtx.Done())
+			}
 			if c.cfg.Churn != nil {
 				err = c.runChurn(runCtx)
 			} else {
@@ -262,9 +267,13 @@ func (c *cluster) startChain(ctx context.Context) error {
 	if c.hosts != nil {
 		host = c.hosts.BridgeAddr().String()
 	}
+	chainPort := c.cfg.ChainPort
+	if c.cfg.ChainDrill {
+		chainPort = 0 // the gate takes ChainPort
+	}
 	ch, err := devchain.New(ctx, devchain.Config{
 		Host:          host,
-		Port:          c.cfg.ChainPort,
+		Port:          chainPort,
 		ClosurePeriod: c.cfg.ClosurePeriod,
 		BlockTime:     c.cfg.BlockTime,
 		MinWinProb:    c.cfg.MinWinProb,
@@ -277,8 +286,23 @@ func (c *cluster) startChain(ctx context.Context) error {
 	}
 	c.chain = ch
 	c.chainLog = logFile
-	c.progress("chain: dev chain at %s, contracts deployed (channels %s) in %s", ch.RPCURL(), ch.ChannelsAddress().Hex(), since(t0))
+	if c.cfg.ChainDrill {
+		u, _ := url.Parse(ch.RPCURL())
+		if c.gate, err = newGate(net.JoinHostPort(host, strconv.Itoa(c.cfg.ChainPort)), u.Host); err != nil {
+			return &FieldError{"chainPort", err.Error()}
+		}
+	}
+	c.progress("chain: dev chain at %s, contracts deployed (channels %s) in %s", c.rpcURL(), ch.ChannelsAddress().Hex(), since(t0))
 	return nil
+}
+
+// rpcURL is the chain's JSON-RPC URL as the nodes and the env file know it: the drill's gate
+// when there is one.
+func (c *cluster) rpcURL() string {
+	if c.gate != nil {
+		return "http://" + c.gate.addr
+	}
+	return c.chain.RPCURL()
 }
 
 // tokensPerNode is what each node receives: its channels' funding and
@@ -327,7 +351,7 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--adminHost", c.nodeHost(m.Index),
 		"--adminPort", strconv.Itoa(c.cfg.AdminPortBase + m.Index - 1),
 		"--host", net.JoinHostPort(c.nodeHost(m.Index), strconv.Itoa(c.cfg.P2PPortBase+m.Index-1)),
-		"--provider", c.chain.RPCURL(),
+		"--provider", c.rpcURL(),
 		"--channelsContract", c.chain.ChannelsAddress().Hex(),
 		"--mixDelayMean", c.cfg.MixDelayMean.String(),
 		"--mixDelayMax", c.cfg.MixDelayMax.String(),
@@ -565,7 +589,7 @@ func (c *cluster) waitAll(ctx context.Context, what string, ready func(context.C
 
 // env is the content of cluster.env.
 func (c *cluster) env() Env {
-	e := Env{APIToken: c.cfg.APIToken, ChainRPC: c.chain.RPCURL(), Channels: c.chain.ChannelsAddress().Hex(), Token: c.chain.TokenAddress().Hex()}
+	e := Env{APIToken: c.cfg.APIToken, ChainRPC: c.rpcURL(), Channels: c.chain.ChannelsAddress().Hex(), Token: c.chain.TokenAddress().Hex()}
 	for _, m := range c.nodes {
 		e.Nodes = append(e.Nodes, m.NodeInfo)
 	}
@@ -586,7 +610,7 @@ func (c *cluster) printReady() {
 		shape = fmt.Sprintf("a sparse network of %d channels per node opened by the nodes' strategies", c.cfg.channelsPerNode())
 	}
 	fmt.Fprintf(c.out, "\nrelayd cluster ready in %s: %d nodes, %s of %s tokens each, chain %s\n\n",
-		since(c.start), len(c.nodes), shape, token.Of(c.cfg.ChannelFunding), c.chain.RPCURL())
+		since(c.start), len(c.nodes), shape, token.Of(c.cfg.ChannelFunding), c.rpcURL())
 	fmt.Fprint(c.out, RenderTable(infos))
 	if c.cfg.APIToken == config.ClusterDefaultToken {
 		fmt.Fprintf(c.out, "\nAPI token: %s (the published local default; nodes accept it only on 127.0.0.1)\n", c.cfg.APIToken)
@@ -633,6 +657,9 @@ func (c *cluster) cleanup() {
 		} else {
 			c.progress("stop: %d nodes stopped in %s", running, since(t0))
 		}
+	}
+	if c.gate != nil {
+		c.gate.shut()
 	}
 	if c.chain != nil {
 		c.chain.Close()

@@ -87,6 +87,9 @@ type Config struct {
 	SOCKS5PortBase int
 	// ChainPort is the dev chain's JSON-RPC port (HTTP and WebSocket).
 	ChainPort int
+	// ChainDrill puts a gate on ChainPort between the nodes and the dev chain that SIGUSR1 to
+	// the cluster shuts and SIGUSR2 opens again: an outage drill for the providerDown alert.
+	ChainDrill bool
 	// APIToken is every node's REST and WebSocket token.
 	APIToken string
 	// DataDir holds node-N/ for every node (keystore, store, relayd.log).
