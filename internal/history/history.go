@@ -108,7 +108,7 @@ type Sources struct {
 var Counters = map[Series][]string{
 	MessagesSent:     {"relayd_courier_messages_accepted_total"},
 	MessagesReceived: {"relayd_courier_messages_received_total"},
-	Spent:            {"relayd_stream_tokens_spent_total", "relayd_cover_tokens_spent_total"},
+	Spent:            {"relayd_relay_tokens_spent_total"},
 }
 
 // Config configures a History. Store is required; every other field is optional.

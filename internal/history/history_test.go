@@ -80,7 +80,7 @@ func newNode() *node {
 	n := &node{reg: prometheus.NewRegistry(), traffic: map[peer.ID]Traffic{}}
 	n.sent = prometheus.NewCounter(prometheus.CounterOpts{Name: "relayd_courier_messages_accepted_total"})
 	n.received = prometheus.NewCounter(prometheus.CounterOpts{Name: "relayd_courier_messages_received_total"})
-	n.spent = prometheus.NewCounter(prometheus.CounterOpts{Name: "relayd_cover_tokens_spent_total"})
+	n.spent = prometheus.NewCounter(prometheus.CounterOpts{Name: "relayd_relay_tokens_spent_total"})
 	n.reg.MustRegister(n.sent, n.received, n.spent)
 	return n
 }

@@ -20,7 +20,7 @@ const (
 	NativeBalance    Series = iota // the native balance (gas), in whole units
 	TokenBalance                   // the token balance, in whole tokens
 	Earned                         // the value of the tickets the contract paid this node, in tokens
-	Spent                          // the value of the first tickets this node paid out (stream and cover), in tokens
+	Spent                          // the value of the first tickets this node paid out (every packet of its own), in tokens
 	MessagesSent                   // messages this node accepted to send
 	MessagesReceived               // messages this node received
 	TicketsWon                     // acknowledged tickets that won

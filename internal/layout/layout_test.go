@@ -61,7 +61,7 @@ var rules = map[string]rule{
 	"internal/ledger": {may: []string{"internal/chain", "internal/chain/contracts", "internal/channels", "internal/packet",
 		"internal/por", "internal/store", "internal/strategy", "internal/tickets", "internal/token", "internal/vrf"}, noTransport: true},
 	"internal/relay": {may: []string{"internal/health", "internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por",
-		"internal/tickets"}},
+		"internal/tickets", "internal/token"}},
 	"internal/p2p": {may: []string{"internal/health", "internal/identity", "internal/peers"}},
 	// The rooms of this node's own traffic: router sends and receives its messages through the
 	// relay; cover sends its loops through the router; discovery turns announcements into peers.

@@ -13,7 +13,7 @@
 //
 // Payments are internal/ledger's: the relay reaches them, and the transport, only through the
 // interfaces it declares (Payments, Transport), and uses the ledger's types and sentinels; its
-// readiness is a health.Checker (Checks: not ready while the store refuses tickets). It
-// must not import internal/node, internal/api or internal/ws, nor internal/chain directly. It
+// readiness is a health.Checker (Checks: not ready while the store refuses tickets); it counts
+// the tokens its first tickets are worth with internal/token. It must not import internal/node, internal/api or internal/ws, nor internal/chain directly. It
 // never logs message text, keys, tickets' challenges or routes.
 package relay

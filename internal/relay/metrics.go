@@ -68,6 +68,7 @@ type metrics struct {
 	ticketsAcked, ticketsNeglected       prometheus.Counter
 	dropped, acksDropped                 *prometheus.CounterVec
 	queueWait                            prometheus.Histogram
+	spent                                prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
@@ -87,6 +88,7 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 		acksSent:         c("acks_sent_total", "Acknowledgements sent to previous hops."),
 		ticketsAcked:     c("tickets_acknowledged_total", "Incoming tickets recorded as acknowledged."),
 		ticketsNeglected: c("tickets_neglected_total", "Pending tickets given up without acknowledgement."),
+		spent:            c("tokens_spent_total", "Tokens the first tickets of this node's own packets were worth: messages, replies, session blocks, loop and drop cover (what it paid to send)."),
 		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "relayd", Subsystem: "relay",
 			Name: "packets_dropped_total", Help: "Packets dropped, by reason."}, []string{"reason"}),
 		acksDropped: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: "relayd", Subsystem: "relay",
@@ -104,7 +106,7 @@ func newMetrics(reg prometheus.Registerer, pending func() float64) *metrics {
 	if reg != nil {
 		reg.MustRegister(m.received, m.forwarded, m.delivered, m.sent, m.drops, m.replyBlocks, m.repliesSent, m.replies,
 			m.acksReceived, m.acksSent,
-			m.ticketsAcked, m.ticketsNeglected, m.dropped, m.acksDropped, m.queueWait,
+			m.ticketsAcked, m.ticketsNeglected, m.dropped, m.acksDropped, m.queueWait, m.spent,
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "relayd", Subsystem: "relay",
 				Name: "pending_acks", Help: "Forwarded packets awaiting the next hop's acknowledgement."}, pending))
 	}

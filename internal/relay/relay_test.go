@@ -3,9 +3,14 @@ package relay
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/relayd/relayd/internal/token"
 
 	"github.com/holiman/uint256"
 
@@ -184,6 +189,20 @@ func TestPaidRelay(t *testing.T) {
 	}
 	if ts, _ := a.ledger.Tickets(); len(ts) != 0 {
 		t.Fatalf("sender stored %d tickets", len(ts))
+	}
+	// What the sender paid is counted in tokens (relayd_relay_tokens_spent_total), the
+	// relayers' forwarding is not.
+	var paid uint256.Int
+	for _, c := range costs {
+		paid.Add(&paid, &c)
+	}
+	if got, want := testutil.ToFloat64(a.relay.m.spent), token.FromUint256(&paid).Float64(); math.Abs(got-want) > 1e-12 {
+		t.Fatalf("sender's tokens_spent_total %v, want %v (its first tickets)", got, want)
+	}
+	for _, n := range []*testNode{r1, r2, b} {
+		if got := testutil.ToFloat64(n.relay.m.spent); got != 0 {
+			t.Fatalf("%s counted %v tokens spent for packets it only forwarded or received", n.name, got)
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/por"
 	"github.com/relayd/relayd/internal/tickets"
+	"github.com/relayd/relayd/internal/token"
 )
 
 // The sending stage: this node's own messages, built with their proof-of-relay data and the
@@ -206,7 +207,9 @@ func (r *Relay) sendFirst(ctx context.Context, first *peerEntry, pkt []byte, amo
 	if !issued {
 		return cost, fmt.Errorf("first ticket: %w", err)
 	}
-	return t.Value(), err
+	cost = t.Value()
+	r.m.spent.Add(token.FromUint256(&cost).Float64()) // signed: paid, whether the packet left or not
+	return cost, err
 }
 
 // WaitAck waits until the first hop of a message (or reply) this node sent acknowledges it
