@@ -111,7 +111,7 @@ type Config struct {
 	// Layers, when positive, makes the network a layered one (issue 30, internal/topology): once
 	// every node's announcement is mined (JoinWindow + ChainDelay) the epoch's topology is drawn
 	// among the announced nodes, Layers layers of at most LayerWidth relayers (every node holds
-	// Balance, so every one is eligible), and it holds for the rest of the run (one epoch). Paths
+	// Balance, so every one is eligible), and it holds for the rest of the run (one epoch; Epoch re-draws it). Paths
 	// then cross one relayer of each layer in order (Layers relayers; Relayers is ignored) and end
 	// at the recipient without a channel into it (the last ticket is worth 0). The channel
 	// strategy opens, for a node outside the layers, MaxChannels channels to the first layer's
@@ -122,6 +122,13 @@ type Config struct {
 	// Poisson) beside CoverRate. 0 is today's free routes.
 	Layers, LayerWidth int
 	LayerCoverRate     float64
+	// Epoch, when positive with Layers, re-draws the layers every Epoch after the first draw
+	// (epochs 2, 3, …, while the traffic runs); 0 is one epoch a run. At a re-draw the previous
+	// epoch's layers stay in use for EpochOverlap: senders take them where the new ones have no
+	// path yet, and every node keeps its channels into them beside the ones it opens into the
+	// new layers; then its strategy closes them. A node's balance is raised to what the new
+	// channels take (Report.Redraw counts it).
+	Epoch, EpochOverlap time.Duration
 	// Seed decides every draw: the same Config gives the same Report.
 	Seed uint64
 }
@@ -201,6 +208,8 @@ func (c Config) Validate() error {
 		return bad("relayers", "must be 2 or 3")
 	case c.Layers != 0 && (c.Layers < path.MinRelayers || c.Layers > path.MaxRelayers || c.LayerWidth < 1 || c.Layers*c.LayerWidth > c.Nodes):
 		return bad("layers/layerWidth", "must be 0, or 2 or 3 layers of at least 1 relayer, at most nodes in all")
+	case c.Epoch < 0 || c.EpochOverlap < 0 || (c.Epoch > 0 && c.EpochOverlap >= c.Epoch):
+		return bad("epoch/epochOverlap", "must not be negative, the overlap shorter than the epoch")
 	case !(c.LayerCoverRate >= 0) || c.LayerCoverRate > 1000:
 		return bad("layerCoverRate", "must be between 0 and 1000 packets per second per relayer")
 	case c.MaxChannels < 1:

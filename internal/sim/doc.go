@@ -40,7 +40,10 @@
 // layer in order (the selection is the sim's own, as path.Select weighs hops; the last hop into
 // the recipient needs no channel), nodes outside the layers relay nothing, and the relayers send
 // their own loops (Config.LayerCoverRate). The Report says what a relayer earns and what every
-// node spends and sends, per day.
+// node spends and sends, per day. With Config.Epoch the layers are re-drawn while the traffic
+// runs, the previous epoch's layers and channels kept for Config.EpochOverlap, and the Report
+// says what a re-draw costs (Report.Redraw: channels opened and closed, tokens, messages
+// without a path, the observer's entropy in the overlaps and outside).
 //
 // It reaches 10,000 nodes: heartbeat quality is computed when asked from each node's heartbeat
 // schedule and each peer's downs and restarts (Sim.quality) instead of a float per pair of nodes,

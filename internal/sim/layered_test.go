@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/token"
+	"github.com/relayd/relayd/internal/topology"
 )
 
 // TestLayeredPathsCrossTheLayers: in a layered network every path crosses one relayer of each
@@ -106,5 +107,58 @@ func TestTenThousandNodes(t *testing.T) {
 	r := run(t, cfg)
 	if r.Messages < 3000 || r.PathFound != 1 || r.Delivery < 0.999 || r.LayerRelayers != 96 {
 		t.Fatalf("%d messages, path found %.3f, delivery %.4f, %d relayers", r.Messages, r.PathFound, r.Delivery, r.LayerRelayers)
+	}
+}
+
+// TestLayersRedrawEachEpoch: with Config.Epoch the layers are re-drawn while the traffic runs;
+// every node opens channels into the new layers during the overlap, keeps sending through the
+// old ones until then, and closes the old ones after: no message lacks a path, none is lost,
+// and once an overlap is over every path crosses the new layers.
+func TestLayersRedrawEachEpoch(t *testing.T) {
+	cfg := small(t, func(c *Config) {
+		c.Nodes, c.Senders, c.Recipients, c.Layers, c.LayerWidth, c.LayerCoverRate = 60, 40, 10, 3, 3, 2
+		c.Relayers, c.MaxChannels, c.SendRate, c.Rate = 3, 4, 5, 50
+		c.Epoch, c.EpochOverlap = 10*time.Second, 5*time.Second
+	})
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.start()
+	var seen []*topology.Topology
+	for at := cfg.Warmup; at < cfg.Warmup+cfg.Duration; at += time.Second {
+		s.runUntil(at)
+		if len(seen) == 0 || seen[len(seen)-1] != s.top {
+			seen = append(seen, s.top)
+		}
+		if s.prev != nil || s.top == nil {
+			continue
+		}
+		for range 20 { // between overlaps: the new layers only, over their channels
+			from, to := s.rng.IntN(len(s.nodes)), s.rng.IntN(len(s.nodes))
+			hops, err := s.pickPath(from, to)
+			if err != nil {
+				t.Fatalf("at %v: no path %d -> %d: %v", at, from, to, err)
+			}
+			ids := make([]string, len(hops)-1)
+			for k, h := range hops[:len(hops)-1] {
+				ids[k] = string(s.nodes[h].addr[:])
+			}
+			if !s.top.Valid(ids) {
+				t.Fatalf("at %v: path %v does not cross epoch %d's layers", at, hops, s.top.Epoch())
+			}
+		}
+	}
+	s.runUntil(cfg.Warmup + cfg.Duration + cfg.Drain)
+	r := s.report()
+	d := r.Redraw
+	if d == nil || d.Redraws < 3 || len(seen) < 3 || seen[len(seen)-1].Epoch() < 4 {
+		t.Fatalf("re-draws %+v, %d topologies seen", d, len(seen))
+	}
+	if d.Messages == 0 || d.NoPath != 0 || r.PathFound != 1 || r.Lost != 0 || r.Delivery != 1 {
+		t.Fatalf("overlaps: %d messages, %d without a path; path found %.3f, %d lost, delivery %.3f", d.Messages, d.NoPath, r.PathFound, r.Lost, r.Delivery)
+	}
+	if d.Opened < float64(cfg.Nodes) || d.Closed < float64(cfg.Nodes) || d.Added <= 0 {
+		t.Fatalf("a re-draw opened %.1f channels and closed %.1f (%d nodes), added %.0f tokens", d.Opened, d.Closed, cfg.Nodes, d.Added)
 	}
 }

@@ -129,6 +129,8 @@ type Report struct {
 	// Privacy is what the global passive observer achieved (with Config.Observe): with framed
 	// messages, over their packets one by one (Timing) and combined per message (Grouped).
 	Privacy *observe.Report `json:"privacy,omitempty"`
+	// Redraw is what the layers' re-draws cost (Config.Epoch); nil without any.
+	Redraw *RedrawReport `json:"redraw,omitempty"`
 	// Framed is what became of framed messages and the packets sent back (Config.Fragments,
 	// Ack, Answer); nil without.
 	Framed *FramedReport `json:"framed,omitempty"`
@@ -196,6 +198,7 @@ func (s *Sim) report() Report {
 	}
 	r.ChannelsIn, r.ChannelsOut, r.ZeroIncoming = spread(in), spread(out), share(zero, len(s.nodes))
 	s.costs(&r)
+	r.Redraw = s.redrawReport()
 	return r
 }
 
@@ -262,6 +265,13 @@ stream %.2g/s per node, drop cover %.2g/s, re-emission %v: %d drop packets (%d r
 	}
 	if err != nil {
 		return err
+	}
+	if d := r.Redraw; d != nil {
+		_, err = fmt.Fprintf(w, "re-draws %d (the first epoch opened %d channels); per re-draw: %.1f channels opened (%.4g tokens), %.1f closed, %.1f finalized, %.4g tokens added to balances; in the overlaps %d messages, %d without a path; observer entropy %.2f bits in the overlaps (%d scored), %.2f outside (%d)\n",
+			d.Redraws, d.FirstOpened, d.Opened, d.Tokens, d.Closed, d.Finalized, d.Added, d.Messages, d.NoPath, d.EntropyOverlap, d.ScoredOverlap, d.EntropyOther, d.ScoredOther)
+		if err != nil {
+			return err
+		}
 	}
 	if f := r.Framed; f != nil {
 		_, err = fmt.Fprintf(w, "framed: %d packets a message; %d messages, %d whole (p50 %s, p99 %s); sent back: %d/%d acks and %d/%d answers arrived, %d without a path, %d lost\n",

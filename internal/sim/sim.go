@@ -149,6 +149,11 @@ type Sim struct {
 	layerOf []int
 	layers  [][]int
 	peersOf [][]int
+	// prev is the previous epoch's layers during an overlap (Config.EpochOverlap), kept the
+	// channels each node keeps into them beyond its peers, redraws the counters at each re-draw.
+	prev    *epochDraw
+	kept    []int
+	redraws []redraw
 	// byIndex is the announced nodes in index order.
 	byIndex []int
 	// minedAt is when each announcement is mined, in order.
@@ -190,6 +195,9 @@ type stats struct {
 	unsent, maxQueue int
 	// layerLoops counts the relayers' own loops drawn (Config.LayerCoverRate).
 	layerLoops int
+	// Channels opened, closes started and closures finalized; raised is the channels' worth of
+	// funding added to nodes' balances at the draws (Sim.setPeers).
+	opened, closed, finalized, raised int
 }
 
 // New builds the network of cfg; nothing happens before Run.
@@ -291,6 +299,7 @@ func (s *Sim) Run() (Report, error) {
 		return r, fmt.Errorf("observer: %w", err)
 	}
 	r.Privacy = &pr
+	s.scoreRedraws(r.Redraw, &pr)
 	if r.Framed != nil {
 		if err := s.observeBack(r.Framed); err != nil {
 			return r, fmt.Errorf("observer, packets sent back: %w", err)
@@ -899,6 +908,7 @@ func (w world) Open(_ context.Context, peer common.Address, amt *big.Int) error 
 		return fmt.Errorf("open to %s: balance too low", peer.Hex())
 	}
 	n.balance.Sub(n.balance, amt)
+	s.st.opened++
 	c := &channel{src: w.i, dst: j}
 	c.balance.SetFromBig(amt)
 	n.out = append(n.out, c)
@@ -942,6 +952,7 @@ func (w world) Close(_ context.Context, peer common.Address) error {
 	case c == nil:
 		return fmt.Errorf("close to %s: %w", peer.Hex(), errNoChannel)
 	case c.state == open:
+		s.st.closed++
 		c.state = closingTx
 		s.after(s.cfg.ChainDelay, func() {
 			c.state = closing
@@ -949,6 +960,7 @@ func (w world) Close(_ context.Context, peer common.Address) error {
 			s.nodes[j].incoming--
 		})
 	case c.state == closing && s.now >= c.finalizableAt:
+		s.st.finalized++
 		c.state = finalTx
 		s.after(s.cfg.ChainDelay, func() {
 			c.state = gone

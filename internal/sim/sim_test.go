@@ -291,6 +291,8 @@ func TestBadConfig(t *testing.T) {
 		"negative cover":  func(c *Config) { c.CoverRate = -1 },
 		"cover NaN":       func(c *Config) { c.CoverRate = math.NaN() },
 		"maxScored":       func(c *Config) { c.MaxScored = -1 },
+		"overlap > epoch": func(c *Config) { c.Layers, c.LayerWidth, c.Epoch, c.EpochOverlap = 3, 3, time.Second, 2*time.Second },
+		"negative epoch":  func(c *Config) { c.Layers, c.LayerWidth, c.Epoch = 3, 3, -time.Second },
 	} {
 		t.Run(name, func(t *testing.T) {
 			cfg := DefaultConfig()
