@@ -51,6 +51,9 @@ type RunnerConfig struct {
 	Logger *slog.Logger
 	// Kick, when not nil, starts a tick at once when it receives (a changed setting).
 	Kick <-chan struct{}
+	// Layers, in a layered network, returns the node's place in the current epoch's layers
+	// (State.Layers), read at every tick; nil, or a nil result: free routes.
+	Layers func() *Layered
 }
 
 // Runner ticks a strategy: at every tick it decides on the World's State and carries the actions
@@ -166,6 +169,9 @@ func (r *Runner) decide(ctx context.Context, p Policy) ([]Action, []error) {
 			r.cfg.Logger.Warn("strategy: cannot read the node's state", "err", err)
 		}
 		return nil, nil
+	}
+	if r.cfg.Layers != nil {
+		st.Layers = r.cfg.Layers()
 	}
 	now := time.Now()
 	for a, until := range r.held {

@@ -23,6 +23,11 @@
 // token balance, before any channel is opened, so that a node that spends through its channels
 // all the time (the constant-rate stream) keeps paying while auto-redeem brings back what it earns
 // relaying (docs/TRAFFIC.md, "Price"). A depleted channel that is topped up is not closed.
+//
+// In a layered network (issue 30, State.Layers, LayerPeers) the promiscuous policy opens channels
+// only to the node's peers in this epoch's layers: the first layer's, and for a relayer of layer
+// k the next layer's too, all of them at once; it closes the channels to peers that left the
+// layers at a new epoch (after the grace Layered.Keep gives) and tops none of them up.
 package strategy
 
 import (
@@ -141,6 +146,9 @@ type State struct {
 	// Finalizable are peers of outgoing channels pending to close whose closure period has
 	// passed: closing them again finalizes the closure and returns their balance.
 	Finalizable []common.Address
+	// Layers, in a layered network, is the node's place in this epoch's layers: channels go to
+	// its Peers only. Nil: free routes, channels to any peer.
+	Layers *Layered
 }
 
 // Kind says what an Action does.
@@ -175,11 +183,24 @@ type Action struct {
 }
 
 // Decide returns what p does in st: closes first, then top-ups, then opens; r picks among the
-// eligible peers. Under Passive it returns the top-ups only.
+// eligible peers. Under Passive it returns the top-ups only. With st.Layers it opens channels
+// only to the layers' peers (a relayer to every one of them), closes those to peers that left
+// the layers and tops up no channel to them.
 func Decide(p Policy, st State, r *rand.Rand) []Action {
 	p = p.WithDefaults()
 	if p.ChannelFunding == nil || p.ChannelFunding.Sign() <= 0 {
 		return nil
+	}
+	var inLayers, keep map[common.Address]bool
+	if l := st.Layers; l != nil {
+		inLayers, keep = set(l.Peers), set(l.Keep)
+		if inLayers == nil {
+			inLayers = map[common.Address]bool{} // no peer this epoch
+		}
+		if l.Relayer {
+			p.MaxChannels = max(len(l.Peers), 1)
+			p.MaxOpensPerTick = p.MaxChannels
+		}
 	}
 	quality := make(map[common.Address]float64, len(st.Peers))
 	for _, pe := range st.Peers {
@@ -192,6 +213,11 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 	busy := map[common.Address]bool{}
 	for _, a := range st.Busy {
 		busy[a] = true
+	}
+	for _, c := range st.Open {
+		if inLayers != nil && !inLayers[c.Peer] {
+			busy[c.Peer] = true // left the layers: no top-up
+		}
 	}
 	ups := topUps(p, st, quality, busy, left)
 	if p.Strategy != Promiscuous {
@@ -211,6 +237,10 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 		busy[c.Peer] = true
 		q, known := quality[c.Peer]
 		switch {
+		case inLayers != nil && !inLayers[c.Peer] && !keep[c.Peer]:
+			out = append(out, Action{Kind: Close, Peer: c.Peer, Reason: "left the layers"})
+		case inLayers != nil && !inLayers[c.Peer]:
+			// the previous epoch's peer, kept for a grace; not counted
 		case topped[c.Peer]:
 			kept++
 		case c.Balance == nil || c.Balance.Sign() == 0 || (p.DepletedBelow != nil && c.Balance.Cmp(p.DepletedBelow) < 0):
@@ -224,7 +254,7 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 	out = append(out, ups...)
 	var candidates []Peer
 	for _, pe := range st.Peers {
-		if !busy[pe.Address] && pe.Quality >= p.OpenQuality {
+		if !busy[pe.Address] && pe.Quality >= p.OpenQuality && (inLayers == nil || inLayers[pe.Address]) {
 			candidates = append(candidates, pe)
 		}
 	}
