@@ -57,7 +57,7 @@ var rules = map[string]rule{
 	"internal/chain": {may: []string{"internal/chain/contracts", "internal/channels", "internal/health", "internal/store", "internal/tickets", "internal/token",
 		"internal/vrf"}, noTransport: true},
 	"internal/chain/contracts": {pure: true},
-	"internal/networks":        {may: []string{"internal/atomicfile", "internal/chain", "internal/tickets"}, noTransport: true},
+	"internal/networks":        {may: []string{"internal/atomicfile", "internal/chain", "internal/tickets", "internal/token", "internal/topology"}, noTransport: true},
 	"internal/ledger": {may: []string{"internal/chain", "internal/chain/contracts", "internal/channels", "internal/packet",
 		"internal/por", "internal/store", "internal/strategy", "internal/tickets", "internal/token", "internal/vrf"}, noTransport: true},
 	"internal/relay": {may: []string{"internal/health", "internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por",

@@ -19,6 +19,7 @@ func FuzzParse(f *testing.F) {
 		file(""),
 		file(`, "peers": ["/ip4/203.0.113.7/tcp/9091/p2p/16Uiu2HAmKkvw5nYY7UCghPJNgMtbtz5Nk6kKkmvrRdsvA9pL5Mya"], "privateAddresses": true`),
 		file(`, "description": "x", "provider": "wss://rpc.example.org/v3/"`),
+		file(`, "topology": {"layers": 3, "width": 16, "epochBlocks": 720, "minStake": "0.5"}`),
 		`{"version": 1, "networks": []}`,
 		`{"version": 1, "networks": [{}]}`,
 		`{"version": 1, "networks": null}`,

@@ -71,22 +71,25 @@ type Network struct {
 	// PrivateAddresses says the network's nodes may announce and dial private-range addresses
 	// (a LAN or a dev network on one host); false on a public network.
 	PrivateAddresses bool
+	// Topology is the network's layered topology (issue 30); nil: free routes, today's default.
+	Topology *Topology
 }
 
 // networkJSON is Network in a networks file. Required numbers are pointers, so that a missing
 // field is told from a zero.
 type networkJSON struct {
-	Name             string   `json:"name"`
-	Description      string   `json:"description,omitempty"`
-	ChainID          *uint64  `json:"chainId"`
-	Provider         string   `json:"provider,omitempty"`
-	Token            string   `json:"token"`
-	Channels         string   `json:"channels"`
-	StartBlock       *uint64  `json:"startBlock"`
-	MinWinProb       string   `json:"minWinProb"`
-	ClosurePeriod    string   `json:"closurePeriod"`
-	Peers            []string `json:"peers,omitempty"`
-	PrivateAddresses bool     `json:"privateAddresses,omitempty"`
+	Name             string        `json:"name"`
+	Description      string        `json:"description,omitempty"`
+	ChainID          *uint64       `json:"chainId"`
+	Provider         string        `json:"provider,omitempty"`
+	Token            string        `json:"token"`
+	Channels         string        `json:"channels"`
+	StartBlock       *uint64       `json:"startBlock"`
+	MinWinProb       string        `json:"minWinProb"`
+	ClosurePeriod    string        `json:"closurePeriod"`
+	Peers            []string      `json:"peers,omitempty"`
+	PrivateAddresses bool          `json:"privateAddresses,omitempty"`
+	Topology         *topologyJSON `json:"topology,omitempty"`
 }
 
 // fileJSON is a networks file.
@@ -220,6 +223,10 @@ func (nj networkJSON) network() (Network, *FieldError) {
 	if n.ClosurePeriod, err = time.ParseDuration(nj.ClosurePeriod); err != nil {
 		return fail("closurePeriod", "%q is not a duration such as \"60s\" or \"1h\"", nj.ClosurePeriod)
 	}
+	var field, msg string
+	if n.Topology, field, msg = nj.Topology.topology(); field != "" {
+		return fail(field, "%s", msg)
+	}
 	if ferr := n.validate(); ferr != nil {
 		return Network{}, ferr
 	}
@@ -272,6 +279,9 @@ func (n Network) validate() *FieldError {
 		return fail("closurePeriod", "must be at most %s, not %s", MaxClosurePeriod, n.ClosurePeriod)
 	case len(n.Peers) > MaxPeers:
 		return fail("peers", "holds %d addresses, at most %d are allowed", len(n.Peers), MaxPeers)
+	}
+	if field, msg := n.Topology.validate(); field != "" {
+		return fail(field, "%s", msg)
 	}
 	for _, p := range n.Peers {
 		if len(p) > 1024 {
@@ -366,7 +376,7 @@ func Encode(networks []Network) ([]byte, error) {
 			Name: n.Name, Description: n.Description, ChainID: &chainID, Provider: n.Provider,
 			Token: n.Token.Hex(), Channels: n.Channels.Hex(), StartBlock: &start,
 			MinWinProb: prob, ClosurePeriod: formatPeriod(n.ClosurePeriod),
-			Peers: n.Peers, PrivateAddresses: n.PrivateAddresses,
+			Peers: n.Peers, PrivateAddresses: n.PrivateAddresses, Topology: n.Topology.json(),
 		})
 	}
 	b, err := json.MarshalIndent(f, "", "  ")
