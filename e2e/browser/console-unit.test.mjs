@@ -12,7 +12,7 @@ import { kindOf } from '../../internal/webui/static/js/stream.js';
 import { widthOf, graphModel, placeLabels, labelBox, overlaps } from '../../internal/webui/static/js/graph.js';
 import { historyCharts, cumulative, total, last, number, PEER_LINES } from '../../internal/webui/static/js/chart.js';
 import { alertRow } from '../../internal/webui/static/js/alerts.js';
-import { toWei, checkAmount, checkOpen, finalizable, checkAlias, checkWithdraw, checkSend } from '../../internal/webui/static/js/forms.js';
+import { toWei, checkAmount, checkOpen, finalizable, checkAlias, checkWithdraw, checkSend, checksumOK } from '../../internal/webui/static/js/forms.js';
 import { parseSettingsLines, schemaOf, kindOf as settingKind, parseValue, shown } from '../../internal/webui/static/js/settings.js';
 import { inboxRow, signature } from '../../internal/webui/static/js/inbox.js';
 import { byteCount, byteRate, sessionRow, openLine } from '../../internal/webui/static/js/sessions.js';
@@ -400,6 +400,40 @@ test('checkAlias: an alias is one printable word of at most 64 bytes, not me, no
     assert.ok(v.error);
   }
   assert.equal(checkAlias({ alias: 'é'.repeat(32), peer: P2, aliases, self: SELF }).error, undefined, '64 bytes is allowed');
+});
+
+test('checksumOK: the EIP-55 examples pass, any one letter\'s case flipped fails, one-case addresses carry no checksum', () => {
+  // The examples of EIP-55 itself.
+  const good = ['0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', '0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359',
+    '0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB', '0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb'];
+  for (const a of good) {
+    assert.ok(checksumOK(a), a);
+    assert.ok(checksumOK(a.toLowerCase()), 'all lower case');
+    assert.ok(checksumOK('0x' + a.slice(2).toUpperCase()), 'all upper case');
+    for (let i = 2; i < 42; i++) {
+      if (!/[a-fA-F]/.test(a[i])) continue;
+      const c = a[i] === a[i].toLowerCase() ? a[i].toUpperCase() : a[i].toLowerCase();
+      const flipped = a.slice(0, i) + c + a.slice(i + 1);
+      if (flipped.slice(2) === flipped.slice(2).toLowerCase() || flipped.slice(2) === flipped.slice(2).toUpperCase()) continue;
+      assert.ok(!checksumOK(flipped), `${flipped}: letter ${i} flipped`);
+    }
+  }
+  const v = checkWithdraw({ currency: 'token', amount: '1', recipient: '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD', balances: null, self: '' });
+  assert.equal(v.field, 'recipient');
+  assert.match(v.error, /EIP-55 checksum/);
+});
+
+test('the vendored keccak is the pinned @noble/hashes, unchanged', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const pkg = JSON.parse(await readFile(new URL('./node_modules/@noble/hashes/package.json', import.meta.url), 'utf8'));
+  const pinned = JSON.parse(await readFile(new URL('./package.json', import.meta.url), 'utf8')).devDependencies['@noble/hashes'];
+  assert.equal(pkg.version, pinned, 'npm ci installed the pinned version');
+  for (const f of ['sha3.js', '_u64.js', 'utils.js', 'LICENSE']) {
+    const dir = f === 'LICENSE' ? 'third_party' : 'static/js/vendor';
+    const vendored = await readFile(new URL(`../../internal/webui/${dir}/noble-hashes/${f}`, import.meta.url));
+    const upstream = await readFile(new URL(`./node_modules/@noble/hashes/${f}`, import.meta.url));
+    assert.ok(vendored.equals(upstream), `${f} differs from @noble/hashes ${pinned}`);
+  }
 });
 
 test('checkWithdraw: a positive amount within the balance (below it for the native coin), a chain address not this node\'s', () => {

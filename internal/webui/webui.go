@@ -32,7 +32,10 @@ import (
 // ErrInvalidConfig is returned by New when a Config field is out of range.
 var ErrInvalidConfig = errors.New("webui: invalid config")
 
-//go:embed static
+// static is the console's files. A directory pattern leaves out names that begin with _ or .:
+// the vendored @noble/hashes's _u64.js is named on its own.
+//
+//go:embed static static/js/vendor/noble-hashes/_u64.js
 var static embed.FS
 
 // ConfigPath is the path of the page's configuration document.

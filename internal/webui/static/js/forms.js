@@ -1,7 +1,11 @@
 // Checks of what the operator typed, before any confirm dialog: amounts in
 // tokens, the open-channel form (a peer that has a channel already is
-// refused), and when a closing channel may be finalized. Pure: unit-tested
-// without a browser.
+// refused), chain addresses with their EIP-55 checksum, and when a closing
+// channel may be finalized. Pure: unit-tested without a browser.
+
+// keccak_256 is the vendored @noble/hashes (its version is pinned in
+// e2e/browser/package.json, and the unit tests check the copy is unchanged).
+import { keccak_256 } from './vendor/noble-hashes/sha3.js';
 
 const DECIMALS = 18;
 
@@ -107,13 +111,31 @@ export function checkAlias({ alias, peer, aliases, self }) {
 // ADDRESS is the form of a chain address.
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
+// checksumOK reports whether a chain address (0x and 40 hexadecimal digits)
+// passes EIP-55: all lower case or all upper case carries no checksum;
+// mixed case must capitalise exactly the letters whose nibble in the
+// keccak-256 of the lower-case hex digits is 8 or more.
+export function checksumOK(address) {
+  const hex = String(address).slice(2);
+  if (hex === hex.toLowerCase() || hex === hex.toUpperCase()) return true;
+  const lower = hex.toLowerCase();
+  const hash = keccak_256(new TextEncoder().encode(lower));
+  for (let i = 0; i < 40; i++) {
+    const c = hex[i];
+    if (c >= '0' && c <= '9') continue;
+    const nibble = (hash[i >> 1] >> (i % 2 ? 0 : 4)) & 0x0f;
+    if ((nibble >= 8) !== (c !== lower[i])) return false;
+  }
+  return true;
+}
+
 // checkWithdraw checks the withdraw form: {currency ('native' or 'token'),
 // amount in whole units, recipient} as typed, the balances (GET
 // /account/balances: {native, relay} in wei) and this node's chain address.
 // The amount must be positive and within the balance (for the native coin
 // below it: the node pays the gas from it too); the recipient a chain
-// address other than the zero address and this node's own (the node checks
-// a mixed-case address's checksum). It returns {wei, recipient} or {field,
+// address other than the zero address and this node's own, whose EIP-55
+// checksum holds when it is written in mixed case (a mistyped letter). It returns {wei, recipient} or {field,
 // error}. Pure.
 export function checkWithdraw({ currency, amount, recipient, balances, self }) {
   const native = currency === 'native';
@@ -132,6 +154,7 @@ export function checkWithdraw({ currency, amount, recipient, balances, self }) {
   }
   const to = String(recipient ?? '').trim();
   if (!ADDRESS.test(to)) return { field: 'recipient', error: 'The recipient must be a chain address: 0x and 40 hexadecimal digits.' };
+  if (!checksumOK(to)) return { field: 'recipient', error: 'The address\'s mixed case does not match its EIP-55 checksum: a character is mistyped (or write it all in lower case).' };
   if (/^0x0{40}$/.test(to)) return { field: 'recipient', error: 'The zero address burns what it receives.' };
   if (self && to.toLowerCase() === String(self).toLowerCase()) return { field: 'recipient', error: 'That is this node\'s own address.' };
   return { wei, recipient: to };
