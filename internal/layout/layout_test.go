@@ -35,6 +35,7 @@ var rules = map[string]rule{
 	"internal/fragment":   {pure: true, noTransport: true},
 	"internal/observe":    {pure: true},
 	"internal/topology":   {pure: true, noTransport: true},
+	"internal/layers":     {may: []string{"internal/channels", "internal/path", "internal/strategy", "internal/topology"}, pure: true, noTransport: true},
 	"internal/path":       {pure: true},
 	"internal/strategy":   {pure: true},
 	"internal/channels":   {pure: true, noTransport: true},

@@ -24,6 +24,9 @@ type Layered struct {
 	// paths drawn just before it still find their channels. Channels to any other peer outside
 	// Peers are closed ("left the layers").
 	Keep []common.Address
+	// Pending means the epoch's layers are not known yet (the node has not drawn them): the
+	// strategy opens and closes nothing, and only tops up.
+	Pending bool
 }
 
 // LayerPeers returns self's Layered when layers[k] lists layer k's relayers (layer 0 first):

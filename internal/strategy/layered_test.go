@@ -122,6 +122,11 @@ func TestDecideLayered(t *testing.T) {
 	if as := Decide(p, st, r); count(as, Close) != 0 || count(as, TopUp) != 2 {
 		t.Fatalf("free routes: %+v", as)
 	}
+	// Before the layers are drawn (Pending) it opens and closes nothing, and tops up.
+	st.Layers = &Layered{Pending: true}
+	if as := Decide(p, st, r); count(as, Open) != 0 || count(as, Close) != 0 || count(as, TopUp) != 2 {
+		t.Fatalf("pending: %+v", as)
+	}
 	// Under Passive a layered node opens and closes nothing.
 	passive := p
 	passive.Strategy = Passive

@@ -192,7 +192,7 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 		return nil
 	}
 	var inLayers, keep map[common.Address]bool
-	if l := st.Layers; l != nil {
+	if l := st.Layers; l != nil && !l.Pending {
 		inLayers, keep = set(l.Peers), set(l.Keep)
 		if inLayers == nil {
 			inLayers = map[common.Address]bool{} // no peer this epoch
@@ -220,7 +220,7 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 		}
 	}
 	ups := topUps(p, st, quality, busy, left)
-	if p.Strategy != Promiscuous {
+	if p.Strategy != Promiscuous || (st.Layers != nil && st.Layers.Pending) {
 		return ups
 	}
 	topped := map[common.Address]bool{}
