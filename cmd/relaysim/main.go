@@ -15,6 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"os"
 	"runtime/pprof"
@@ -115,6 +116,7 @@ func run(args []string, stdout io.Writer) error {
 	means := fs.String("mixDelayMeans", "0,5ms,20ms,50ms,100ms", "with --privacy: the mixing delay means (0: no mixing)")
 	covers := fs.String("coverRates", "0,1,5", "with --privacy: the cover rates, packets per second per node")
 	parallel := fs.Int("parallel", 2, "with --privacy: runs at once")
+	seeds := fs.String("seeds", "", "with --privacy (not --shapes): run every cell on each of these seeds (comma-separated; default --seed) and print each cell's mean and spread over them")
 	shapes := fs.String("shapes", "", "with --privacy and --correspondents fixed: the patient observer's table, one row per traffic shape ("+shapeNames()+") and send rate, instead of the mixing × cover grid")
 	sendRates := fs.String("sendRates", "5,10", "with --shapes: the send rates of the shapes that stream, packets per second per node")
 	trials := fs.Int("trials", 10, "with --shapes: runs per row (seeds seed, seed+1, …), pooled")
@@ -173,7 +175,7 @@ func run(args []string, stdout io.Writer) error {
 			}
 			return runShapes(cfg, shapeTable{shapes: *shapes, rates: *sendRates, trials: *trials, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
 		}
-		return runTable(cfg, table{means: *means, covers: *covers, widths: *widths, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
+		return runTable(cfg, table{means: *means, covers: *covers, widths: *widths, seeds: *seeds, parallel: *parallel, asJSON: *asJSON, jsonFile: *jsonFile}, stdout, progress)
 	}
 	s, err := sim.New(cfg)
 	if err != nil {
@@ -196,10 +198,10 @@ func run(args []string, stdout io.Writer) error {
 
 // table is the privacy table's flags.
 type table struct {
-	means, covers, widths string
-	parallel              int
-	asJSON                bool
-	jsonFile              string
+	means, covers, widths, seeds string
+	parallel                     int
+	asJSON                       bool
+	jsonFile                     string
 }
 
 // runTable runs one observed simulation of cfg per mixing delay mean and cover rate, at most
@@ -222,22 +224,30 @@ func runTable(cfg sim.Config, tb table, stdout, progress io.Writer) error {
 			return err
 		}
 	}
+	seeds := []uint64{cfg.Seed}
+	if tb.seeds != "" {
+		if seeds, err = parseList("seeds", tb.seeds, func(s string) (uint64, error) { return strconv.ParseUint(s, 10, 64) }); err != nil {
+			return err
+		}
+	}
 	var cells []sim.Config
 	for _, w := range ws {
 		for _, m := range ms {
 			for _, c := range cs {
-				cell := cfg
-				cell.MixDelayMean, cell.CoverRate, cell.Observe = m, c, true
-				if tb.widths != "" {
-					cell.LayerWidth = w
-					if w == 0 {
-						cell.Layers, cell.LayerCoverRate = 0, 0
+				for _, seed := range seeds {
+					cell := cfg
+					cell.MixDelayMean, cell.CoverRate, cell.Observe, cell.Seed = m, c, true, seed
+					if tb.widths != "" {
+						cell.LayerWidth = w
+						if w == 0 {
+							cell.Layers, cell.LayerCoverRate = 0, 0
+						}
 					}
+					if _, err := sim.New(cell); err != nil { // refuse a bad grid before any run
+						return fmt.Errorf("cell mean %v, cover %v, width %d: %w", m, c, w, err)
+					}
+					cells = append(cells, cell)
 				}
-				if _, err := sim.New(cell); err != nil { // refuse a bad grid before any run
-					return fmt.Errorf("cell mean %v, cover %v, width %d: %w", m, c, w, err)
-				}
-				cells = append(cells, cell)
 			}
 		}
 	}
@@ -257,7 +267,7 @@ func runTable(cfg sim.Config, tb table, stdout, progress io.Writer) error {
 			}
 			errs[i] = err
 			mu.Lock()
-			fmt.Fprintf(progress, "mean %v, cover %g, %s: done in %v (%v)\n", cell.MixDelayMean, cell.CoverRate, topologyName(cell.Layers, cell.LayerWidth), time.Since(start).Round(time.Second), err)
+			fmt.Fprintf(progress, "mean %v, cover %g, %s, seed %d: done in %v (%v)\n", cell.MixDelayMean, cell.CoverRate, topologyName(cell.Layers, cell.LayerWidth), cell.Seed, time.Since(start).Round(time.Second), err)
 			mu.Unlock()
 		})
 	}
@@ -291,7 +301,36 @@ func runTable(cfg sim.Config, tb table, stdout, progress io.Writer) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(reports)
 	}
-	return writeTable(stdout, cfg, reports)
+	if err := writeTable(stdout, cfg, reports); err != nil {
+		return err
+	}
+	if len(seeds) > 1 {
+		return writeSeeds(stdout, reports, len(seeds))
+	}
+	return nil
+}
+
+// writeSeeds prints, for each cell run on n seeds (n consecutive reports), the mean over the
+// seeds of the entropy and the p50 latency, and the entropy's least and greatest.
+func writeSeeds(w io.Writer, rs []sim.Report, n int) error {
+	fmt.Fprintf(w, "# over %d seeds: mean, least and greatest entropy; mean p50\n", n)
+	for i := 0; i+n <= len(rs); i += n {
+		var h, p50 float64
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, r := range rs[i : i+n] {
+			e := r.Privacy.Timing.MeanEntropy
+			h += e / float64(n)
+			lo, hi = min(lo, e), max(hi, e)
+			p50 += float64(r.LatencyP50) / float64(time.Millisecond) / float64(n)
+		}
+		r := rs[i]
+		if _, err := fmt.Fprintf(w, "%-8s %-6g %-9s seeds %d: H %.3f bits (%.3f-%.3f, %.1f%% of max), p50 %.1f ms\n",
+			strconv.FormatFloat(float64(r.MixDelayMean)/float64(time.Millisecond), 'f', 1, 64), r.CoverRate, topologyName(r.Layers, r.LayerWidth),
+			n, h, lo, hi, 100*h/r.Privacy.MaxEntropy, p50); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // writeTable prints the privacy table: the timing attack's results (the size attack's are the
@@ -309,13 +348,13 @@ func writeTable(w io.Writer, cfg sim.Config, rs []sim.Report) error {
 		cfg.ProcessingMin, cfg.ProcessingMax, cfg.Seed)
 	fmt.Fprintf(w, "# stream %g/s per node (re-emission %v), relayers %d; cost per day: a relayer's (every node's in free routes) GB, tokens earned, tokens spent; another node's GB and tokens spent\n",
 		cfg.SendRate, cfg.Reemit, max(cfg.Relayers, 2))
-	fmt.Fprintf(w, "%-8s %-6s %-9s %8s %7s %9s %6s %8s %9s %9s %8s %10s %6s | %7s %8s %8s %7s %8s\n",
-		"mean_ms", "cover", "topology", "scored", "H_bits", "H/max", "top1", "top1/rnd", "p50_ms", "p99_ms", "deliv%", "B/s/node", "cover%",
+	fmt.Fprintf(w, "%-8s %-6s %-9s %5s %8s %7s %9s %6s %8s %9s %9s %8s %10s %6s | %7s %8s %8s %7s %8s\n",
+		"mean_ms", "cover", "topology", "seed", "scored", "H_bits", "H/max", "top1", "top1/rnd", "p50_ms", "p99_ms", "deliv%", "B/s/node", "cover%",
 		"rel_GB", "rel_earn", "rel_pay", "oth_GB", "oth_pay")
 	for _, r := range rs {
 		p := r.Privacy
-		_, err := fmt.Fprintf(w, "%-8s %-6g %-9s %8d %7.2f %8.1f%% %6.3f %8.1f %9s %9s %7.2f%% %10.0f %5.1f%% | %7.2f %8.1f %8.1f %7.2f %8.1f\n",
-			ms(r.MixDelayMean), r.CoverRate, topologyName(r.Layers, r.LayerWidth), p.Messages, p.Timing.MeanEntropy, 100*p.Timing.EntropyShare, p.Timing.Top1,
+		_, err := fmt.Fprintf(w, "%-8s %-6g %-9s %5d %8d %7.2f %8.1f%% %6.3f %8.1f %9s %9s %7.2f%% %10.0f %5.1f%% | %7.2f %8.1f %8.1f %7.2f %8.1f\n",
+			ms(r.MixDelayMean), r.CoverRate, topologyName(r.Layers, r.LayerWidth), r.Seed, p.Messages, p.Timing.MeanEntropy, 100*p.Timing.EntropyShare, p.Timing.Top1,
 			p.Timing.Top1OverRandom, ms(r.LatencyP50), ms(r.LatencyP99), 100*float64(r.Delivered)/float64(max(r.Messages, 1)), r.BytesPerNode, 100*r.CoverShare,
 			r.RelayerBytesPerDay/1e9, r.RelayerEarnsPerDay, r.RelayerSpendsPerDay, r.OtherBytesPerDay/1e9, r.OtherSpendsPerDay)
 		if err != nil {
