@@ -104,11 +104,14 @@ func (r *Router) newReplyBlock(ctx context.Context, from peer.ID, build func(con
 	sel := func(relayers int) ([]path.Node, error) {
 		return ix.SelectPadded(r.rng, src, r.self, relayers, tickets.AmountFor(1), tickets.PadMax)
 	}
-	want, other := r.relayers()
-	nodes, err := sel(want)
-	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		if alt, lerr := sel(other); lerr == nil {
-			nodes, err = alt, nil
+	nodes, layered, err := r.layered(ix, src, r.self)
+	if !layered {
+		want, other := r.relayers()
+		nodes, err = sel(want)
+		if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
+			if alt, lerr := sel(other); lerr == nil {
+				nodes, err = alt, nil
+			}
 		}
 	}
 	r.mu.Unlock()

@@ -77,6 +77,10 @@ type Config struct {
 	// Pace, when set, runs each message's send in its slot of the node's constant-rate stream
 	// (stream.Stream's Do); nil: at once.
 	Pace func(ctx context.Context, send func(context.Context) error) error
+	// Layers, in a layered network (issue 30), returns the layers this node's paths and reply
+	// blocks cross, one relayer of each in order (layers.View's Path), whatever the relayers
+	// setting says; ok false while they are not drawn: no path then. Nil: free routes.
+	Layers func() (l path.Layers, ok bool)
 }
 
 // Router sends this node's messages. Its methods are safe for concurrent use.
@@ -259,6 +263,9 @@ func (r *Router) pathTo(to common.Address) ([]peer.ID, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	ix := r.routeIndex()
+	if nodes, ok, err := r.layered(ix, r.self, to); ok {
+		return hopsOf(nodes, err)
+	}
 	// Every channel must carry the largest padding relay.Send may draw (PROTOCOL.md §4.5), so
 	// that the path does not depend on the draw.
 	sel := func(relayers int) ([]path.Node, error) {
@@ -278,6 +285,11 @@ func (r *Router) pathTo(to common.Address) ([]peer.ID, error) {
 			err = lerr // a path of the other count exists, its channels cannot pay: say so
 		}
 	}
+	return hopsOf(nodes, err)
+}
+
+// hopsOf returns the PeerIds of nodes, or err in this package's sentinels.
+func hopsOf(nodes []path.Node, err error) ([]peer.ID, error) {
 	if err != nil {
 		return nil, classify(err)
 	}
@@ -286,6 +298,30 @@ func (r *Router) pathTo(to common.Address) ([]peer.ID, error) {
 		hops[i] = nd.Peer
 	}
 	return hops, nil
+}
+
+// layeredPad is the padding a layered path's channels must carry: the largest relay.Send draws,
+// as on free routes. So the last relayer needs a channel to the recipient for now; it needs none
+// (path.SelectLayered with 0) once the relay sends without padding in a layered network (the
+// layers tell a relayer its position anyway) and forwards a ticket worth 0 without a channel.
+const layeredPad = tickets.PadMax
+
+// layered selects a path from src to dst (dst == src: a loop) through the layers, in a layered
+// network (ok); ok is false on free routes. The caller holds mu.
+func (r *Router) layered(ix *path.Index, src, dst common.Address) (nodes []path.Node, ok bool, err error) {
+	if r.cfg.Layers == nil {
+		return nil, false, nil
+	}
+	l, drawn := r.cfg.Layers()
+	switch {
+	case !drawn:
+		return nil, true, fmt.Errorf("%w: this epoch's layers are not drawn yet", path.ErrNoPath)
+	case src == dst:
+		nodes, err = ix.SelectLoopLayered(r.rng, src, l, tickets.AmountFor(1), layeredPad)
+	default:
+		nodes, err = ix.SelectLayered(r.rng, src, dst, l, tickets.AmountFor(1), layeredPad)
+	}
+	return nodes, true, err
 }
 
 // relayers returns how many relayers the node's own paths take and the count to try where no
