@@ -219,3 +219,28 @@ func TestLayeredTable(t *testing.T) {
 			rs[1].Delivery, rs[1].MeanHops, rs[1].LayerLoops, rs[1].RelayerEarnsPerDay, rs[0].RelayerEarnsPerDay)
 	}
 }
+
+// TestSeedsTable: --seeds runs each cell on every seed, in order, and the text table ends with
+// each cell's mean over them.
+func TestSeedsTable(t *testing.T) {
+	args := []string{"--privacy", "--nodes", "30", "--senders", "10", "--recipients", "10", "--rate", "40", "--duration", "2s",
+		"--latency", "100us-300us", "--mixDelayMeans", "20ms", "--coverRates", "0", "--seeds", "3,5"}
+	var out bytes.Buffer
+	if err := run(append(args, "--json"), &out); err != nil {
+		t.Fatal(err)
+	}
+	var rs []sim.Report
+	if err := json.Unmarshal(out.Bytes(), &rs); err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Seed != 3 || rs[1].Seed != 5 || rs[0].Messages == rs[1].Messages {
+		t.Fatalf("reports %+v", rs)
+	}
+	out.Reset()
+	if err := run(args, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "# over 2 seeds") || !strings.Contains(out.String(), "seeds 2: H ") {
+		t.Fatalf("no mean over the seeds in:\n%s", out.String())
+	}
+}
