@@ -100,8 +100,11 @@ func New(cfg Config) (*View, error) {
 
 // Run draws the layers at once and again whenever the indexer has read a new epoch's first
 // block, until ctx ends; it returns nil then. A failed draw (no block hash, too few candidates)
-// is logged and tried again at the next look.
+// is logged and tried again at the next look. On a nil View (free routes) it returns nil at once.
 func (v *View) Run(ctx context.Context) error {
+	if v == nil {
+		return nil
+	}
 	t := time.NewTicker(v.cfg.Interval)
 	defer t.Stop()
 	var failed error
@@ -246,4 +249,21 @@ func (v *View) Strategy() *strategy.Layered {
 		}
 	}
 	return &l
+}
+
+// ForRouter is v.Path for router.Config.Layers, or nil when v is nil: a network without a
+// topology keeps free routes.
+func (v *View) ForRouter() func() (path.Layers, bool) {
+	if v == nil {
+		return nil
+	}
+	return v.Path
+}
+
+// ForStrategy is v.Strategy for strategy.RunnerConfig.Layers, or nil when v is nil (free routes).
+func (v *View) ForStrategy() func() *strategy.Layered {
+	if v == nil {
+		return nil
+	}
+	return v.Strategy
 }
