@@ -42,7 +42,7 @@ type entryLink struct {
 	// blocksBusy is how many blocks are being made and sent; framesRun how many frames went
 	// since the last block while a block waited.
 	blocksBusy, framesRun int
-	number                uint8 // the next block's number, taken when the block is made
+	number                uint16 // the next block's number, taken when the block is made
 	started               time.Time
 	rtt                   time.Duration // from the SYN to the first answer; 0: not measured yet
 	// answers are the arrival times of the answers of the last round trip.
@@ -391,14 +391,17 @@ func (l *entryLink) next() func(context.Context) {
 			l.mu.Unlock()
 		}()
 		block, relayers, err := net.NewSessionReplyBlock(ctx, to)
+		if err == nil {
+			block, err = carry(block)
+		}
 		if err != nil {
 			l.blockFailed(j.block, l.c.failed(err, func(s *Stats) { s.BlocksFailed++ }))
 			return
 		}
 		// The block takes its number now, not when it was queued, and its parts leave before the
 		// next block's: blocks take unequal times to make, and parts sent out of their numbers'
-		// order by as many blocks as the others make meanwhile reach the exit too far behind the
-		// newest (it drops them), or even a whole circle (it would join halves of two blocks).
+		// order by as many blocks as the others make meanwhile may reach the exit too far behind
+		// the newest (it drops them).
 		l.parts.Lock()
 		defer l.parts.Unlock()
 		l.mu.Lock()

@@ -23,10 +23,10 @@ type exitLink struct {
 	gone   bool // an ended link that let go of everything: it takes no block any more
 	frames [][]byte
 	stock  []stocked
-	parts  map[uint8]*[2][]byte // halves of blocks by number
+	parts  map[uint16]*[2][]byte // halves of blocks by number
 	// head is the newest block number a part came with (once heads is set): parts further
 	// behind it than partWindow are dropped.
-	head  uint8
+	head  uint16
 	heads bool
 	// received counts the blocks assembled for the session, modulo 2¹⁶ (the answers say it).
 	received uint16
@@ -77,13 +77,12 @@ func (l *exitLink) addPart(p part) {
 		clear(l.parts)
 	}
 	if l.parts == nil {
-		l.parts = map[uint8]*[2][]byte{}
+		l.parts = map[uint16]*[2][]byte{}
 	}
-	// The entry numbers its blocks in turn, modulo 128, as it makes them. The newest number
-	// seen is the head: a part less than half the circle ahead of it moves it. A half more than
-	// partWindow behind the head is dropped, whether it comes now or waits for its other half:
-	// its block's number comes round again soon, and a half kept would make a block with a half
-	// of the block that takes it next.
+	// The entry numbers its blocks in turn, modulo blockNumbers, as it makes them. The newest
+	// number seen is the head: a part less than half the circle ahead of it moves it. A half more
+	// than partWindow behind the head is dropped, whether it comes now or waits for its other
+	// half: its other half is most likely lost, and the halves that wait are bounded.
 	if !l.heads {
 		l.head, l.heads = p.number, true
 	}
@@ -111,7 +110,7 @@ func (l *exitLink) addPart(p part) {
 	}
 	delete(l.parts, p.number)
 	l.received++
-	raw := append(halves[0], halves[1]...)
+	raw := uncarry(halves[0], halves[1])
 	var b packet.ReplyBlock
 	if err := b.UnmarshalBinary(raw); err != nil || !b.InWindow(time.Now()) {
 		l.c.count(func(s *Stats) { s.BlocksDropped++ })
@@ -221,8 +220,9 @@ func (l *exitLink) letGo() {
 }
 
 // partWindow is how far behind the newest block number a half may come and wait for its other
-// half: three eighths of the circle.
-const partWindow = blockNumbers * 3 / 8
+// half: reordering by as many blocks loses none, and a session's halves waiting for theirs take
+// at most partWindow + 1 parts' data (about 124 KB).
+const partWindow = 256
 
 // maxEndedFrames is the most frames a link keeps waiting for a block after its session ended;
 // endedStock the most blocks it keeps for the late answers.
