@@ -608,9 +608,14 @@ func (ix *Indexer) apply(logs []types.Log, cur store.ChainCursor) error {
 				ix.log.Error("announcement with a bad public key", "account", a.Account, "err", err)
 				continue
 			}
-			ann := channels.Announcement{Account: a.Account, PublicKey: pub, Multiaddrs: channels.DecodeMultiaddrs(a.Multiaddr)}
-			if _, ok := anns[ann.Account]; !ok {
+			ann := channels.Announcement{Account: a.Account, PublicKey: pub, Multiaddrs: channels.DecodeMultiaddrs(a.Multiaddr), Block: l.BlockNumber}
+			if prev, ok := anns[ann.Account]; ok {
+				ann.Block = prev.Block // the first announcement's block stays
+			} else {
 				anOrder = append(anOrder, ann.Account)
+				if prev, ok := snap.Announced(ann.Account); ok {
+					ann.Block = prev.Block
+				}
 			}
 			anns[ann.Account] = ann
 			ev.Kind, ev.Announcement = AnnouncementEvent, ann

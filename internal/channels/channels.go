@@ -108,6 +108,10 @@ type Announcement struct {
 	PublicKey []byte
 	// Multiaddrs are the node's libp2p multiaddrs in text form, not validated here.
 	Multiaddrs []string
+	// Block is the block of the account's first announcement the index read (a later one
+	// changes the key and addresses, not this): a layered topology's draw counts only accounts
+	// announced before its epoch (docs/NETWORK.md). 0 for an index kept before the field.
+	Block uint64
 }
 
 // Clone returns a deep copy of a.

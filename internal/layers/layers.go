@@ -155,7 +155,7 @@ func (v *View) Refresh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("epoch %d's first block %d: %w", epoch, first, err)
 	}
-	top, err := topology.Draw(v.cfg.Params, epoch, topology.Seed(epoch, hash[:]), Candidates(v.cfg.Snapshot()))
+	top, err := topology.Draw(v.cfg.Params, epoch, topology.Seed(epoch, hash[:]), Candidates(v.cfg.Snapshot(), first))
 	if err != nil {
 		return fmt.Errorf("epoch %d: %w", epoch, err)
 	}
@@ -188,10 +188,13 @@ func (v *View) Refresh(ctx context.Context) error {
 // topology").
 func ID(a common.Address) string { return string(a[:]) }
 
-// Candidates are the draw's candidates in snap: every announced account, its stake the sum of
-// the balances of its open outgoing channels (the funds it has put into relaying, which every
-// node indexes alike), in the order of snap.Peers.
-func Candidates(snap *channels.Snapshot) []topology.Candidate {
+// Candidates are the draw's candidates in snap for the epoch starting at block first: every
+// announced account, eligible (Announced) when its first announcement was mined before first (or
+// the index does not know when: channels.Announcement.Block 0), so that an id ground after the
+// epoch's seed is known waits for the next epoch; its stake the sum of the balances of its open
+// outgoing channels (the funds it has put into relaying, which every node indexes alike). In the
+// order of snap.Peers.
+func Candidates(snap *channels.Snapshot, first uint64) []topology.Candidate {
 	anns := snap.Peers()
 	out := make([]topology.Candidate, 0, len(anns))
 	for _, a := range anns {
@@ -201,7 +204,7 @@ func Candidates(snap *channels.Snapshot) []topology.Candidate {
 				stake.Add(stake, c.Balance)
 			}
 		}
-		out = append(out, topology.Candidate{ID: ID(a.Account), Stake: stake, Announced: true})
+		out = append(out, topology.Candidate{ID: ID(a.Account), Stake: stake, Announced: a.Block < first || a.Block == 0})
 	}
 	return out
 }

@@ -27,7 +27,7 @@ func addr(i int) common.Address { return common.Address{18: byte(i >> 8), 19: by
 func network(n int, order []int) *channels.Graph {
 	g := channels.NewGraph()
 	for _, i := range order {
-		g.Announce(channels.Announcement{Account: addr(i)})
+		g.Announce(channels.Announcement{Account: addr(i), Block: uint64(i + 1)})
 	}
 	for i := range n {
 		g.Apply(channels.Channel{ID: channels.IDOf(addr(i), addr((i+1)%n)), Source: addr(i), Destination: addr((i + 1) % n),
@@ -74,13 +74,18 @@ func newView(t *testing.T, cfg Config) *View {
 	return v
 }
 
+// TestCandidates: every announced account, eligible when announced before the epoch's first
+// block (or at an unknown block), its stake its open outgoing channels' funds.
 func TestCandidates(t *testing.T) {
-	cs := Candidates(network(4, []int{3, 1, 0, 2}).Snapshot())
+	g := network(4, []int{3, 1, 0, 2})                  // account i announced in block i+1
+	g.Announce(channels.Announcement{Account: addr(9)}) // an index older than the block's field
+	cs := Candidates(g.Snapshot(), 3)
 	want := []topology.Candidate{
 		{ID: ID(addr(0)), Stake: big.NewInt(1), Announced: true},
-		{ID: ID(addr(1)), Stake: big.NewInt(2), Announced: true}, // the closed channel back to 0 is no stake
-		{ID: ID(addr(2)), Stake: big.NewInt(3), Announced: true},
-		{ID: ID(addr(3)), Stake: big.NewInt(4), Announced: true},
+		{ID: ID(addr(1)), Stake: big.NewInt(2), Announced: true},  // the closed channel back to 0 is no stake
+		{ID: ID(addr(2)), Stake: big.NewInt(3), Announced: false}, // announced in the epoch's first block
+		{ID: ID(addr(3)), Stake: big.NewInt(4), Announced: false},
+		{ID: ID(addr(9)), Stake: big.NewInt(0), Announced: true},
 	}
 	if !reflect.DeepEqual(cs, want) {
 		t.Fatalf("candidates %+v", cs)
@@ -118,7 +123,7 @@ func TestSameLayersOnEveryNode(t *testing.T) {
 		t.Fatalf("epoch %d; layers %v and %v", a.Epoch(), a.Layers(), b.Layers())
 	}
 	hash, _ := ch.headerHash(t.Context(), 100)
-	want, err := topology.Draw(params, 2, topology.Seed(2, hash[:]), Candidates(network(n, order).Snapshot()))
+	want, err := topology.Draw(params, 2, topology.Seed(2, hash[:]), Candidates(network(n, order).Snapshot(), 100))
 	if err != nil || !reflect.DeepEqual(a.Layers(), want.Layers()) {
 		t.Fatalf("layers %v, want %v (%v)", a.Layers(), want.Layers(), err)
 	}
@@ -156,7 +161,7 @@ func TestEpochChange(t *testing.T) {
 	params := topology.Params{Layers: 2, Width: 5}
 	// Self is a relayer of layer 0 in epoch 1: find one.
 	hash1, _ := ch.headerHash(t.Context(), 10)
-	top1, err := topology.Draw(params, 1, topology.Seed(1, hash1[:]), Candidates(g.Snapshot()))
+	top1, err := topology.Draw(params, 1, topology.Seed(1, hash1[:]), Candidates(g.Snapshot(), 10))
 	if err != nil {
 		t.Fatal(err)
 	}

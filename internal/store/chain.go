@@ -106,7 +106,7 @@ func (db *DB) LoadChainState() (ChainCursor, []channels.Channel, []channels.Anno
 			if err := json.Unmarshal(v, &s); err != nil {
 				return fmt.Errorf("announcement %x: %w", k, err)
 			}
-			anns = append(anns, channels.Announcement{Account: s.Account, PublicKey: s.PublicKey, Multiaddrs: s.Multiaddrs})
+			anns = append(anns, channels.Announcement{Account: s.Account, PublicKey: s.PublicKey, Multiaddrs: s.Multiaddrs, Block: s.Block})
 			return nil
 		})
 	})
@@ -163,7 +163,7 @@ func (db *DB) CommitChainRange(cur ChainCursor, chans []channels.Channel, anns [
 			}
 		}
 		for _, a := range anns {
-			b, err := json.Marshal(storedAnnouncement{Account: a.Account, PublicKey: a.PublicKey, Multiaddrs: a.Multiaddrs})
+			b, err := json.Marshal(storedAnnouncement{Account: a.Account, PublicKey: a.PublicKey, Multiaddrs: a.Multiaddrs, Block: a.Block})
 			if err != nil {
 				return err
 			}
@@ -450,7 +450,7 @@ func decodeAnnouncement(v []byte) (channels.Announcement, error) {
 	if err := json.Unmarshal(v, &s); err != nil {
 		return channels.Announcement{}, err
 	}
-	return channels.Announcement{Account: s.Account, PublicKey: s.PublicKey, Multiaddrs: s.Multiaddrs}, nil
+	return channels.Announcement{Account: s.Account, PublicKey: s.PublicKey, Multiaddrs: s.Multiaddrs, Block: s.Block}, nil
 }
 
 func clearBucket(tx *bolt.Tx, name []byte) error {
@@ -525,4 +525,5 @@ type storedAnnouncement struct {
 	Account    common.Address `json:"account"`
 	PublicKey  []byte         `json:"publicKey"`
 	Multiaddrs []string       `json:"multiaddrs"`
+	Block      uint64         `json:"block,omitempty"` // absent in a store written before it: 0
 }

@@ -33,7 +33,7 @@ func TestChainStatePersists(t *testing.T) {
 	contract := common.Address{1}
 	pending := testChannel(1, 2, 5, channels.PendingToClose)
 	pending.ClosureTime = time.Unix(1_700_000_000, 0)
-	ann := channels.Announcement{Account: common.Address{19: 1}, PublicKey: []byte{2, 1}, Multiaddrs: []string{"/ip4/127.0.0.1/tcp/1"}}
+	ann := channels.Announcement{Account: common.Address{19: 1}, PublicKey: []byte{2, 1}, Multiaddrs: []string{"/ip4/127.0.0.1/tcp/1"}, Block: 7}
 	if err := db.CommitChainState(ChainCursor{ChainID: 1337, Contract: contract, Next: 10, Hash: common.Hash{9}},
 		[]channels.Channel{testChannel(1, 2, 7, channels.Open), testChannel(2, 1, 1, channels.Open)},
 		[]channels.Announcement{ann}); err != nil {
@@ -69,7 +69,7 @@ func TestChainStatePersists(t *testing.T) {
 	if c, _ := g.Channel(common.Address{19: 2}, common.Address{19: 1}); c.Balance.Int64() != 1 {
 		t.Fatalf("untouched channel lost: %+v", c)
 	}
-	if a, ok := g.Announced(ann.Account); !ok || string(a.PublicKey) != string(ann.PublicKey) || a.Multiaddrs[0] != ann.Multiaddrs[0] {
+	if a, ok := g.Announced(ann.Account); !ok || string(a.PublicKey) != string(ann.PublicKey) || a.Multiaddrs[0] != ann.Multiaddrs[0] || a.Block != 7 {
 		t.Fatalf("announcement %+v", a)
 	}
 }
