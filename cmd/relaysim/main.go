@@ -361,6 +361,14 @@ func writeTable(w io.Writer, cfg sim.Config, rs []sim.Report) error {
 			return err
 		}
 	}
+	for _, r := range rs {
+		if d := r.Redraw; d != nil {
+			if _, err := fmt.Fprintf(w, "# seed %d, re-draws: %d; per re-draw %.0f channels opened (%.0f tokens), %.0f closed, %.0f tokens added to balances; overlaps: %d messages, %d without a path, H %.2f bits (%d scored), outside %.2f (%d)\n",
+				r.Seed, d.Redraws, d.Opened, d.Tokens, d.Closed, d.Added, d.Messages, d.NoPath, d.EntropyOverlap, d.ScoredOverlap, d.EntropyOther, d.ScoredOther); err != nil {
+				return err
+			}
+		}
+	}
 	if cfg.Fragments > 1 || cfg.Ack || cfg.Answer {
 		return writeFramed(w, cfg, rs)
 	}
