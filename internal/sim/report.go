@@ -116,7 +116,8 @@ type Report struct {
 	LayerRelayers  int     `json:"layerRelayers,omitempty"`
 	LayerLoops     int     `json:"layerLoops,omitempty"`
 	// Cost per node and day of traffic, at the run's rates (a second of traffic times 86,400).
-	// RelayerBytesPerDay, RelayerEarnsPerDay and RelayerSpendsPerDay are the layer relayers'
+	// RelayerBytesPerDay, RelayerEarnsPerDay and RelayerSpendsPerDay are the layer relayers' (with
+	// re-draws, Config.Epoch: the last epoch's, over the whole run, which is not per relayer)
 	// mean (every node's in free routes, where every node relays): bytes put on their links,
 	// tokens earned relaying (one relayer's price, 0.01, per packet forwarded) and tokens spent on
 	// their own packets' first tickets; OtherBytesPerDay and OtherSpendsPerDay are the same for
