@@ -129,6 +129,10 @@ type Config struct {
 	// new layers; then its strategy closes them. A node's balance is raised to what the new
 	// channels take (Report.Redraw counts it).
 	Epoch, EpochOverlap time.Duration
+	// EpochAtOnce makes senders take the new layers at once after a re-draw, without falling
+	// back on the previous epoch's (as the node's router does): until their channels into the new
+	// first layer are open they find no path. The channels are kept for EpochOverlap either way.
+	EpochAtOnce bool
 	// Seed decides every draw: the same Config gives the same Report.
 	Seed uint64
 }

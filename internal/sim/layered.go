@@ -252,12 +252,13 @@ func (s *Sim) mined(lo, hi time.Duration) bool {
 // times the relayer's quality, as path.Select weighs, with backtracking. The recipient needs no
 // channel from the last layer: its ticket is worth 0.
 //
-// During an overlap it takes the previous epoch's layers when the new ones have no path.
+// During an overlap it takes the previous epoch's layers when the new ones have no path (unless
+// Config.EpochAtOnce).
 func (s *Sim) pickLayered(from, to int) ([]int, error) {
 	if s.top == nil {
 		return nil, path.ErrNoPath
 	}
-	if hops, err := s.pickIn(epochDraw{top: s.top, layers: s.layers, layerOf: s.layerOf}, from, to); err == nil || s.prev == nil {
+	if hops, err := s.pickIn(epochDraw{top: s.top, layers: s.layers, layerOf: s.layerOf}, from, to); err == nil || s.prev == nil || s.cfg.EpochAtOnce {
 		return hops, err
 	}
 	return s.pickIn(*s.prev, from, to)

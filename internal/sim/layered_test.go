@@ -161,4 +161,9 @@ func TestLayersRedrawEachEpoch(t *testing.T) {
 	if d.Opened < float64(cfg.Nodes) || d.Closed < float64(cfg.Nodes) || d.Added <= 0 {
 		t.Fatalf("a re-draw opened %.1f channels and closed %.1f (%d nodes), added %.0f tokens", d.Opened, d.Closed, cfg.Nodes, d.Added)
 	}
+	// Taking the new layers at once, senders find no path until their channels are open.
+	cfg.EpochAtOnce = true
+	if d := run(t, cfg).Redraw; d.NoPath == 0 || d.NoPath == d.Messages {
+		t.Fatalf("at once: %d of %d messages in the overlaps without a path", d.NoPath, d.Messages)
+	}
 }
