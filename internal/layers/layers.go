@@ -2,6 +2,7 @@ package layers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -111,6 +112,7 @@ func (v *View) Run(ctx context.Context) error {
 	for {
 		err := v.Refresh(ctx)
 		switch {
+		case errors.Is(err, ErrNotDrawn): // nothing indexed yet: the indexer is starting
 		case err != nil && ctx.Err() == nil && (failed == nil || err.Error() != failed.Error()):
 			v.cfg.Logger.Warn("layers: cannot draw this epoch's layers", "err", err)
 		case err == nil && failed != nil:
