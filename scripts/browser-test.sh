@@ -7,8 +7,10 @@
 #     drives /api/v2/_swagger/;
 #  2. the web admin console (e2e/browser/console.test.mjs): starts
 #     `relayd cluster --nodes 4` (a dev chain, a full mesh of channels, a 2 s
-#     closure period) on free ports, waits for its env file, and drives the
-#     consoles of nodes 1 and 2, with axe-core's accessibility check.
+#     closure period; a node killed is restarted on its data, and the chain
+#     drill's gate lets the test take the chain away with SIGUSR1 to the
+#     cluster, RELAY_CLUSTER_PID) on free ports, waits for its env file, and
+#     drives the consoles of nodes 1 and 2, with axe-core's accessibility check.
 # The node and the cluster are stopped on exit. Screenshots land in
 # e2e/browser/artifacts/ (git-ignored): swagger*.png for the reference UI,
 # console*.png for the console.
@@ -84,6 +86,7 @@ for attempt in 1 2 3; do
   base=$((20000 + (RANDOM % 400) * 100))
   rm -rf "$tmp/cluster" "$tmp/cluster.env"
   "$tmp/relayd" cluster --nodes 4 --relayers 2 --closurePeriod 2s --apiToken "$token" \
+    --restartNodes --restartDelay 1s --chainDrill \
     --apiPortBase "$base" --adminPortBase $((base + 10)) --p2pPortBase $((base + 20)) \
     --chainPort $((base + 30)) --data "$tmp/cluster" --env "$tmp/cluster.env" \
     >"$tmp/cluster.log" 2>&1 &
@@ -107,5 +110,5 @@ done
 (
   # shellcheck disable=SC1091
   source "$tmp/cluster.env"
-  node --test e2e/browser/console.test.mjs
+  RELAY_CLUSTER_PID=$cluster_pid node --test e2e/browser/console.test.mjs
 ) || { echo "relayd cluster output:" >&2; tail -n 40 "$tmp/cluster.log" >&2; exit 1; }

@@ -14,8 +14,12 @@
 // opened late shows the past in its charts, nothing scrolls sideways and the channels are cards;
 // at both sizes the graph is explored from the keyboard (Tab, arrows, Enter, Escape) and read as
 // tables, no label covers a node or another label, and the aliases (add, refuse, remove, markup
-// as text), withdraw (refused before the dialog, then mined) and send panes (the node's
+// as text), withdraw (a bad address, a mistyped checksum and too much refused before the dialog, then mined) and send panes (the node's
 // relayers, 0 hops, a relayer named; each reaching node 2) work;
+// node 2 killed with SIGKILL and restarted by the cluster on its data still draws the history
+// it sampled before; alerts are raised and cleared by what they watch: a channel drained by
+// the node's own messages (autoFund, on again, clears it) and the chain provider shut off
+// (the cluster's --chainDrill: SIGUSR1, then SIGUSR2), /readyz not ready meanwhile;
 // axe-core checks the login page and the console at 1280×800 and 390×844 with no serious or
 // critical violation. Every request the page makes must stay on
 // the node's own ports, and the page must raise no error (a CSP violation
@@ -31,6 +35,7 @@ import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execFileSync } from 'node:child_process';
 import { chromium } from 'playwright-core';
 
 const require = createRequire(import.meta.url);
@@ -45,6 +50,7 @@ function node(i) {
     api: process.env[p + 'API_URL'],
     ws,
     peer: process.env[p + 'PEER_ID'],
+    address: process.env[p + 'NATIVE_ADDRESS'],
     console: ws && ws.replace(/^ws:/, 'http:') + '/',
   };
 }
@@ -579,6 +585,14 @@ for (const [size, viewport] of [['1280×800', { width: 1280, height: 800 }], ['3
       await page.locator('#withdraw-to').fill('0x12');
       await page.locator('#withdraw-form button[type=submit]').click();
       await page.locator('#withdraw-error').filter({ hasText: '40 hexadecimal digits' }).waitFor();
+      // One letter of node 2's EIP-55 address in the wrong case: a mistyped address, refused
+      // before any dialog.
+      const at = [...to].findIndex((c, i) => i > 1 && /[a-fA-F]/.test(c));
+      const mistyped = to.slice(0, at) + (to[at] === to[at].toLowerCase() ? to[at].toUpperCase() : to[at].toLowerCase()) + to.slice(at + 1);
+      await page.locator('#withdraw-to').fill(mistyped);
+      await page.locator('#withdraw-form button[type=submit]').click();
+      await page.locator('#withdraw-error').filter({ hasText: 'EIP-55 checksum' }).waitFor();
+      assert.equal(await page.locator('dialog#confirm').isVisible(), false, 'no dialog for a mistyped address');
       await page.locator('#withdraw-amount').fill('100000000');
       await page.locator('#withdraw-to').fill(to);
       await page.locator('#withdraw-form button[type=submit]').click();
@@ -629,3 +643,124 @@ for (const [size, viewport] of [['1280×800', { width: 1280, height: 800 }], ['3
     }
   });
 }
+
+// The last tests change the cluster for good: they run after every other.
+//
+// History that survives a restart: node 2 is killed (SIGKILL) and the cluster restarts it on its
+// data (--restartNodes); its console, opened again, draws the points it sampled before.
+test('history survives a kill -9 of the node: the console draws the points sampled before', { timeout: 180_000 }, async () => {
+  const before = await rest(n2, 'GET', '/node/history?resolution=hour');
+  assert.ok(before.times.length >= 2, `node 2 sampled its history (${before.times.length} points)`);
+  const port = new URL(n2.api).port;
+  const pid = Number(execFileSync('pgrep', ['-f', '--', `--apiPort ${port}( |$)`], { encoding: 'utf8' }).trim().split('\n')[0]);
+  assert.ok(pid > 1, 'node 2\'s process');
+  const killed = Date.now();
+  process.kill(pid, 'SIGKILL');
+  await until('node 2 to be down', async () => !(await fetch(`${n2.api}/api/v2/node/version`, { headers: { 'x-auth-token': token } }).then((r) => r.ok, () => false)));
+  await until('node 2 to serve again on its data', async () => fetch(`${n2.api}/api/v2/node/version`, { headers: { 'x-auth-token': token } })
+    .then((r) => r.ok, () => false), 90_000);
+  const after = await rest(n2, 'GET', '/node/history?resolution=hour');
+  assert.equal(after.times[0], before.times[0], 'the first point is still there');
+  assert.ok(after.times.length >= before.times.length, `${after.times.length} points after, ${before.times.length} before`);
+
+  const { context, page, seen } = await open(n2, 'n2 restarted');
+  try {
+    await login(page, n2, token);
+    const charts = page.locator('#charts');
+    await until('the history charts to be drawn', async () => (await charts.getAttribute('data-state')) === 'drawn');
+    const first = Date.parse(await charts.getAttribute('data-first'));
+    assert.ok(first < killed - 30_000, `the charts start before the kill (${new Date(first).toISOString()})`);
+    assert.ok(Number(await charts.getAttribute('data-points')) >= before.times.length, 'every point sampled before the kill is drawn');
+    assert.ok(await page.locator('#chart-token-balance path.series').count() >= 1, 'the token balance is drawn');
+    await page.locator('.chart-pane').screenshot({ path: join(artifacts, 'console-history-after-restart.png') });
+    clean(seen);
+  } finally {
+    await context.close();
+  }
+});
+
+// setChoice changes a true/false or choice setting through the settings pane.
+async function setChoice(page, name, value) {
+  const row = page.locator(`#settings tbody tr[data-setting="${name}"]`);
+  await row.locator('select').selectOption(value);
+  await row.locator('button', { hasText: 'Save' }).click();
+  await confirm(page);
+  await page.locator('#status').filter({ hasText: new RegExp(`${name} is now ${value}[ .]`) }).waitFor();
+}
+
+// Alerts raised and cleared by what they watch: a channel drained by the node's own messages
+// (channelDepleted; autoFund, turned on again in the settings pane, clears it), and the chain
+// provider gone (providerDown, critical: /readyz not ready; the cluster's --chainDrill gate
+// shut with SIGUSR1 and opened with SIGUSR2).
+test('alerts raised and cleared: a drained channel, the chain provider down', { timeout: 300_000 }, async () => {
+  const n3 = node(3);
+  const n4 = node(4);
+  const clusterPid = Number(process.env.RELAY_CLUSTER_PID);
+  assert.ok(clusterPid > 1, 'RELAY_CLUSTER_PID names the cluster (scripts/browser-test.sh)');
+  const settings = await rest(n1, 'GET', '/settings');
+  const { context, page, seen } = await open(n1, 'n1 alerts');
+  try {
+    await login(page, n1, token);
+    await until('the settings pane', async () => (await page.locator('#settings tbody tr').count()) === Object.keys(settings).length);
+    await setSetting(page, 'alertHoldSeconds', '0');
+    await setChoice(page, 'autoFund', 'false');
+
+    // A small channel to node 3 (the one there is closed first): 1.2 tokens against the
+    // threshold of 1.
+    const channel3 = async () => (await rest(n1, 'GET', '/channels')).outgoing.find((c) => c.peerId === n3.peer && c.status !== 'Closed');
+    const was = await channel3();
+    if (was) {
+      await rest(n1, 'DELETE', `/channels/${n3.peer}/outgoing`);
+      const closing = await until('the channel to node 3 to be closing', async () => {
+        const c = await channel3();
+        return c && c.status === 'PendingToClose' && c;
+      });
+      await until('its closure period to pass', async () => Date.now() > Date.parse(closing.closureTime) + 1000, 90_000);
+      await rest(n1, 'DELETE', `/channels/${n3.peer}/outgoing`);
+      await until('the channel to node 3 to be closed', async () => !(await channel3()), 60_000);
+    }
+    await setSetting(page, 'alertChannelBalance', '1');
+    await rest(n1, 'POST', '/channels', { peerId: n3.peer, amount: '1200000000000000000' });
+    await until('the small channel to be open', async () => (await channel3())?.status === 'Open', 60_000);
+    const depleted = page.locator('#alerts-list li.alert[data-id="channelDepleted"]');
+    assert.equal(await depleted.count(), 0, 'no alert while the channel holds 1.2');
+
+    // Drain it: messages whose first relayer is node 3 each pay it 0.02 tokens or more.
+    for (let i = 0; i < 60 && BigInt((await channel3()).balance) >= 10n ** 18n; i++) {
+      await run(page, `send ${n3.peer},${n4.peer},${n2.peer} drain ${i}`);
+    }
+    assert.ok(BigInt((await channel3()).balance) < 10n ** 18n, 'the channel to node 3 is below 1 token');
+    await depleted.waitFor({ timeout: 60_000 });
+    assert.match(await depleted.locator('.alert-detail').innerText(), /open outgoing channels hold less than 1 token/);
+    assert.ok((await rest(n1, 'GET', '/node/alerts')).alerts.some((x) => x.id === 'channelDepleted' && x.subjects.includes(n3.address)),
+      'the alert names node 3');
+    await page.locator('#alerts-pane').screenshot({ path: join(artifacts, 'console-alert-drained.png') });
+    // autoFund on again: the strategy tops the channel up, and the alert clears.
+    await setChoice(page, 'autoFund', 'true');
+    await depleted.waitFor({ state: 'detached', timeout: 120_000 });
+    assert.ok(BigInt((await channel3()).balance) > 10n ** 18n, 'the channel was topped up');
+
+    // The chain provider goes away and comes back.
+    const down = page.locator('#alerts-list li.alert[data-id="providerDown"]');
+    process.kill(clusterPid, 'SIGUSR1');
+    try {
+      await down.waitFor({ timeout: 90_000 });
+      assert.match(await down.locator('.severity').innerText(), /critical/i);
+      const ready = await fetch(`${n1.api}/readyz`);
+      assert.equal(ready.status, 503, '/readyz is not ready while a critical alert holds');
+      assert.match(await ready.text(), /alerts/);
+      await page.locator('#alerts-pane').screenshot({ path: join(artifacts, 'console-alert-provider-down.png') });
+    } finally {
+      process.kill(clusterPid, 'SIGUSR2');
+    }
+    await down.waitFor({ state: 'detached', timeout: 90_000 });
+    await until('/readyz to be ready again', async () => (await fetch(`${n1.api}/readyz`)).status === 200, 90_000);
+    // While the chain was away the node answered the console's chain reads (balances) with
+    // 503, which Chromium logs as failed loads: the node's honest answer, not a page error.
+    seen.errors = seen.errors.filter((e) => !/Failed to load resource: the server responded with a status of 503/.test(e));
+    clean(seen);
+  } finally {
+    await context.close();
+    await rest(n1, 'PUT', '/settings', { alertHoldSeconds: settings.alertHoldSeconds, alertChannelBalance: settings.alertChannelBalance, autoFund: settings.autoFund });
+  }
+});
