@@ -9,7 +9,7 @@ import { byteCount, byteRate } from './sessions.js';
 
 const W = 400;
 const H = 150;
-const PAD = { l: 52, r: 8, t: 8, b: 22 };
+const PAD = { l: 64, r: 8, t: 8, b: 22 };
 
 // Colour classes of the lines, in order (console.css: .series.c0 …).
 const COLOURS = 6;
