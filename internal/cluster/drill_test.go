@@ -2,16 +2,15 @@ package cluster
 
 import (
 	"bufio"
-	"bytes"
+	"io"
 	"net"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// echoServer answers every line with the same line, until the test ends.
+// echoServer sends back what each connection sends, until the test ends.
 func echoServer(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -27,16 +26,7 @@ func echoServer(t *testing.T) string {
 			}
 			go func() {
 				defer c.Close()
-				r := bufio.NewReader(c)
-				for {
-					line, err := r.ReadString('\n')
-					if err != nil {
-						return
-					}
-					if _, err := c.Write([]byte(line)); err != nil {
-						return
-					}
-				}
+				_, _ = io.Copy(c, c)
 			}()
 		}
 	}()
@@ -106,31 +96,13 @@ func TestGateShutCutsAndRefusesThenOpensOnTheSamePort(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the drill's progress lines and the test's reads.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestDrillFollowsSIGUSR1AndSIGUSR2(t *testing.T) {
 	g, err := newGate(freeAddr(t), echoServer(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer g.shut()
-	var out syncBuffer
+	var out lockedBuffer
 	c := &cluster{out: &out, start: time.Now(), gate: g}
 	done := make(chan struct{})
 	stopped := c.drill(done)
