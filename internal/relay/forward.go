@@ -54,9 +54,15 @@ func (r *Relay) forward(ctx context.Context, f forward) {
 	var err error
 	if r.paid {
 		var issued bool
-		if _, issued, err = r.sendPaid(ctx, f.next, f.pkt, &f.amount, f.challenge); !issued {
+		_, issued, err = r.sendPaid(ctx, f.next, f.pkt, &f.amount, f.challenge)
+		noChannel := errors.Is(err, ledger.ErrChannelNotOpen) || errors.Is(err, ledger.ErrChannelNotFound)
+		switch {
+		case !issued && noChannel && f.amount.IsZero() && r.layered():
+			// The last layer to a recipient: a ticket worth 0 needs no channel (Config.Layered).
+			err = r.sendPacket(ctx, f.next.id, f.pkt, nil)
+		case !issued:
 			reason := reasonIssue
-			if errors.Is(err, ledger.ErrNotEnoughBalance) || errors.Is(err, ledger.ErrChannelNotOpen) || errors.Is(err, ledger.ErrChannelNotFound) {
+			if noChannel || errors.Is(err, ledger.ErrNotEnoughBalance) {
 				reason = reasonNoBalance
 			}
 			r.dropForward(f, reason, err)

@@ -335,7 +335,7 @@ func (r *Relay) receive(in *inbound, t tickets.Ticket, response [32]byte) {
 		Text:       string(msg.Text),
 		SentAt:     time.UnixMilli(int64(msg.Timestamp)),
 		ReceivedAt: r.clock.Now(),
-		Relayed:    tb != nil,
+		Relayed:    tb != nil || r.layered(),
 		Reply:      p.Reply,
 		Framed:     msg.Framed,
 	})

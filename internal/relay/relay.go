@@ -69,7 +69,8 @@ type Received struct {
 	SentAt time.Time
 	// ReceivedAt is this node's clock when the packet was peeled.
 	ReceivedAt time.Time
-	// Relayed: the packet came over relayers (with a ticket); a direct message did not.
+	// Relayed: the packet came over relayers (with a ticket); a direct message did not. In a
+	// layered network (Config.Layered) every packet counts as relayed.
 	Relayed bool
 	// Reply: the message is a reply made with a reply block this node created
 	// (NewReplyBlock); its sender is not known to this node, and SentAt is the replier's clock.
@@ -89,6 +90,14 @@ type Config struct {
 	// Payments validates, issues and records tickets. Nil is unpaid mode: no ticket is issued
 	// or required (incoming tickets are ignored).
 	Payments Payments
+	// Layered, when set and true, means the network has a layered topology (issue 30,
+	// docs/NETWORK.md): this node's packets carry no padding (a relayer knows its position from
+	// its layer anyway), so the last relayer's ticket to the recipient is worth 0; such a
+	// ticket is not issued where no open channel leads to the next hop (the last layer keeps
+	// none to the recipients): the packet goes without one; and every packet that reaches this
+	// node as its recipient counts as relayed (Received.Relayed), since one without a ticket
+	// came from the last layer. Nil or false: free routes.
+	Layered func() bool
 	// Replay is the replay-tag store Peel checks every packet against.
 	Replay packet.ReplayChecker
 	// Deliver receives every message for which this node is the recipient. It is called from
@@ -425,3 +434,6 @@ func (r *Relay) run(ctx context.Context, j job) {
 		r.forward(ctx, j.f)
 	}
 }
+
+// layered reports whether the network has a layered topology (Config.Layered).
+func (r *Relay) layered() bool { return r.cfg.Layered != nil && r.cfg.Layered() }

@@ -97,10 +97,12 @@ func (r *Relay) send(ctx context.Context, hops []peer.ID, msg packet.Message) (S
 	}
 	var amount uint256.Int
 	if r.paid && n > 1 {
-		pad, err := tickets.DrawPad(r.rand)
-		if err != nil {
-			r.pend.forgetSent(id, e)
-			return zero, fmt.Errorf("send: %w", err)
+		pad := 0
+		if !r.layered() {
+			if pad, err = tickets.DrawPad(r.rand); err != nil {
+				r.pend.forgetSent(id, e)
+				return zero, fmt.Errorf("send: %w", err)
+			}
 		}
 		amount = tickets.PaddedAmount(n-1, pad)
 	}

@@ -79,7 +79,9 @@ type Config struct {
 	Pace func(ctx context.Context, send func(context.Context) error) error
 	// Layers, in a layered network (issue 30), returns the layers this node's paths and reply
 	// blocks cross, one relayer of each in order (layers.View's Path), whatever the relayers
-	// setting says; ok false while they are not drawn: no path then. Nil: free routes.
+	// setting says; ok false while they are not drawn: no path then. Nil: free routes. With
+	// Layers the Sender must be a relay of a layered network (relay.Config.Layered): the last
+	// relayer of a path has no channel to the recipient.
 	Layers func() (l path.Layers, ok bool)
 }
 
@@ -300,11 +302,11 @@ func hopsOf(nodes []path.Node, err error) ([]peer.ID, error) {
 	return hops, nil
 }
 
-// layeredPad is the padding a layered path's channels must carry: the largest relay.Send draws,
-// as on free routes. So the last relayer needs a channel to the recipient for now; it needs none
-// (path.SelectLayered with 0) once the relay sends without padding in a layered network (the
-// layers tell a relayer its position anyway) and forwards a ticket worth 0 without a channel.
-const layeredPad = tickets.PadMax
+// layeredPad is the padding a layered path's channels must carry: none, as the relay of a
+// layered network sends without padding (relay.Config.Layered: the layers tell a relayer its
+// position anyway) and forwards a ticket worth 0 without a channel, so the last relayer needs
+// no channel to the recipient (path.SelectLayered).
+const layeredPad = 0
 
 // layered selects a path from src to dst (dst == src: a loop) through the layers, in a layered
 // network (ok); ok is false on free routes. The caller holds mu.
