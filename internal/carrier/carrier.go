@@ -311,17 +311,18 @@ func (c *Carrier) receive(text []byte, reply bool) error {
 		c.exitFor(p.id).addPart(p)
 		return nil
 	case text[0] == KindAnswer && reply:
-		stock, received, seg, err := decodeAnswer(text)
+		a, err := decodeAnswer(text)
 		if err != nil {
 			return err
 		}
+		seg := a.segment
 		var id session.ID
 		copy(id[:], seg[1:1+session.IDSize])
 		c.mu.Lock()
 		l := c.entries[id]
 		c.mu.Unlock()
 		if l != nil {
-			l.answered(stock, received)
+			l.answered(a)
 		}
 		c.count(func(s *Stats) { s.FramesReceived++; s.AnswersReceived++ })
 		return m.Receive(seg)

@@ -615,7 +615,7 @@ func TestReceiveRefuses(t *testing.T) {
 	exit := n.node(t, "exit", true, Config{MaxPending: 4})
 	var id session.ID
 	good := encodePart(id, 1, 0, make([]byte, partData))
-	seg := encodeAnswer(3, 0, append([]byte{session.KindSegment}, make([]byte, session.HeaderSize-1)...))
+	seg := encodeAnswer(answer{stock: 3, segment: append([]byte{session.KindSegment}, make([]byte, session.HeaderSize-1)...)})
 	for name, tc := range map[string]struct {
 		text  []byte
 		reply bool
@@ -626,7 +626,7 @@ func TestReceiveRefuses(t *testing.T) {
 		"long part":          {append(bytes.Clone(good), 0), false},
 		"answer forward":     {seg, false},
 		"short answer":       {seg[:answerHeader+3], true},
-		"answer of no frame": {[]byte{KindAnswer, 1, 0, 0, 0x11, 0, 0}, true},
+		"answer of no frame": {[]byte{KindAnswer, 1, 0, 0, 0, 0x11, 0, 0}, true},
 		"segment as reply":   {seg[answerHeader:], true},
 		"unknown kind":       {[]byte{0x23, 1, 2}, false},
 	} {
@@ -665,7 +665,8 @@ func FuzzReceive(f *testing.F) {
 	f.Add(encodePart(id, 3, 1, make([]byte, partData)), false)
 	f.Add(encodePart(id, blockNumbers-1, 0, make([]byte, partData)), false) // the widest number
 	f.Add(encodePart(id, 3, 1, make([]byte, partData))[:PartSize-1], false)
-	f.Add(encodeAnswer(9, 1, append([]byte{session.KindSegment}, make([]byte, session.HeaderSize+4)...)), true)
+	f.Add(encodeAnswer(answer{stock: 9, received: 1, toCome: 3, segment: append([]byte{session.KindSegment}, make([]byte, session.HeaderSize+4)...)}), true)
+	f.Add(encodeAnswer(answer{stock: 255, received: 65535, toCome: 255, segment: append([]byte{session.KindSegment}, make([]byte, session.HeaderSize-1)...)}), true)
 	f.Add([]byte{0x20, 1}, false)
 	n := newMemNet(f, 0)
 	exit := n.node(f, "exit", true, Config{})

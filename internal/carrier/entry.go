@@ -47,9 +47,9 @@ type entryLink struct {
 	rtt                   time.Duration // from the SYN to the first answer; 0: not measured yet
 	// answers are the arrival times of the answers of the last round trip.
 	answers []time.Time
-	// stock and received are what the exit said in its last answer.
-	stock    int
-	received uint16
+	// stock, received and toCome are what the exit said in its last answer.
+	stock, toCome int
+	received      uint16
 	// sent are the last blocks queued, the newest last; total counts them all.
 	sent  []*sentBlock
 	total uint64
@@ -108,7 +108,7 @@ func (l *entryLink) Send(_ context.Context, frame []byte) error {
 			return ErrMalformed
 		}
 		copy(l.id[:], frame[1:])
-		l.known, l.started = true, now
+		l.known, l.started, l.toCome = true, now, maxByteField
 		l.c.mu.Lock()
 		l.c.entries[l.id] = l
 		l.c.mu.Unlock()
@@ -172,12 +172,13 @@ func (l *entryLink) addBlocks(n int, now time.Time) {
 	}
 }
 
-// answered takes the exit's stock and count of blocks received from an answer, and sends the
-// blocks the answer rate needs: InitialBlocks and twice the answers of the last round trip (at
-// most MaxStock), less what the exit holds and what is on its way to it. Blocks the exit
-// has not counted yet are on their way unless they left more than four round trips (at least
-// two seconds) ago: those are taken for lost.
-func (l *entryLink) answered(stock int, received uint16) {
+// answered takes the exit's report from an answer (its stock, its count of blocks received,
+// the frames it has to send), and sends the blocks the answers need: InitialBlocks and twice
+// the answers of the last round trip, but no more than the frames to come (at most MaxStock),
+// less what the exit holds and what is on its way to it. Blocks the exit has not counted yet are
+// on their way unless they left more than four round trips (at least two seconds) ago: those
+// are taken for lost.
+func (l *entryLink) answered(a answer) {
 	now := time.Now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -192,13 +193,13 @@ func (l *entryLink) answered(stock int, received uint16) {
 	l.answersReceived++
 	l.lastAnswer = now
 	l.answers = trim(append(l.answers, now), now.Add(-l.rtt))
-	l.stock, l.received = stock, received
+	l.stock, l.received, l.toCome = a.stock, a.received, a.toCome
 	if l.opening {
 		// The SYN's answer: the rest of the initial stock goes with the next answer (or the
 		// probe), so that it does not hold up the first request and its answer, unless the exit
 		// holds no block for that answer.
 		l.opening = false
-		if stock > 0 {
+		if a.stock > 0 {
 			return
 		}
 	}
@@ -254,7 +255,7 @@ func (l *entryLink) supply(now time.Time, probe bool) int {
 	// since are its oldest, and count for nothing. It cannot hold more than the entry counts.
 	out := l.outstanding()
 	stock := min(max(l.stock-dead, 0), out)
-	want := min(l.c.cfg.InitialBlocks+2*len(l.answers), l.c.cfg.MaxStock)
+	want := l.want()
 	need := want - stock - onTheWay
 	if limit := l.limit(want); need > limit-out {
 		// What the count holds beyond what the exit reports holding, what is on its way and a
@@ -275,6 +276,15 @@ func (l *entryLink) supply(now time.Time, probe bool) int {
 	l.addBlocks(need, now)
 	l.s.run(l.c, &l.mu, l.next)
 	return need
+}
+
+// want is the stock the exit should hold, with the blocks on their way: InitialBlocks, for the
+// next answers to start at once, and twice the answers of the last round trip (the answer's
+// rate may double in a round trip), but no more of those than the frames the exit said it has
+// to send, so that the supply ends with the answer, not a round trip of the rate later. At
+// most MaxStock. l.mu is held.
+func (l *entryLink) want() int {
+	return min(l.c.cfg.InitialBlocks+min(2*len(l.answers), l.toCome), l.c.cfg.MaxStock)
 }
 
 // outstanding is the entry's own count of the blocks the exit may hold unused: those sent (or

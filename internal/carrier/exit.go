@@ -30,6 +30,9 @@ type exitLink struct {
 	heads bool
 	// received counts the blocks assembled for the session, modulo 2¹⁶ (the answers say it).
 	received uint16
+	// backlog is what the session said it has to send beyond the frames it handed the link
+	// (session.Backlogger).
+	backlog int
 	// blocksReceived and answersSent count the session's; lastFailure is the last send the
 	// network failed.
 	blocksReceived, answersSent uint64
@@ -42,9 +45,20 @@ type stocked struct {
 	block packet.ReplyBlock
 }
 
-var _ session.Ender = (*exitLink)(nil)
+var (
+	_ session.Ender      = (*exitLink)(nil)
+	_ session.Backlogger = (*exitLink)(nil)
+)
 
 func (l *exitLink) MaxFrame() int { return maxAnswerSize }
+
+// Backlog takes what the session has to send beyond the frames it hands the link: the answers
+// say it with the frames queued, so that the entry sends blocks for those.
+func (l *exitLink) Backlog(frames int) {
+	l.mu.Lock()
+	l.backlog = frames
+	l.mu.Unlock()
+}
 
 // Send queues frame until a block can carry it; beyond QueueSize the oldest waiting frame is
 // dropped.
@@ -145,7 +159,7 @@ func (l *exitLink) next() func(context.Context) {
 	}
 	frame, block := l.frames[0], l.stock[len(l.stock)-1].raw
 	l.frames, l.stock = l.frames[1:], l.stock[:len(l.stock)-1]
-	text := encodeAnswer(len(l.stock), l.received, frame)
+	text := encodeAnswer(answer{stock: len(l.stock), received: l.received, toCome: len(l.frames) + l.backlog, segment: frame})
 	net, last := l.c.cfg.Network, l.ended && len(l.frames) == 0
 	return func(ctx context.Context) {
 		if last { // the last frame of an ended session: the link can go

@@ -19,7 +19,8 @@ const (
 	KindBlockPart = 0x21
 	// KindAnswer is a segment the exit sends back on a reply block: 0x22, the count of unused
 	// blocks the exit holds for the session after this one (at most 255), how many blocks it
-	// received for the session in all (2 bytes, modulo 2¹⁶), then the segment.
+	// received for the session in all (2 bytes, modulo 2¹⁶), how many frames it has to send
+	// after this one (at most 255), then the segment.
 	KindAnswer = 0x22
 )
 
@@ -33,10 +34,11 @@ const (
 	partData = carriedSize / 2
 	// PartSize is the size of a block part: a whole forward text.
 	PartSize = partHeader + partData
-	// answerHeader is the size of an answer's header: kind, stock and blocks received.
-	answerHeader = 4
-	// maxStockField is the most an answer's stock byte says.
-	maxStockField = 255
+	// answerHeader is the size of an answer's header: kind, stock, blocks received and frames
+	// to come.
+	answerHeader = 5
+	// maxByteField is the most an answer's stock or frames to come say.
+	maxByteField = 255
 	// blockNumbers is how many block numbers there are (15 bits): the parts of at most that many
 	// blocks can be told apart while they are on their way.
 	blockNumbers = 1 << 15
@@ -111,17 +113,25 @@ func uncarry(h0, h1 []byte) []byte {
 	return slices.Insert(b, headerAt, uncompressedPrefix)
 }
 
-func encodeAnswer(stock int, received uint16, segment []byte) []byte {
-	b := make([]byte, 0, answerHeader+len(segment))
-	b = append(b, KindAnswer, byte(min(stock, maxStockField)))
-	return append(binary.BigEndian.AppendUint16(b, received), segment...)
+// answer is a decoded answer: the exit's report and the segment, which the session's mux decodes.
+type answer struct {
+	stock    int    // the unused blocks the exit holds after this one (255: 255 or more)
+	received uint16 // the blocks it joined for the session, modulo 2¹⁶
+	toCome   int    // the frames it has to send after this one (255: 255 or more)
+	segment  []byte
 }
 
-// decodeAnswer returns the stock, the blocks received and the segment of an answer; the
-// segment is decoded by the session's mux.
-func decodeAnswer(text []byte) (stock int, received uint16, segment []byte, err error) {
+func encodeAnswer(a answer) []byte {
+	b := make([]byte, 0, answerHeader+len(a.segment))
+	b = append(b, KindAnswer, byte(min(a.stock, maxByteField)))
+	b = binary.BigEndian.AppendUint16(b, a.received)
+	b = append(b, byte(min(a.toCome, maxByteField)))
+	return append(b, a.segment...)
+}
+
+func decodeAnswer(text []byte) (answer, error) {
 	if len(text) < answerHeader+session.HeaderSize || text[0] != KindAnswer || text[answerHeader] != session.KindSegment {
-		return 0, 0, nil, fmt.Errorf("%w: answer of %d bytes", ErrMalformed, len(text))
+		return answer{}, fmt.Errorf("%w: answer of %d bytes", ErrMalformed, len(text))
 	}
-	return int(text[1]), binary.BigEndian.Uint16(text[2:]), text[answerHeader:], nil
+	return answer{stock: int(text[1]), received: binary.BigEndian.Uint16(text[2:]), toCome: int(text[4]), segment: text[answerHeader:]}, nil
 }

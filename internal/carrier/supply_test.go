@@ -131,3 +131,58 @@ func TestLostBlocksReplaced(t *testing.T) {
 		t.Fatalf("the answer took %v after the blocks were lost", took)
 	}
 }
+
+// TestSupplyEndsWithTheAnswer: bursts of 49 answers, one after another on a session, each
+// requested by the entry once the previous one came whole (a page and its parts). The exit says
+// in every answer how many frames it has still to send, so the entry stops sending blocks as an
+// answer ends instead of a round trip of its rate later: after the bursts the blocks it sent
+// are about the answers and the initial stock (session 12, without the count: 157 for a burst of
+// 49 answers).
+func TestSupplyEndsWithTheAnswer(t *testing.T) {
+	const (
+		bursts = 5
+		burst  = 49 * 439 // 49 full segments back
+	)
+	n := newMemNet(t, 0)
+	entry := n.node(t, "entry", false, Config{})
+	exit := n.node(t, "exit", true, Config{})
+	go func() {
+		conn, err := exit.mux.Accept(t.Context())
+		if err != nil || conn.Confirm() != nil {
+			return
+		}
+		defer conn.Close()
+		req := make([]byte, 1)
+		for range bursts {
+			if _, err := io.ReadFull(conn, req); err != nil {
+				return
+			}
+			if _, err := conn.Write(make([]byte, burst)); err != nil {
+				return
+			}
+		}
+	}()
+	conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for i := range bursts {
+		if _, err := conn.Write([]byte{1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(conn, make([]byte, burst)); err != nil {
+			t.Fatalf("burst %d: %v", i, err)
+		}
+		// The blocks the last answers asked for are on their way: let them arrive before the
+		// next request (the pause between a page's requests).
+		time.Sleep(50 * time.Millisecond) // the pace of the requests, not a synchronisation
+	}
+	en, ex := entry.c.Stats(), exit.c.Stats()
+	sent, answers := en.BlocksSent, ex.AnswersSent
+	t.Logf("%d bursts of %d bytes: %d answers, the entry sent %d blocks (%.2f an answer)", bursts, burst, answers, sent,
+		float64(sent)/float64(answers))
+	if limit := answers + 2*16 + answers/10; sent > limit {
+		t.Fatalf("the entry sent %d blocks for %d answers, more than %d", sent, answers, limit)
+	}
+}

@@ -548,8 +548,11 @@ func (c *Conn) run(ctx context.Context) {
 	for {
 		c.mu.Lock()
 		frames, next, end := c.step(time.Now())
-		reason := c.rstOut
+		reason, backlog := c.rstOut, c.backlog()
 		c.mu.Unlock()
+		if b, ok := c.link.(Backlogger); ok {
+			b.Backlog(backlog)
+		}
 		for _, f := range frames {
 			_ = c.link.Send(ctx, f) // a frame the link fails to send is lost
 		}
@@ -571,6 +574,24 @@ func (c *Conn) run(ctx context.Context) {
 		}
 		timer.Stop()
 	}
+}
+
+// backlog is Backlogger.Backlog's count: the frames the session has to send beyond those a step
+// returned. c.mu is held.
+func (c *Conn) backlog() int {
+	if c.mode == ModeUDP {
+		return len(c.dgOut)
+	}
+	n := (len(c.unsent) + c.segCap - 1) / c.segCap
+	if c.finQueued && !c.finSent && len(c.unsent) == 0 {
+		n++
+	}
+	for _, s := range c.out {
+		if s.lost {
+			n++
+		}
+	}
+	return n
 }
 
 // shutdown ends the session when the mux stops, with an RST the link gets a second to send.

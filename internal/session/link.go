@@ -25,3 +25,14 @@ type Link interface {
 type Ender interface {
 	Ended(reset Reason)
 }
+
+// Backlogger is a Link that wants to know how many frames its session has still to send: the
+// session tells it before it hands it each turn's frames. In the node the exit's link says it in
+// its answers, so that the entry sends reply blocks for what is still to come, not for a rate
+// that has ended (docs/PROTOCOL.md §9.7).
+type Backlogger interface {
+	// Backlog says how many frames the session has to send after the ones it hands the link
+	// next: its written data not yet cut into segments (in frames), its FIN, its segments taken
+	// for lost and not sent again, and its datagrams queued (UDP).
+	Backlog(frames int)
+}
