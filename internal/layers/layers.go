@@ -272,3 +272,12 @@ func (v *View) ForStrategy() func() *strategy.Layered {
 	}
 	return v.Strategy
 }
+
+// ForRelay is relay.Config.Layered: always true for a View (its network has a topology), nil
+// when v is nil (free routes).
+func (v *View) ForRelay() func() bool {
+	if v == nil {
+		return nil
+	}
+	return func() bool { return true }
+}

@@ -281,12 +281,12 @@ func TestNewChecks(t *testing.T) {
 // TestNilView: a network without a topology has no View; its nil forms keep free routes.
 func TestNilView(t *testing.T) {
 	var v *View
-	if v.ForRouter() != nil || v.ForStrategy() != nil || v.Run(t.Context()) != nil {
+	if v.ForRouter() != nil || v.ForStrategy() != nil || v.ForRelay() != nil || v.Run(t.Context()) != nil {
 		t.Fatal("a nil View is not free routes")
 	}
 	v = newView(t, Config{Params: topology.Params{Layers: 2, Width: 1}, EpochBlocks: 1, Snapshot: channels.NewGraph().Snapshot,
 		Indexed: func() uint64 { return 0 }, HeaderHash: (&chain{}).headerHash})
-	if v.ForRouter() == nil || v.ForStrategy() == nil {
+	if v.ForRouter() == nil || v.ForStrategy() == nil || v.ForRelay() == nil || !v.ForRelay()() {
 		t.Fatal("a View gives no funcs")
 	}
 }
