@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/channels/channelstest"
+	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/tickets"
 )
 
@@ -60,5 +61,21 @@ func TestLayeredLastHop(t *testing.T) {
 		if dropped(r2, reasonNoBalance) != 0 {
 			t.Fatal("R2 dropped packets")
 		}
+		// A reply block B makes over R1, R2 asks for no padding; A's reply reaches B without a
+		// channel from R2 into B.
+		block, err := b.relay.NewReplyBlock(t.Context(), ids(r1, r2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decodeBlock(t, block).Amount; got != 2 {
+			t.Fatalf("the block asks for %d hundredths, want 2 (no padding)", got)
+		}
+		if _, err := a.relay.SendReply(t.Context(), block, packet.Message{Text: []byte("back")}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 10*time.Second, "the reply at B", func() bool {
+			d := b.deliveries()
+			return len(d) == msgs+1 && d[msgs].Reply && d[msgs].Text == "back"
+		})
 	}
 }

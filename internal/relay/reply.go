@@ -101,7 +101,8 @@ func (k *MemoryReplyKeyring) Len() int {
 // final hop, and returns it encoded (packet.ReplyBlockSize bytes) for a replier to use with
 // SendReply. It computes the proof-of-relay data of every hop as Send does for a forward route,
 // so each relayer is paid as on a forward path: the replier's ticket to the first hop is worth
-// tickets.PaddedAmount(relayers, pad) for a pad drawn here from Config.Rand (PROTOCOL.md §4.5),
+// tickets.PaddedAmount(relayers, pad) for a pad drawn here from Config.Rand (PROTOCOL.md §4.5;
+// 0 in a layered network, Config.Layered),
 // each relayer issues the next hop 0.01 less, and the last one's ticket to this node, worth the
 // pad, carries the challenge of this node's own + end scalars. It stores the block's keys in the
 // ReplyKeyring (its error is returned) and refuses a bad route with ErrBadRoute. The block
@@ -146,9 +147,11 @@ func (r *Relay) newReplyBlock(ctx context.Context, hops []peer.ID, keyring Reply
 	if err != nil {
 		return nil, fmt.Errorf("reply block: %w", err)
 	}
-	pad, err := tickets.DrawPad(r.rand)
-	if err != nil {
-		return nil, fmt.Errorf("reply block: %w", err)
+	pad := 0 // a layered network pads nothing (Config.Layered)
+	if !r.layered() {
+		if pad, err = tickets.DrawPad(r.rand); err != nil {
+			return nil, fmt.Errorf("reply block: %w", err)
+		}
 	}
 	b, k, err := route.SealReply(r.rand, r.clock.Now(), pd.fields[:n-1])
 	if err != nil {
