@@ -45,8 +45,9 @@ type entryLink struct {
 	number                uint16 // the next block's number, taken when the block is made
 	started               time.Time
 	rtt                   time.Duration // from the SYN to the first answer; 0: not measured yet
-	// answers are the arrival times of the answers of the last round trip.
-	answers []time.Time
+	// answers are the arrival times of the answers of the last round trip, frames the times
+	// the entry's frames of the last round trip were queued.
+	answers, frames []time.Time
 	// stock, received and toCome are what the exit said in its last answer.
 	stock, toCome int
 	received      uint16
@@ -124,6 +125,7 @@ func (l *entryLink) Send(_ context.Context, frame []byte) error {
 	if len(l.queue) >= l.c.cfg.QueueSize {
 		l.dropOldest()
 	}
+	l.frames = trim(append(l.frames, now), now.Add(-l.roundTrip()))
 	l.queue = append(l.queue, fwdJob{frame: frame})
 	l.s.run(l.c, &l.mu, l.next)
 	return nil
@@ -219,6 +221,7 @@ func (l *entryLink) answered(a answer) {
 // answer came for a while. It returns how many it sent. l.mu is held.
 func (l *entryLink) supply(now time.Time, probe bool) int {
 	l.answers = trim(l.answers, now.Add(-l.roundTrip())) // a probe comes with no answer
+	l.frames = trim(l.frames, now.Add(-l.roundTrip()))
 	// The blocks the exit has not counted: those on their way and those lost. Without the ones
 	// the entry knows lost, a block lost would be taken for on its way, each time for the
 	// newest block sent, as long as the entry sends any.
@@ -281,10 +284,11 @@ func (l *entryLink) supply(now time.Time, probe bool) int {
 // want is the stock the exit should hold, with the blocks on their way: InitialBlocks, for the
 // next answers to start at once, and twice the answers of the last round trip (the answer's
 // rate may double in a round trip), but no more of those than the frames the exit said it has
-// to send, so that the supply ends with the answer, not a round trip of the rate later. At
-// most MaxStock. l.mu is held.
+// to send and the frames the entry sent in the last round trip (each may be acknowledged), so
+// that the supply ends with the answer, not a round trip of the rate later, and an upload's
+// acknowledgements still find blocks. At most MaxStock. l.mu is held.
 func (l *entryLink) want() int {
-	return min(l.c.cfg.InitialBlocks+min(2*len(l.answers), l.toCome), l.c.cfg.MaxStock)
+	return min(l.c.cfg.InitialBlocks+min(2*len(l.answers), l.toCome+len(l.frames)), l.c.cfg.MaxStock)
 }
 
 // outstanding is the entry's own count of the blocks the exit may hold unused: those sent (or
@@ -476,7 +480,7 @@ func (l *entryLink) Ended(session.Reason) {
 			frames = append(frames, j)
 		}
 	}
-	l.queue, l.sent, l.answers = frames, nil, nil
+	l.queue, l.sent, l.answers, l.frames = frames, nil, nil, nil
 	if l.probe != nil {
 		l.probe.Stop()
 	}
