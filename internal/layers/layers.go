@@ -233,6 +233,30 @@ func (v *View) Path() (l path.Layers, ok bool) {
 	return d.path, true
 }
 
+// Paths returns the layers the node's own paths may cross, in order of preference: the current
+// epoch's, then during the grace after an epoch change the previous epoch's, whose channels the
+// strategy keeps meanwhile (a sender has no channel into the new first layer until its strategy
+// opened them and the chain confirmed it: minutes on a public chain). None before the first
+// draw.
+func (v *View) Paths() []path.Layers {
+	v.mu.Lock()
+	cur, prev := v.cur, v.prev
+	v.mu.Unlock()
+	if cur == nil {
+		return nil
+	}
+	out := []path.Layers{cur.path}
+	if v.inGrace(cur, prev) {
+		out = append(out, prev.path)
+	}
+	return out
+}
+
+// inGrace reports whether prev's channels are kept: cur was drawn less than Grace ago.
+func (v *View) inGrace(cur, prev *drawn) bool {
+	return prev != nil && v.cfg.Grace > 0 && v.cfg.Now().Before(cur.at.Add(v.cfg.Grace))
+}
+
 // Strategy returns the node's place in the current epoch's layers for the channel strategy
 // (strategy.RunnerConfig.Layers): the peers it keeps channels to, and during the grace after an
 // epoch change the previous epoch's as Keep. Before the first draw it holds every channel
@@ -246,7 +270,7 @@ func (v *View) Strategy() *strategy.Layered {
 	}
 	l := cur.peers
 	l.Peers = slices.Clone(l.Peers)
-	if prev != nil && v.cfg.Grace > 0 && v.cfg.Now().Before(cur.at.Add(v.cfg.Grace)) {
+	if v.inGrace(cur, prev) {
 		for _, a := range prev.peers.Peers {
 			if !slices.Contains(l.Peers, a) {
 				l.Keep = append(l.Keep, a)
@@ -256,13 +280,13 @@ func (v *View) Strategy() *strategy.Layered {
 	return &l
 }
 
-// ForRouter is v.Path for router.Config.Layers, or nil when v is nil: a network without a
+// ForRouter is v.Paths for router.Config.Layers, or nil when v is nil: a network without a
 // topology keeps free routes.
-func (v *View) ForRouter() func() (path.Layers, bool) {
+func (v *View) ForRouter() func() []path.Layers {
 	if v == nil {
 		return nil
 	}
-	return v.Path
+	return v.Paths
 }
 
 // ForStrategy is v.Strategy for strategy.RunnerConfig.Layers, or nil when v is nil (free routes).

@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/strategy"
 	"github.com/relayd/relayd/internal/topology"
 	"github.com/relayd/relayd/internal/wait"
@@ -172,7 +173,7 @@ func TestEpochChange(t *testing.T) {
 	if err := v.Refresh(t.Context()); !errors.Is(err, ErrNotDrawn) {
 		t.Fatalf("nothing indexed: %v, want ErrNotDrawn", err)
 	}
-	if _, ok := v.Path(); ok || v.Topology() != nil || !v.Strategy().Pending {
+	if _, ok := v.Path(); ok || v.Topology() != nil || !v.Strategy().Pending || v.Paths() != nil {
 		t.Fatal("layers before a draw")
 	}
 	ch.next.Store(11) // block 10 read: epoch 1
@@ -214,9 +215,17 @@ func TestEpochChange(t *testing.T) {
 	if !reflect.DeepEqual(s2.Keep, left) {
 		t.Fatalf("Keep %v during the grace, want the peers that left %v", s2.Keep, left)
 	}
+	// The router's layers: epoch 2's, then during the grace epoch 1's.
+	ps := v.Paths()
+	if len(ps) != 2 || !allowedAs(ps[0], v.Topology()) || !allowedAs(ps[1], top1) {
+		t.Fatalf("%d layers during the grace, want epoch 2's then epoch 1's", len(ps))
+	}
 	clk.add(time.Minute)
 	if s := v.Strategy(); len(s.Keep) != 0 {
 		t.Fatalf("Keep %v after the grace", s.Keep)
+	}
+	if ps := v.Paths(); len(ps) != 1 || !allowedAs(ps[0], v.Topology()) {
+		t.Fatalf("%d layers after the grace, want epoch 2's", len(ps))
 	}
 	// Too few candidates for the layers: an error, the layers before stay.
 	small := network(1, []int{0})
@@ -224,6 +233,20 @@ func TestEpochChange(t *testing.T) {
 	if err := v2.Refresh(t.Context()); !errors.Is(err, topology.ErrTooFewCandidates) {
 		t.Fatalf("one candidate: %v", err)
 	}
+}
+
+// allowedAs reports whether l allows at each position exactly top's relayers of that layer,
+// among accounts 0 … 99.
+func allowedAs(l path.Layers, top *topology.Topology) bool {
+	for i := range 100 {
+		k, in := top.LayerOf(ID(addr(i)))
+		for pos := range l.Count {
+			if l.Allowed(pos, addr(i)) != (in && k == pos) {
+				return false
+			}
+		}
+	}
+	return l.Count == top.Len()
 }
 
 func addrsOf(top *topology.Topology) [][]common.Address {

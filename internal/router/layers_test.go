@@ -61,7 +61,8 @@ func TestLayeredPaths(t *testing.T) {
 		for j, d := range accts {
 			// The last layer (3, 4) has no channel into the recipients (5, 0 for loops and
 			// reply blocks): a layered network needs none.
-			if s != d && !((i == 3 || i == 4) && (j == 5 || j == 0)) {
+			// Self (0) has none to 6, a first-layer relayer of the next epoch below.
+			if s != d && !((i == 3 || i == 4) && (j == 5 || j == 0)) && !(i == 0 && j == 6) {
 				g.Apply(channels.Channel{ID: channels.IDOf(s, d), Source: s, Destination: d, Balance: big.NewInt(1e18), Epoch: 1, Status: channels.Open})
 			}
 		}
@@ -70,17 +71,18 @@ func TestLayeredPaths(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	layerOf := map[common.Address]int{accts[1]: 0, accts[2]: 0, accts[3]: 1, accts[4]: 1}
-	drawn := false
-	layers := func() (path.Layers, bool) {
-		return path.Layers{Count: 2, Allowed: func(pos int, a common.Address) bool { k, ok := layerOf[a]; return ok && k == pos }}, drawn
+	layersOf := func(layerOf map[common.Address]int) path.Layers {
+		return path.Layers{Count: 2, Allowed: func(pos int, a common.Address) bool { k, ok := layerOf[a]; return ok && k == pos }}
 	}
+	layerOf := map[common.Address]int{accts[1]: 0, accts[2]: 0, accts[3]: 1, accts[4]: 1}
+	var drawn []path.Layers
+	layers := func() []path.Layers { return drawn }
 	r := &Router{cfg: Config{Transport: infos, Directory: dir, Graph: g, Capacity: asIs{g, accts[0]}, Relayers: func() int { return 3 }, Layers: layers},
 		self: accts[0], rng: mrand.New(mrand.NewPCG(1, 2))}
 	if _, err := r.pathTo(accts[5]); !errors.Is(err, ErrNoPath) {
 		t.Fatalf("before the draw: %v, want ErrNoPath", err)
 	}
-	drawn = true
+	drawn = []path.Layers{layersOf(layerOf)}
 	inLayer := func(id peer.ID, k int) bool {
 		for a, l := range layerOf {
 			if ids[a] == id {
@@ -107,6 +109,20 @@ func TestLayeredPaths(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+	// A new epoch whose first layer self has no channel to yet: no path through it alone; with
+	// the previous epoch's layers after it (the grace), paths cross those.
+	next := layersOf(map[common.Address]int{accts[6]: 0, accts[3]: 1, accts[4]: 1})
+	drawn = []path.Layers{next}
+	if _, err := r.pathTo(accts[5]); !errors.Is(err, ErrNoPath) {
+		t.Fatalf("no channel into the new first layer: %v, want ErrNoPath", err)
+	}
+	drawn = []path.Layers{next, layersOf(layerOf)}
+	for range 20 {
+		hops, err := r.pathTo(accts[5])
+		if err != nil || len(hops) != 3 || !inLayer(hops[0], 0) || !inLayer(hops[1], 1) {
+			t.Fatalf("path %v (%v), want one through the previous epoch's layers", hops, err)
 		}
 	}
 	// Free routes on the same graph: three relayers, any of them.

@@ -78,11 +78,12 @@ type Config struct {
 	// (stream.Stream's Do); nil: at once.
 	Pace func(ctx context.Context, send func(context.Context) error) error
 	// Layers, in a layered network (issue 30), returns the layers this node's paths and reply
-	// blocks cross, one relayer of each in order (layers.View's Path), whatever the relayers
-	// setting says; ok false while they are not drawn: no path then. Nil: free routes. With
-	// Layers the Sender must be a relay of a layered network (relay.Config.Layered): the last
-	// relayer of a path has no channel to the recipient.
-	Layers func() (l path.Layers, ok bool)
+	// blocks may cross, one relayer of each in order, whatever the relayers setting says: the
+	// first of them where a path exists (layers.View's Paths: the current epoch's, then for a
+	// grace the previous epoch's); none while they are not drawn: no path then. Nil: free
+	// routes. With Layers the Sender must be a relay of a layered network (relay.Config.Layered):
+	// the last relayer of a path has no channel to the recipient.
+	Layers func() []path.Layers
 }
 
 // Router sends this node's messages. Its methods are safe for concurrent use.
@@ -308,22 +309,32 @@ func hopsOf(nodes []path.Node, err error) ([]peer.ID, error) {
 // no channel to the recipient (path.SelectLayered).
 const layeredPad = 0
 
-// layered selects a path from src to dst (dst == src: a loop) through the layers, in a layered
-// network (ok); ok is false on free routes. The caller holds mu.
+// layered selects a path from src to dst (dst == src: a loop) through the first of the layers
+// (Config.Layers) where one exists, in a layered network (ok); the error is the first layers'.
+// ok is false on free routes. The caller holds mu.
 func (r *Router) layered(ix *path.Index, src, dst common.Address) (nodes []path.Node, ok bool, err error) {
 	if r.cfg.Layers == nil {
 		return nil, false, nil
 	}
-	l, drawn := r.cfg.Layers()
-	switch {
-	case !drawn:
+	ls := r.cfg.Layers()
+	if len(ls) == 0 {
 		return nil, true, fmt.Errorf("%w: this epoch's layers are not drawn yet", path.ErrNoPath)
-	case src == dst:
-		nodes, err = ix.SelectLoopLayered(r.rng, src, l, tickets.AmountFor(1), layeredPad)
-	default:
-		nodes, err = ix.SelectLayered(r.rng, src, dst, l, tickets.AmountFor(1), layeredPad)
 	}
-	return nodes, true, err
+	for i, l := range ls {
+		var lerr error
+		if src == dst {
+			nodes, lerr = ix.SelectLoopLayered(r.rng, src, l, tickets.AmountFor(1), layeredPad)
+		} else {
+			nodes, lerr = ix.SelectLayered(r.rng, src, dst, l, tickets.AmountFor(1), layeredPad)
+		}
+		if lerr == nil {
+			return nodes, true, nil
+		}
+		if i == 0 {
+			err = lerr
+		}
+	}
+	return nil, true, err
 }
 
 // relayers returns how many relayers the node's own paths take and the count to try where no
