@@ -14,6 +14,7 @@ import (
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/cover"
 	"github.com/relayd/relayd/internal/discovery"
+	"github.com/relayd/relayd/internal/layers"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/networks"
 	"github.com/relayd/relayd/internal/p2p"
@@ -184,6 +185,12 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	if err != nil {
 		return &StartupError{Flag: "channelsContract", Err: err}
 	}
+	if t := nw.Topology; t != nil {
+		if c.layers, err = layers.New(layers.Config{Params: t.Params(), EpochBlocks: t.EpochBlocks, Self: n.id.Address(),
+			Snapshot: graph.Snapshot, Indexed: c.indexer.Next, HeaderHash: client.HeaderHash, Logger: n.component("layers")}); err != nil {
+			return &StartupError{Flag: "network", Err: err}
+		}
+	}
 	redeemer := ledger.ChainRedeemer{Chain: client, Options: n.opts.RedeemOptions}
 	c.ops = &ledger.Operations{Chain: client, Channels: graph, Self: n.id.Address(), Synced: c.indexer.WaitHead, Ledger: c.ledger, Redeemer: redeemer}
 	n.reg.MustRegister(c.ops.BalanceCollector())
@@ -204,7 +211,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	if c.strategy, err = strategy.NewRunner(strategy.RunnerConfig{
 		Policy:   func() strategy.Policy { return n.settings.Get().Policy() },
 		World:    ledger.ChannelWorld{Ops: c.ops, Snapshot: graph.Snapshot, Qualities: n.disc.Qualities},
-		Interval: n.cfg.StrategyInterval, Kick: n.settings.Subscribe(), Logger: n.component("strategy"),
+		Interval: n.cfg.StrategyInterval, Kick: n.settings.Subscribe(), Logger: n.component("strategy"), Layers: c.layers.ForStrategy(),
 	}); err != nil {
 		return err
 	}
@@ -270,7 +277,7 @@ func (n *Node) buildMessaging() (err error) {
 	}
 	rt := router.Config{Directory: n.dir, Transport: n.host, Relayers: func() int { return n.settings.Get().Relayers }, Pace: n.stream.Do}
 	if c := n.chain; c != nil {
-		cfg.Payments, rt.Graph, rt.Capacity = c.ledger, c.graph, c.ledger
+		cfg.Payments, cfg.Layered, rt.Graph, rt.Capacity, rt.Layers = c.ledger, c.layers.ForRelay(), c.graph, c.ledger, c.layers.ForRouter()
 	}
 	if n.relay, err = relay.New(cfg); err != nil {
 		return err

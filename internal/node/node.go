@@ -31,6 +31,7 @@ import (
 	"github.com/relayd/relayd/internal/gateway"
 	"github.com/relayd/relayd/internal/history"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/layers"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/logs"
 	"github.com/relayd/relayd/internal/p2p"
@@ -101,6 +102,7 @@ type chainRooms struct {
 	ops      *ledger.Operations
 	strategy *strategy.Runner
 	redeem   *ledger.AutoRedeem
+	layers   *layers.View // nil: free routes
 }
 
 // StartupError is a problem a user fixes by changing one flag or the environment; its text is a
@@ -208,6 +210,7 @@ func (n *Node) Run(ctx context.Context) error {
 			return c.strategy.Run(gctx)
 		})
 		g.Go(func() error { return c.redeem.Run(gctx) })
+		g.Go(func() error { return c.layers.Run(gctx) })
 	}
 	g.Go(func() error {
 		select {
