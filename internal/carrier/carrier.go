@@ -273,6 +273,9 @@ func (c *Carrier) AcceptLink(id session.ID) session.Link {
 	} else {
 		l = &exitLink{c: c, id: id}
 	}
+	l.mu.Lock()
+	l.accepted = true
+	l.mu.Unlock()
 	c.exits[id] = l
 	return l
 }

@@ -647,6 +647,20 @@ func TestReceiveRefuses(t *testing.T) {
 	if _, _, pending := exit.c.Sessions(); pending != 4 {
 		t.Fatalf("%d pending sessions, want 4", pending)
 	}
+	// Halves of many numbers for one made-up session: at most pendingHalves wait.
+	id[0] = 100
+	for i := range 300 {
+		if err := exit.c.Receive(encodePart(id, uint16(i), 0, make([]byte, partData)), false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := exit.c.exitFor(id)
+	l.mu.Lock()
+	waiting := len(l.parts)
+	l.mu.Unlock()
+	if waiting != pendingHalves {
+		t.Fatalf("%d halves wait for a session without a SYN, want %d", waiting, pendingHalves)
+	}
 	// Two halves that make no reply block are dropped.
 	id[0] = 200
 	for half := range uint8(2) {

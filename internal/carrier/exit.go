@@ -17,6 +17,8 @@ type exitLink struct {
 	id   session.ID
 	made time.Time // when a pending link was made for blocks before the SYN
 
+	accepted bool // the session's SYN came (AcceptLink); l.mu, or the carrier's lock before it
+
 	mu     sync.Mutex
 	s      sender
 	ended  bool
@@ -115,6 +117,12 @@ func (l *exitLink) addPart(p part) {
 	}
 	halves := l.parts[p.number]
 	if halves == nil {
+		// Before its SYN a session gets its opening blocks: a few halves wait, not partWindow's,
+		// so that parts of made-up sessions (MaxPending of them) hold little.
+		if !l.accepted && len(l.parts) >= pendingHalves {
+			l.c.count(func(s *Stats) { s.HalvesDropped++ })
+			return
+		}
 		halves = &[2][]byte{}
 		l.parts[p.number] = halves
 	}
@@ -237,6 +245,10 @@ func (l *exitLink) letGo() {
 // half: reordering by as many blocks loses none, and a session's halves waiting for theirs take
 // at most partWindow + 1 parts' data (about 124 KB).
 const partWindow = 256
+
+// pendingHalves is the most halves a session's link keeps waiting for their other half before
+// the session's SYN came.
+const pendingHalves = 32
 
 // maxEndedFrames is the most frames a link keeps waiting for a block after its session ended;
 // endedStock the most blocks it keeps for the late answers.
