@@ -10,8 +10,8 @@
 // The package talks to the nodes only through their processes and public
 // REST API; it must not import internal/node. It may import internal/devchain
 // (which pulls in a whole Ethereum node) because only cmd/relayd uses it,
-// and the pure internal/config, internal/identity, internal/hostnet and internal/token, and
-// internal/atomicfile for the env file.
+// and the pure internal/config, internal/identity, internal/hostnet and internal/token,
+// internal/atomicfile for the env file, and internal/networks for a layered network's entry.
 package cluster
 
 import (
@@ -129,6 +129,11 @@ func (c *cluster) run(ctx context.Context) (err error) {
 	}
 	if err := c.fund(ctx); err != nil {
 		return err
+	}
+	if c.cfg.Layers != 0 {
+		if err := c.writeNetworks(ctx); err != nil {
+			return err
+		}
 	}
 
 	// From here on a node that exits cancels everything with its NodeError.
@@ -362,6 +367,9 @@ func (c *cluster) nodeArgs(m *member) []string {
 		"--channelFunding", token.Of(c.cfg.ChannelFunding).String(),
 		"--autoRedeem=" + strconv.FormatBool(c.cfg.AutoRedeem), "--autoFund=" + strconv.FormatBool(c.cfg.AutoFund),
 	}
+	if c.cfg.Layers != 0 {
+		args = append(args, "--networksFile", c.networksFile()) // the entry names the same contract
+	}
 	if c.cfg.ProfilePortBase != 0 {
 		args = append(args, "--profileAddress", "127.0.0.1:"+strconv.Itoa(c.cfg.ProfilePortBase+m.Index-1))
 	}
@@ -487,6 +495,11 @@ func (c *cluster) bringUp(ctx context.Context) error {
 		return err
 	}
 	c.progress("announce: every node is up and sees %d announced nodes (%s)", n, since(t0))
+	if c.cfg.Layers != 0 {
+		if err := c.reachFirstDraw(ctx); err != nil {
+			return err
+		}
+	}
 	if c.cfg.Topology == Sparse {
 		return c.awaitStrategies(ctx)
 	}
@@ -545,6 +558,9 @@ func (c *cluster) bringUp(ctx context.Context) error {
 func (c *cluster) awaitStrategies(ctx context.Context) error {
 	t0 := time.Now()
 	want := c.cfg.channelsPerNode()
+	if c.cfg.Layers != 0 {
+		want = 1 // into the first layer at least; how many depends on the draw
+	}
 	if err := c.waitAll(ctx, fmt.Sprintf("opened %d channels by its strategy", want), func(ctx context.Context, m *member) (bool, error) {
 		open, err := m.client.openOutgoing(ctx)
 		return err == nil && open >= want, nil

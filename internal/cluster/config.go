@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/config"
+	"github.com/relayd/relayd/internal/networks"
 	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/token"
 )
@@ -41,6 +42,9 @@ const (
 	// DefaultStrategyInterval is the channel strategy's tick in a sparse
 	// network: short, so that the network forms in seconds.
 	DefaultStrategyInterval = 2 * time.Second
+	// MinEpochBlocks bounds Config.EpochBlocks below, DefaultEpochBlocks is its default.
+	MinEpochBlocks     = 50
+	DefaultEpochBlocks = 600
 	// MaxBlockTime bounds the dev chain's block time: every stage waits for a few blocks, and a
 	// longer block time makes them outlast the stage timeout.
 	MaxBlockTime = 15 * time.Second
@@ -145,6 +149,14 @@ type Config struct {
 	LinkRate string
 	// Topology is Mesh (the default) or Sparse.
 	Topology string
+	// Layers, when not 0, makes the cluster's network layered (issue 30, docs/NETWORK.md "The
+	// layered topology"): paths cross one relayer of each of Layers layers of at most
+	// LayerWidth relayers, drawn again every EpochBlocks blocks. The cluster writes the network's
+	// entry with its topology to <data>/networks.json and seals empty blocks up to the first
+	// epoch with candidates (every node announces during epoch 0).
+	Layers      int
+	LayerWidth  int
+	EpochBlocks uint64
 	// RestartNodes restarts a node that exits once the cluster is ready, on
 	// its data, after RestartDelay; without it the node stays down. Either
 	// way the other nodes keep running.
@@ -178,6 +190,7 @@ func DefaultConfig() Config {
 		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
 		EnvFile:        DefaultEnvFile,
 		Topology:       Mesh,
+		EpochBlocks:    DefaultEpochBlocks,
 		RestartDelay:   DefaultRestartDelay,
 		MaxChannels:    DefaultMaxChannels,
 		StageTimeout:   DefaultStageTimeout,
@@ -285,6 +298,12 @@ func (c Config) Validate() error {
 		return &FieldError{"churnInterval", "must be positive, and --churnDowntime not negative"}
 	case c.Churn != nil && len(c.Churn.Exclude) >= c.Nodes:
 		return &FieldError{"churnExclude", "leaves no node to kill"}
+	case c.Layers != 0 && (c.Layers < networks.MinLayers || c.Layers > networks.MaxLayers):
+		return &FieldError{"layers", fmt.Sprintf("must be 0 (free routes), %d or %d", networks.MinLayers, networks.MaxLayers)}
+	case c.Layers != 0 && (c.LayerWidth < 1 || c.Layers*c.LayerWidth >= c.Nodes):
+		return &FieldError{"layerWidth", fmt.Sprintf("must be at least 1, and --layers × --layerWidth less than --nodes (%d): a message needs a sender outside the layers or a relayer of another layer", c.Nodes)}
+	case c.Layers != 0 && c.EpochBlocks < MinEpochBlocks:
+		return &FieldError{"epochBlocks", fmt.Sprintf("must be at least %d: the cluster announces its nodes and opens their channels within the first epoch", MinEpochBlocks)}
 	case c.LinkRate != "" && !c.NetNS:
 		return &FieldError{"linkRate", "needs --netns (it shapes the nodes' links to the bridge)"}
 	case c.NetNS && c.ProfilePortBase != 0:

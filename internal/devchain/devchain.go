@@ -312,6 +312,15 @@ func (c *Chain) Seal() common.Hash {
 	return h
 }
 
+// Head is the number of the chain's latest block.
+func (c *Chain) Head(ctx context.Context) (uint64, error) { return c.sim.Client().BlockNumber(ctx) }
+
+// Params reads the deployed channels contract's token, closure period and minimum win
+// probability, as a node joining the chain reads them.
+func (c *Chain) Params(ctx context.Context) (chain.ChannelsParams, error) {
+	return chain.ReadChannels(ctx, c.sim.Client(), c.deployment.Channels)
+}
+
 // AdjustTime seals an empty block whose timestamp is d after the last one (tests use it to pass
 // a closure period). It fails while transactions are pending.
 func (c *Chain) AdjustTime(d time.Duration) error {

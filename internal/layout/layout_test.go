@@ -109,7 +109,7 @@ var rules = map[string]rule{
 	"internal/bench":           {may: []string{"internal/console", "internal/observe", "internal/por", "internal/ws", "internal/packet", "internal/tickets", "internal/kdf"}},
 	"internal/bench/benchtest": {may: []string{"internal/admin", "internal/bench", "internal/ws"}},
 	"internal/relayload":       {may: []string{"internal/bench", "internal/chain", "internal/channels", "internal/devfund", "internal/identity", "internal/ledger", "internal/p2p", "internal/packet", "internal/por", "internal/relay", "internal/store", "internal/tickets", "internal/token"}},
-	"internal/cluster":         {may: []string{"internal/atomicfile", "internal/config", "internal/devchain", "internal/hostnet", "internal/identity", "internal/settings", "internal/token"}},
+	"internal/cluster":         {may: []string{"internal/atomicfile", "internal/config", "internal/devchain", "internal/hostnet", "internal/identity", "internal/networks", "internal/settings", "internal/token"}},
 	// node builds and wires every room; only the relayd command imports it.
 	"internal/node":                  {may: []string{"*"}},
 	"internal/layout":                {pure: true},
