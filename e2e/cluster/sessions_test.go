@@ -132,7 +132,7 @@ func TestSessionsInNamespaces(t *testing.T) {
 			t.Fatalf("node 1 received no 400 packets of the answer within %s", waitTimeout)
 		}
 		c.signal(victim, syscall.SIGKILL)
-		t.Logf("killed node %d with %.0f of the answer's 2,384 packets at node 1", victim.index, at)
+		t.Logf("killed node %d with %.0f of the answer's 2,389 packets at node 1", victim.index, at)
 		r := <-done
 		if r.err != nil {
 			t.Fatalf("curl: %v", r.err)
