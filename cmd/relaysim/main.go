@@ -107,7 +107,7 @@ func run(args []string, stdout io.Writer) error {
 	fs.Float64Var(&cfg.LayerCoverRate, "layerCoverRate", 0, "with --layers: each relayer's own loops through the layers, packets per second")
 	fs.DurationVar(&cfg.Epoch, "epoch", 0, "with --layers: re-draw the layers every epoch while the traffic runs (0: one epoch a run)")
 	fs.DurationVar(&cfg.EpochOverlap, "epochOverlap", 10*time.Second, "with --epoch: how long the previous epoch's layers and channels stay in use after a re-draw")
-	fs.BoolVar(&cfg.EpochAtOnce, "epochAtOnce", false, "with --epoch: senders take the new layers at once after a re-draw, as the node's router does, instead of falling back on the previous epoch's until their channels are open")
+	fs.BoolVar(&cfg.EpochAtOnce, "epochAtOnce", false, "with --epoch: senders take the new layers at once after a re-draw instead of falling back on the previous epoch's until their channels are open (as the node does during its grace)")
 	widths := fs.String("layerWidths", "", "with --privacy and --layers: the table's topologies, one row set per width (0: free routes), each on the same seed")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed of every random draw: the same flags give the same report")

@@ -130,8 +130,9 @@ type Config struct {
 	// channels take (Report.Redraw counts it).
 	Epoch, EpochOverlap time.Duration
 	// EpochAtOnce makes senders take the new layers at once after a re-draw, without falling
-	// back on the previous epoch's (as the node's router does): until their channels into the new
-	// first layer are open they find no path. The channels are kept for EpochOverlap either way.
+	// back on the previous epoch's (the node's router falls back during its grace,
+	// layers.View.Paths): until their channels into the new first layer are open they find no
+	// path. The channels are kept for EpochOverlap either way.
 	EpochAtOnce bool
 	// Seed decides every draw: the same Config gives the same Report.
 	Seed uint64
