@@ -171,7 +171,7 @@ func TestValidate(t *testing.T) {
 		{"layers", func(c *Config) { c.Layers = 4 }},
 		{"layerWidth", func(c *Config) { c.Layers, c.LayerWidth = 2, 0 }},
 		{"layerWidth", func(c *Config) { c.Nodes, c.Layers, c.LayerWidth = 6, 2, 3 }},
-		{"epochBlocks", func(c *Config) { c.Layers, c.LayerWidth, c.EpochBlocks = 2, 1, MinEpochBlocks - 1 }},
+		{"epochBlocks", func(c *Config) { c.Layers, c.LayerWidth, c.EpochBlocks = 2, 1, MinEpochBlocks-1 }},
 		{"profilePortBase", func(c *Config) { c.NetNS, c.ProfilePortBase = true, 16000 }},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {
