@@ -2,36 +2,14 @@ package cluster
 
 import (
 	"bufio"
-	"io"
 	"net"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-)
 
-// echoServer sends back what each connection sends, until the test ends.
-func echoServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
-}
+	"github.com/relayd/relayd/internal/testnet"
+)
 
 // freeAddr returns a loopback address that was free a moment ago.
 func freeAddr(t *testing.T) string {
@@ -65,7 +43,7 @@ func dialGate(t *testing.T, g *gate) net.Conn {
 }
 
 func TestGateShutCutsAndRefusesThenOpensOnTheSamePort(t *testing.T) {
-	g, err := newGate(freeAddr(t), echoServer(t))
+	g, err := newGate(freeAddr(t), testnet.EchoTCP(t).String())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +75,7 @@ func TestGateShutCutsAndRefusesThenOpensOnTheSamePort(t *testing.T) {
 }
 
 func TestDrillFollowsSIGUSR1AndSIGUSR2(t *testing.T) {
-	g, err := newGate(freeAddr(t), echoServer(t))
+	g, err := newGate(freeAddr(t), testnet.EchoTCP(t).String())
 	if err != nil {
 		t.Fatal(err)
 	}

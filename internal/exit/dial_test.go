@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relayd/relayd/internal/testnet"
 )
 
 // resolver is a Resolver with a function field; calls records what it was asked.
@@ -36,29 +38,6 @@ func resolvesTo(addrs ...string) *resolver {
 		}
 		return out, nil
 	}}
-}
-
-// echoTCP listens on 127.0.0.1 and echoes what each connection sends; it returns the port.
-func echoTCP(t *testing.T) uint16 {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				io.Copy(c, c)
-			}()
-		}
-	}()
-	return uint16(ln.Addr().(*net.TCPAddr).Port)
 }
 
 // echoUDP answers every datagram on 127.0.0.1 with itself; it returns the port.
@@ -313,3 +292,6 @@ func TestDialService(t *testing.T) {
 		t.Fatalf("Service: %v, %v", s, ok)
 	}
 }
+
+// echoTCP is a TCP echo server on 127.0.0.1 (testnet.EchoTCP); it returns its port.
+func echoTCP(t *testing.T) uint16 { return uint16(testnet.EchoTCP(t).Port) }

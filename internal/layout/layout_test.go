@@ -43,6 +43,7 @@ var rules = map[string]rule{
 	"internal/atomicfile": {noTransport: true},
 	"internal/datadir":    {may: []string{"internal/identity"}, noTransport: true},
 	"internal/testlog":    {pure: true},
+	"internal/testnet":    {},
 	"internal/identity":   {noTransport: true},
 	"internal/store":      {may: []string{"internal/channels", "internal/packet", "internal/tickets"}},
 	"internal/token":      {pure: true, noTransport: true},

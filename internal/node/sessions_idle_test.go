@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/relayd/relayd/internal/testnet"
+
 	"github.com/relayd/relayd/internal/config"
 )
 
@@ -30,7 +32,7 @@ func TestSessionKeptOpenWhileIdle(t *testing.T) {
 		}
 		total, idle = d, min(4*time.Minute, d/3)
 	}
-	echo := echoServer(t)
+	echo := testnet.EchoTCP(t).String()
 	tn, a, _, _, b := sessionNet(t, func(_, exit *config.Config) { exit.ExitAllow = []string{echo} })
 	var s sessionView
 	tn.mustCall(a, http.MethodPost, "/sessions", fmt.Sprintf(`{"destination":%q,"protocol":"tcp","target":%q}`, b.id.PeerID(), echo),
@@ -66,27 +68,4 @@ func TestSessionKeptOpenWhileIdle(t *testing.T) {
 	if len(list) != 1 || list[0].Active != 1 || list[0].Total != 1 {
 		t.Fatalf("after %s the session lists %+v, want one connection, still active", time.Since(start).Round(time.Second), list)
 	}
-}
-
-// echoServer is a TCP server on the loopback interface that echoes what each connection sends.
-func echoServer(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				_, _ = io.Copy(c, c)
-			}()
-		}
-	}()
-	return ln.Addr().String()
 }
