@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/channels"
@@ -99,6 +100,10 @@ type Sources struct {
 	Balances func(ctx context.Context) (native, token *big.Int, err error)
 	// Channels lists this node's channels (ledger.Operations.ListChannels).
 	Channels func(includingClosed bool) (in, out []channels.Channel)
+	// Available is what this node's open channel to an account can still pay: its balance less
+	// what the tickets signed on it and not yet redeemed are expected to draw
+	// (ledger.Ledger.Available; ok false when unknown). nil: the balance on chain alone.
+	Available func(to common.Address) (avail uint256.Int, ok bool)
 	// Peers lists the known peers with their heartbeat (p2p.Host.Peers); AddressOf gives a
 	// peer's chain address (peers.Directory.AddressOf). Both are needed for
 	// ChannelPeersUnreachable.
@@ -220,7 +225,7 @@ func (a *Alerts) Evaluate(ctx context.Context) {
 	}
 	if src.Channels != nil {
 		in, out := src.Channels(false)
-		verdicts[ChannelDepleted] = depletedVerdict(out, v.AlertChannelBalance)
+		verdicts[ChannelDepleted] = depletedVerdict(out, v.AlertChannelBalance, src.Available)
 		if src.Peers != nil && src.AddressOf != nil {
 			verdicts[ChannelPeersUnreachable] = unreachableVerdict(in, out, src.Peers(), src.AddressOf)
 		}
@@ -329,9 +334,9 @@ func nativeVerdict(native, threshold token.Amount) verdict {
 		detail: fmt.Sprintf("the native balance %s is below %s, too little to pay gas for long (alertNativeBalance)", native, threshold)}
 }
 
-// depletedVerdict: an open outgoing channel below the threshold raises; every one 10 % above it
-// clears.
-func depletedVerdict(out []channels.Channel, threshold token.Amount) verdict {
+// depletedVerdict: an open outgoing channel that can pay less than the threshold raises (what
+// it can pay: Available where known, else its balance on chain); every one 10 % above clears.
+func depletedVerdict(out []channels.Channel, threshold token.Amount, available func(common.Address) (uint256.Int, bool)) verdict {
 	var low []string
 	clear := true
 	for _, c := range out {
@@ -339,6 +344,11 @@ func depletedVerdict(out []channels.Channel, threshold token.Amount) verdict {
 			continue
 		}
 		b := token.Of(c.Balance)
+		if available != nil {
+			if a, ok := available(c.Destination); ok {
+				b = token.FromUint256(&a)
+			}
+		}
 		if b.Cmp(threshold) < 0 {
 			low = append(low, c.Destination.Hex())
 		}
@@ -347,7 +357,7 @@ func depletedVerdict(out []channels.Channel, threshold token.Amount) verdict {
 		}
 	}
 	return verdict{raise: len(low) > 0, clear: clear, subjects: bounded(low),
-		detail: fmt.Sprintf("%d open outgoing channels hold less than %s tokens (alertChannelBalance)", len(low), threshold)}
+		detail: fmt.Sprintf("%d open outgoing channels can pay less than %s tokens (alertChannelBalance)", len(low), threshold)}
 }
 
 // unreachableVerdict: a peer with an open channel either way that the transport does not know,

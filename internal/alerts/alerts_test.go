@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/holiman/uint256"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/channels"
@@ -269,6 +270,39 @@ func TestNoSources(t *testing.T) {
 	}
 	if _, err := New(Config{}); err == nil {
 		t.Fatal("New without Settings succeeded")
+	}
+}
+
+// TestDepletedCountsWhatTheChannelCanPay: a channel whose balance on chain is above the
+// threshold is depleted once the tickets signed on it and not yet redeemed leave less than the
+// threshold (Available), and clears once what it can pay is 10 % above it again.
+func TestDepletedCountsWhatTheChannelCanPay(t *testing.T) {
+	w := newWorld()
+	w.settings.AlertHoldSeconds = 0
+	addr := common.Address{0xa}
+	w.out = []channels.Channel{{Destination: addr, Status: channels.Open, Balance: tokens(1200)}}
+	var avail uint256.Int
+	avail.SetFromBig(tokens(1200))
+	a := w.alerts(t)
+	a.cfg.Sources.Available = func(to common.Address) (uint256.Int, bool) {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return avail, to == addr
+	}
+	w.step(t, a, time.Second)
+	if _, ok := raised(a, ChannelDepleted); ok {
+		t.Fatal("raised while the channel can pay 1.2 tokens")
+	}
+	w.set(func(*world) { avail.SetFromBig(tokens(900)) }) // 0.3 tokens of tickets outstanding
+	w.step(t, a, time.Second)
+	al, ok := raised(a, ChannelDepleted)
+	if !ok || len(al.Subjects) != 1 || al.Subjects[0] != addr.Hex() || !strings.Contains(al.Detail, "can pay less than 1 tokens") {
+		t.Fatalf("not raised for a channel of 1.2 tokens on chain that can pay 0.9: %+v", al)
+	}
+	w.set(func(*world) { avail.SetFromBig(tokens(1150)) })
+	w.step(t, a, time.Second)
+	if _, ok := raised(a, ChannelDepleted); ok {
+		t.Fatal("not cleared once the channel can pay 1.15 tokens")
 	}
 }
 

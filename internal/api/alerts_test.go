@@ -21,7 +21,7 @@ func (fakeAlerts) Alerts() []alerts.Alert {
 	since := time.Date(2026, 11, 27, 10, 2, 15, 0, time.UTC)
 	return []alerts.Alert{
 		{ID: alerts.ProviderDown, Severity: alerts.Critical, Since: since, Detail: "the chain provider does not answer (chain calls fail)"},
-		{ID: alerts.ChannelDepleted, Severity: alerts.Warning, Since: since, Detail: "1 open outgoing channels hold less than 1 tokens (alertChannelBalance)",
+		{ID: alerts.ChannelDepleted, Severity: alerts.Warning, Since: since, Detail: "1 open outgoing channels can pay less than 1 tokens (alertChannelBalance)",
 			Subjects: []string{"0xa7a4ce2a84126fB62F67c2B731ab88bdA20eEF11"}},
 	}
 }

@@ -14,7 +14,7 @@ func (n *Node) buildCockpit() (err error) {
 		Traffic: func() map[peer.ID]history.Traffic { return history.TrafficOf(n.host.PeerTraffic()) }}
 	as := alerts.Sources{Peers: n.host.Peers, AddressOf: n.dir.AddressOf}
 	if c := n.chain; c != nil {
-		hs.Balances, as.Balances, as.Head, as.Indexed, as.Channels = c.ops.Balances, c.ops.Balances, c.client.BlockNumber, c.indexer.Next, c.ops.ListChannels
+		hs.Balances, as.Balances, as.Head, as.Indexed, as.Channels, as.Available = c.ops.Balances, c.ops.Balances, c.client.BlockNumber, c.indexer.Next, c.ops.ListChannels, c.ledger.Available
 		hs.Tickets = func() (history.Tickets, error) {
 			s, err := c.ops.Statistics()
 			return history.Tickets{Won: s.Winning, Redeemed: s.Redeemed, RedeemedValue: s.RedeemedValue}, err

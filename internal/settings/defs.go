@@ -289,7 +289,7 @@ var defs = []Def{
 	amountDef("alertNativeBalance", about{what: "the native balance (gas) below which the nativeBalanceLow alert is raised (cleared 10 % above it; docs/COCKPIT.md)",
 		applies: "the next evaluation of the alerts"},
 		func(v *Values) *token.Amount { return &v.AlertNativeBalance }),
-	amountDef("alertChannelBalance", about{what: "the balance of an open outgoing channel below which the channelDepleted alert is raised (cleared 10 % above it)",
+	amountDef("alertChannelBalance", about{what: "what an open outgoing channel can still pay (its balance less what its signed, unredeemed tickets are expected to draw) below which the channelDepleted alert is raised (cleared 10 % above it)",
 		applies: "the next evaluation of the alerts"},
 		func(v *Values) *token.Amount { return &v.AlertChannelBalance }),
 	intDef("alertIndexerLag", about{what: "blocks the chain indexer may be behind the chain head before the indexerBehind alert (critical) is raised (cleared within half of it)",
