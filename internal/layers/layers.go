@@ -115,7 +115,7 @@ func (v *View) Run(ctx context.Context) error {
 		case errors.Is(err, ErrNotDrawn): // nothing indexed yet: the indexer is starting
 		case err != nil && ctx.Err() == nil && (failed == nil || err.Error() != failed.Error()):
 			v.cfg.Logger.Warn("layers: cannot draw this epoch's layers", "err", err)
-		case err == nil && failed != nil:
+		case err == nil && failed != nil && !errors.Is(failed, ErrNotDrawn):
 			v.cfg.Logger.Info("layers: drawn after all")
 		}
 		failed = err
@@ -127,15 +127,14 @@ func (v *View) Run(ctx context.Context) error {
 	}
 }
 
-// epoch returns the epoch the indexer is in, that of the last block it read, and the epoch's
-// first block; ok is false before it read any block.
-func (v *View) epoch() (epoch, first uint64, ok bool) {
+// epoch returns the epoch the indexer is in, that of the last block it read; ok is false
+// before it read any block.
+func (v *View) epoch() (epoch uint64, ok bool) {
 	next := v.cfg.Indexed()
 	if next == 0 {
-		return 0, 0, false
+		return 0, false
 	}
-	epoch = topology.EpochOfBlock(next-1, v.cfg.EpochBlocks)
-	return epoch, epoch * v.cfg.EpochBlocks, true
+	return topology.EpochOfBlock(next-1, v.cfg.EpochBlocks), true
 }
 
 // Refresh draws the current epoch's layers if they are not drawn yet: the epoch of the last
@@ -143,7 +142,7 @@ func (v *View) epoch() (epoch, first uint64, ok bool) {
 // indexed graph (Candidates). Errors: ErrNotDrawn (nothing indexed yet), the HeaderHash's,
 // topology.ErrTooFewCandidates; the layers drawn before stay in force meanwhile.
 func (v *View) Refresh(ctx context.Context) error {
-	epoch, first, ok := v.epoch()
+	epoch, ok := v.epoch()
 	if !ok {
 		return fmt.Errorf("%w: nothing indexed", ErrNotDrawn)
 	}
@@ -153,13 +152,39 @@ func (v *View) Refresh(ctx context.Context) error {
 	if cur != nil && cur.top.Epoch() >= epoch {
 		return nil
 	}
+	d, err := v.draw(ctx, epoch)
+	if err != nil {
+		return err
+	}
+	prev := cur
+	if cur == nil && epoch >= 2 {
+		// A node (re)started during an epoch draws the one before too: within the grace after
+		// the change it keeps that epoch's channels and paths, as it would have without the
+		// restart. Epoch 0 has no candidates; a failure only costs the grace.
+		prev, _ = v.draw(ctx, epoch-1)
+	}
+	v.mu.Lock()
+	v.prev, v.cur = prev, d
+	v.mu.Unlock()
+	k, relays := d.layerOf[v.cfg.Self]
+	if !relays {
+		k = -1
+	}
+	v.cfg.Logger.Info("layers: drawn", "epoch", epoch, "layers", d.top.Len(), "width", d.top.Width(), "layer", k)
+	return nil
+}
+
+// draw draws epoch's layers: its seed from the hash of its first block, its candidates from the
+// indexed graph (Candidates).
+func (v *View) draw(ctx context.Context, epoch uint64) (*drawn, error) {
+	first := epoch * v.cfg.EpochBlocks
 	hash, err := v.cfg.HeaderHash(ctx, first)
 	if err != nil {
-		return fmt.Errorf("epoch %d's first block %d: %w", epoch, first, err)
+		return nil, fmt.Errorf("epoch %d's first block %d: %w", epoch, first, err)
 	}
 	top, err := topology.Draw(v.cfg.Params, epoch, topology.Seed(epoch, hash[:]), Candidates(v.cfg.Snapshot(), first))
 	if err != nil {
-		return fmt.Errorf("epoch %d: %w", epoch, err)
+		return nil, fmt.Errorf("epoch %d: %w", epoch, err)
 	}
 	d := &drawn{top: top, layerOf: make(map[common.Address]int), at: v.cfg.Now()}
 	layers := make([][]common.Address, top.Len())
@@ -175,15 +200,7 @@ func (v *View) Refresh(ctx context.Context) error {
 		k, ok := d.layerOf[a]
 		return ok && k == position
 	}}
-	v.mu.Lock()
-	v.prev, v.cur = v.cur, d
-	v.mu.Unlock()
-	k, relays := d.layerOf[v.cfg.Self]
-	if !relays {
-		k = -1
-	}
-	v.cfg.Logger.Info("layers: drawn", "epoch", epoch, "layers", top.Len(), "width", top.Width(), "layer", k)
-	return nil
+	return d, nil
 }
 
 // ID is a candidate's id in the draw: its chain address's 20 bytes (docs/PROTOCOL.md, "Layered

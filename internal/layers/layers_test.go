@@ -128,8 +128,10 @@ func TestSameLayersOnEveryNode(t *testing.T) {
 	if err != nil || !reflect.DeepEqual(a.Layers(), want.Layers()) {
 		t.Fatalf("layers %v, want %v (%v)", a.Layers(), want.Layers(), err)
 	}
-	if !slices.Contains(ch.asked, 100) || slices.ContainsFunc(ch.asked, func(b uint64) bool { return b != 100 }) {
-		t.Fatalf("asked for blocks %v, want the epoch's first, 100", ch.asked)
+	// A view's first draw reads the epoch's first block, 100, and the previous epoch's, 50 (for
+	// the grace after a restart), and no other.
+	if !slices.Contains(ch.asked, 100) || slices.ContainsFunc(ch.asked, func(b uint64) bool { return b != 100 && b != 50 }) {
+		t.Fatalf("asked for blocks %v, want the epoch's first, 100, and the previous one's, 50", ch.asked)
 	}
 	// The path constraint is the draw's.
 	l, ok := views[0].Path()
@@ -226,6 +228,19 @@ func TestEpochChange(t *testing.T) {
 	}
 	if ps := v.Paths(); len(ps) != 1 || !allowedAs(ps[0], v.Topology()) {
 		t.Fatalf("%d layers after the grace, want epoch 2's", len(ps))
+	}
+	// A node restarted on its data within the grace draws epoch 1 too: it keeps the peers that
+	// left and epoch 1's paths for the rest of the grace, as the node that ran through did.
+	restarted := newView(t, Config{Params: params, EpochBlocks: 10, Self: self, Snapshot: g.Snapshot, Indexed: ch.next.Load,
+		HeaderHash: ch.headerHash, Grace: time.Minute, Now: clk.now})
+	if err := restarted.Refresh(t.Context()); err != nil || restarted.Topology().Epoch() != 2 {
+		t.Fatalf("restarted in epoch 2: %v", err)
+	}
+	if s := restarted.Strategy(); !reflect.DeepEqual(s.Keep, left) {
+		t.Fatalf("restarted within the grace: Keep %v, want the peers that left %v", s.Keep, left)
+	}
+	if ps := restarted.Paths(); len(ps) != 2 || !allowedAs(ps[1], top1) {
+		t.Fatalf("restarted within the grace: %d layers, want epoch 2's then epoch 1's", len(ps))
 	}
 	// Too few candidates for the layers: an error, the layers before stay.
 	small := network(1, []int{0})
