@@ -144,7 +144,7 @@ const (
 
 var defs = []Def{
 	about{
-		what:    "channel strategy: passive opens nothing, promiscuous opens and closes channels by peer quality",
+		what:    "channel strategy: passive opens nothing (but a layered network's relayer its layer channels), promiscuous opens and closes channels by peer quality",
 		rng:     "passive|promiscuous",
 		flag:    "strategy",
 		applies: appliesStrategy,

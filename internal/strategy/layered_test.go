@@ -127,14 +127,51 @@ func TestDecideLayered(t *testing.T) {
 	if as := Decide(p, st, r); count(as, Open) != 0 || count(as, Close) != 0 || count(as, TopUp) != 2 {
 		t.Fatalf("pending: %+v", as)
 	}
-	// Under Passive a layered node opens and closes nothing.
+	// Under Passive a node outside the layers opens and closes nothing.
 	passive := p
 	passive.Strategy = Passive
-	st.Layers = relayer
+	st.Layers = &Layered{Peers: []common.Address{addr(1), addr(2), addr(10), addr(11)}}
 	for _, a := range Decide(passive, st, r) {
 		if a.Kind != TopUp {
-			t.Fatalf("passive acted: %+v", a)
+			t.Fatalf("passive outside the layers acted: %+v", a)
 		}
+	}
+	// A passive relayer opens its layer channels (its duty) and closes nothing, not even the
+	// channels to peers that left the layers or whose closure period is over.
+	st.Layers = &Layered{Peers: []common.Address{addr(1), addr(2), addr(10), addr(11)}, Relayer: true}
+	st.Finalizable = []common.Address{addr(6)}
+	as = Decide(passive, st, r)
+	if got := opened(as); !slices.Equal(got, []common.Address{addr(10), addr(11)}) || count(as, Close) != 0 {
+		t.Fatalf("passive relayer: opened %v, %d closes; want 10 and 11, none", got, count(as, Close))
+	}
+}
+
+// TestRunnerPassiveRelayer: under the passive policy the runner opens a relayer's layer channels
+// at its ticks (once the peers are settled), never at the top-up ticks in between, and nothing for
+// a node outside the layers.
+func TestRunnerPassiveRelayer(t *testing.T) {
+	w := &world{balance: tok(1000), open: map[common.Address]*big.Int{}, peers: everyone()}
+	layers := &Layered{Peers: addrs(1, 3)}
+	r, err := NewRunner(RunnerConfig{Policy: func() Policy {
+		return Policy{Strategy: Passive, ChannelFunding: tok(10), TopUp: true}
+	}, World: w, Layers: func() *Layered { return layers }, Rand: rand.New(rand.NewPCG(1, 2)), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Tick(t.Context())
+	r.Tick(t.Context())
+	if len(w.open) != 0 {
+		t.Fatalf("outside the layers a passive node opened %v", keys(w.open))
+	}
+	layers = &Layered{Peers: addrs(1, 3), Relayer: true}
+	r.TopUpTick(t.Context())
+	r.TopUpTick(t.Context())
+	if len(w.open) != 0 {
+		t.Fatalf("a top-up tick opened %v", keys(w.open))
+	}
+	r.Tick(t.Context())
+	if got := keys(w.open); !slices.Equal(got, addrs(1, 3)) {
+		t.Fatalf("a passive relayer's tick opened %v, want 1 … 3", got)
 	}
 }
 

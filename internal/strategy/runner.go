@@ -126,7 +126,7 @@ func (r *Runner) TopUpTick(ctx context.Context) ([]Action, []error) {
 		return nil, nil
 	}
 	p.Strategy = Passive
-	return r.decide(ctx, p)
+	return r.decide(ctx, p, true)
 }
 
 // peerSet fingerprints a set of addresses independently of their order: their count, and the
@@ -155,14 +155,23 @@ func (r *Runner) settled(peers []Peer) bool {
 // when it succeeded).
 func (r *Runner) Tick(ctx context.Context) ([]Action, []error) {
 	p := r.cfg.Policy()
-	if p.WithDefaults().Strategy == Passive && !p.TopUp {
+	if p.WithDefaults().Strategy == Passive && !p.TopUp && !LayerDuty(p, r.layers()) {
 		return nil, nil
 	}
-	return r.decide(ctx, p)
+	return r.decide(ctx, p, false)
 }
 
-// decide reads the State, decides under p and carries the actions out.
-func (r *Runner) decide(ctx context.Context, p Policy) ([]Action, []error) {
+// layers is the node's place in the layers now, nil on free routes.
+func (r *Runner) layers() *Layered {
+	if r.cfg.Layers == nil {
+		return nil
+	}
+	return r.cfg.Layers()
+}
+
+// decide reads the State, decides under p and carries the actions out; with topUpsOnly, only
+// the top-ups.
+func (r *Runner) decide(ctx context.Context, p Policy, topUpsOnly bool) ([]Action, []error) {
 	st, err := r.cfg.World.State(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -170,9 +179,7 @@ func (r *Runner) decide(ctx context.Context, p Policy) ([]Action, []error) {
 		}
 		return nil, nil
 	}
-	if r.cfg.Layers != nil {
-		st.Layers = r.cfg.Layers()
-	}
+	st.Layers = r.layers()
 	now := time.Now()
 	for a, until := range r.held {
 		if now.After(until) {
@@ -182,7 +189,9 @@ func (r *Runner) decide(ctx context.Context, p Policy) ([]Action, []error) {
 		}
 	}
 	actions := Decide(p, st, r.cfg.Rand)
-	if p.WithDefaults().Strategy != Passive && !r.settled(st.Peers) {
+	if topUpsOnly {
+		actions = slices.DeleteFunc(actions, func(a Action) bool { return a.Kind != TopUp })
+	} else if !r.settled(st.Peers) { // every tick, so that a passive node drawn into a layer opens at once
 		actions = slices.DeleteFunc(actions, func(a Action) bool { return a.Kind == Open })
 	}
 	errs := make([]error, len(actions))

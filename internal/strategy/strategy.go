@@ -27,7 +27,10 @@
 // In a layered network (issue 30, State.Layers, LayerPeers) the promiscuous policy opens channels
 // only to the node's peers in this epoch's layers: the first layer's, and for a relayer of layer
 // k the next layer's too, all of them at once; it closes the channels to peers that left the
-// layers at a new epoch (after the grace Layered.Keep gives) and tops none of them up.
+// layers at a new epoch (after the grace Layered.Keep gives) and tops none of them up. Under the
+// passive policy a node outside the layers opens nothing, as in free routes, but a relayer drawn
+// into a layer opens its layer channels (LayerDuty): the draw gave it a seat on every path of the
+// epoch, which it can fill only with them. A passive relayer closes nothing.
 package strategy
 
 import (
@@ -183,9 +186,10 @@ type Action struct {
 }
 
 // Decide returns what p does in st: closes first, then top-ups, then opens; r picks among the
-// eligible peers. Under Passive it returns the top-ups only. With st.Layers it opens channels
-// only to the layers' peers (a relayer to every one of them), closes those to peers that left
-// the layers and tops up no channel to them.
+// eligible peers. Under Passive it returns the top-ups only, except a relayer's layer channels
+// (LayerDuty). With st.Layers it opens channels only to the layers' peers (a relayer to every one
+// of them), closes those to peers that left the layers (not under Passive) and tops up no channel
+// to them.
 func Decide(p Policy, st State, r *rand.Rand) []Action {
 	p = p.WithDefaults()
 	if p.ChannelFunding == nil || p.ChannelFunding.Sign() <= 0 {
@@ -220,7 +224,8 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 		}
 	}
 	ups := topUps(p, st, quality, busy, left)
-	if p.Strategy != Promiscuous || (st.Layers != nil && st.Layers.Pending) {
+	duty := LayerDuty(p, st.Layers)
+	if (p.Strategy != Promiscuous && !duty) || (st.Layers != nil && st.Layers.Pending) {
 		return ups
 	}
 	topped := map[common.Address]bool{}
@@ -230,13 +235,19 @@ func Decide(p Policy, st State, r *rand.Rand) []Action {
 	var out []Action
 	for _, a := range st.Finalizable {
 		busy[a] = true
-		out = append(out, Action{Kind: Close, Peer: a, Reason: "closure period over"})
+		if !duty {
+			out = append(out, Action{Kind: Close, Peer: a, Reason: "closure period over"})
+		}
 	}
 	kept := 0
 	for _, c := range st.Open {
 		busy[c.Peer] = true
 		q, known := quality[c.Peer]
 		switch {
+		case duty: // a passive relayer closes nothing: it counts its channels into its layers
+			if inLayers[c.Peer] {
+				kept++
+			}
 		case inLayers != nil && !inLayers[c.Peer] && !keep[c.Peer]:
 			out = append(out, Action{Kind: Close, Peer: c.Peer, Reason: "left the layers"})
 		case inLayers != nil && !inLayers[c.Peer]:
@@ -316,4 +327,12 @@ func draw(ps []Peer, r *rand.Rand) int {
 		}
 	}
 	return len(ps) - 1
+}
+
+// LayerDuty reports whether a node under p in a layered network must open channels though its
+// policy is Passive: it is a relayer of this epoch's layers (l.Relayer), whose seat on the
+// epoch's paths is empty without its channels into the next layer, so senders' paths avoid it
+// and the layers are narrower than the network drew them.
+func LayerDuty(p Policy, l *Layered) bool {
+	return p.WithDefaults().Strategy == Passive && l != nil && !l.Pending && l.Relayer
 }
