@@ -45,7 +45,8 @@ func main() {
 // the strategy is promiscuous (the default, passive, opens no channel, and `relayd cluster`
 // starts its nodes promiscuous), and each node holds what `relayd cluster` funds it with
 // (maxChannels × channelFunding and 100 more: --balance 0). The stream re-emits what a node
-// receives, as internal/stream does whenever it runs.
+// receives, as internal/stream does whenever it runs. Tokens circulate as autoRedeem and autoFund
+// make them: a relayer's tickets are redeemed into its balance and the channels topped up from it.
 func nodeDefaults() sim.Config {
 	cfg := sim.DefaultConfig()
 	// The workload: 5 messages a second per sender, half of what the default stream carries.
@@ -58,6 +59,8 @@ func nodeDefaults() sim.Config {
 	cfg.Relayers = d.Relayers
 	cfg.MaxChannels = d.MaxChannels
 	cfg.ChannelFunding = d.ChannelFunding.Big()
+	cfg.AutoFund, cfg.AutoRedeem = d.AutoFund, d.AutoRedeem
+	cfg.RedeemCount, cfg.RedeemValue = d.AutoRedeemCount, d.AutoRedeemValue.Big()
 	return cfg
 }
 
@@ -100,6 +103,8 @@ func run(args []string, stdout io.Writer) error {
 	fs.DurationVar(&cfg.ChainDelay, "chainDelay", cfg.ChainDelay, "time for a transaction to be mined")
 	fs.IntVar(&cfg.MaxChannels, "maxChannels", cfg.MaxChannels, "each node's promiscuous strategy's maxChannels")
 	fs.IntVar(&cfg.Relayers, "relayers", cfg.Relayers, "relayers of every node's messages and cover loops where such a path exists (2 or 3; 0: 2)")
+	fs.BoolVar(&cfg.AutoFund, "autoFund", cfg.AutoFund, "top up an outgoing channel to channelFunding once below half of it (the node's autoFund)")
+	fs.BoolVar(&cfg.AutoRedeem, "autoRedeem", cfg.AutoRedeem, "redeem the tickets a relayer takes in into its balance (the node's autoRedeem, with its count and value)")
 	balance := fs.Uint64("balance", 0, "tokens every node holds at the start (0: maxChannels × channelFunding + 100, as relayd cluster funds its nodes)")
 	funding := fs.Uint64("channelFunding", uint64(token.Of(cfg.ChannelFunding).Float64()), "tokens each channel the strategy opens is funded with")
 	fs.IntVar(&cfg.Layers, "layers", 0, "layered topology: layers (2 or 3; paths cross one relayer of each; 0: free routes)")

@@ -180,7 +180,8 @@ func TestPrivacyTableOfFramedMessages(t *testing.T) {
 func TestNoFlagsIsANodeWithNone(t *testing.T) {
 	c, d := nodeDefaults(), settings.Defaults()
 	if c.MixDelayMean != d.MixDelayMean || c.MixDelayMax != 0 || c.CoverRate != d.CoverRate || c.SendRate != d.SendRate ||
-		!c.Reemit || c.Relayers != d.Relayers || c.MaxChannels != d.MaxChannels || c.ChannelFunding.Cmp(d.ChannelFunding.Big()) != 0 {
+		!c.Reemit || c.Relayers != d.Relayers || c.MaxChannels != d.MaxChannels || c.ChannelFunding.Cmp(d.ChannelFunding.Big()) != 0 ||
+		c.AutoFund != d.AutoFund || c.AutoRedeem != d.AutoRedeem || c.RedeemCount != d.AutoRedeemCount || c.RedeemValue.Cmp(d.AutoRedeemValue.Big()) != 0 {
 		t.Fatalf("relaysim's defaults %+v differ from a node's %+v", c, d)
 	}
 	var out bytes.Buffer

@@ -49,6 +49,17 @@ type Config struct {
 	Relayers       int
 	ChannelFunding *big.Int
 	Balance        *big.Int
+	// AutoFund is the node's autoFund setting: the strategy tops an open outgoing channel to a
+	// reachable peer back up to ChannelFunding once its balance fell below half of it, from the
+	// node's balance (strategy.Policy.TopUp). AutoRedeem is its autoRedeem: what a relayer takes
+	// in on the tickets of the packets it forwarded is redeemed into its balance, a ChainDelay
+	// after it held RedeemCount tickets or RedeemValue worth of them (0: no such limit; both 0:
+	// every ticket alone). Without them a channel is used up, closed as depleted and reopened
+	// only once its closure period is over and its node can fund it; in a layered network the
+	// channels between layers carry a W-th of all the traffic each and run dry first.
+	AutoFund, AutoRedeem bool
+	RedeemCount          int
+	RedeemValue          *big.Int
 	// ClosurePeriod is the channels contract's closure period.
 	ClosurePeriod time.Duration
 	// LatencyMin and LatencyMax bound the one-way latency of every node pair, drawn once,
@@ -221,6 +232,8 @@ func (c Config) Validate() error {
 		return bad("maxChannels", "must be at least 1")
 	case c.ChannelFunding == nil || c.ChannelFunding.Sign() <= 0 || c.Balance == nil || c.Balance.Sign() < 0:
 		return bad("channelFunding/balance", "must be positive")
+	case c.RedeemCount < 0 || (c.RedeemValue != nil && c.RedeemValue.Sign() < 0):
+		return bad("redeemCount/redeemValue", "must not be negative")
 	case c.ClosurePeriod < 0:
 		return bad("closurePeriod", "must not be negative")
 	case c.LatencyMin < 0 || c.LatencyMax < c.LatencyMin:

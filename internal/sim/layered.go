@@ -5,6 +5,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/holiman/uint256"
+
 	"github.com/relayd/relayd/internal/observe"
 	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/strategy"
@@ -193,8 +195,9 @@ func (s *Sim) policyOf(i int) strategy.Policy {
 }
 
 // idle reports whether node i's strategy tick would do nothing, so that it is skipped: it keeps
-// its MaxChannels channels (or cannot fund another), none depleted or to a peer below the closing quality, and none
-// pending to close past its closure period. strategy.Decide then closes nothing and opens
+// its MaxChannels channels (or cannot fund another), none depleted, to a peer below the closing
+// quality or (with Config.AutoFund) open below half of its funding, and none pending to close
+// past its closure period. strategy.Decide then closes nothing and opens
 // nothing (it would still sort every peer: O(N log N) a node a tick, the simulation's cost at
 // 10,000 nodes). The runner's rule of opening nothing while the announced peers changed since
 // its last tick then compares with the last tick it ran, which differs only if announcements
@@ -208,8 +211,9 @@ func (s *Sim) policyOf(i int) strategy.Policy {
 func (s *Sim) idle(i int) bool {
 	n := s.nodes[i]
 	p := s.policyOf(i).WithDefaults()
+	var half uint256.Int
 	if p.TopUp {
-		return false
+		half.SetFromBig(new(big.Int).Rsh(p.ChannelFunding, 1))
 	}
 	kept := 0
 	for _, c := range n.out {
@@ -217,6 +221,9 @@ func (s *Sim) idle(i int) bool {
 		case opening, open:
 			if c.balance.IsZero() || c.balance.Lt(&s.depleted) || s.quality(i, c.dst) < p.CloseQuality || !s.isPeer(i, c.dst) {
 				return false
+			}
+			if p.TopUp && c.state == open && c.balance.Lt(&half) {
+				return false // a top-up to make, if the balance pays for it
 			}
 			kept++
 		case closing:

@@ -127,6 +127,10 @@ type Report struct {
 	RelayerSpendsPerDay float64 `json:"relayerSpendsPerDay"`
 	OtherBytesPerDay    float64 `json:"otherBytesPerDay,omitempty"`
 	OtherSpendsPerDay   float64 `json:"otherSpendsPerDay,omitempty"`
+	// Redemptions and TopUps count the relayers' redemptions (Config.AutoRedeem) and the
+	// channels topped up (Config.AutoFund).
+	Redemptions int `json:"redemptions,omitempty"`
+	TopUps      int `json:"topUps,omitempty"`
 	// Privacy is what the global passive observer achieved (with Config.Observe): with framed
 	// messages, over their packets one by one (Timing) and combined per message (Grouped).
 	Privacy *observe.Report `json:"privacy,omitempty"`
@@ -198,6 +202,7 @@ func (s *Sim) report() Report {
 		}
 	}
 	r.ChannelsIn, r.ChannelsOut, r.ZeroIncoming = spread(in), spread(out), share(zero, len(s.nodes))
+	r.Redemptions, r.TopUps = st.redeemed, st.toppedUp
 	s.costs(&r)
 	r.Redraw = s.redrawReport()
 	return r
@@ -244,7 +249,7 @@ func (r Report) Write(w io.Writer) error {
 messages %d: path found %.2f%% (3 relayers %.2f%%), refused at a down first hop %d
 accepted %d: delivered %d (%.2f%%), lost %d; %d kills
 latency p50 %s, p90 %s, p99 %s; mean hops %.2f
-channels out min/median/max %d/%d/%d, in %d/%d/%d; nodes with no incoming channel %.1f%%
+channels out min/median/max %d/%d/%d, in %d/%d/%d; nodes with no incoming channel %.1f%%; %d top-ups, %d redemptions
 mixing mean %s, loops %.2g/s per node: %d sent, %d returned; cover paid %.4g tokens; %.0f B/s per node, %.1f%% cover
 stream %.2g/s per node, drop cover %.2g/s, re-emission %v: %d drop packets (%d re-emitted); queue mean %s, p99 %s, longest %d, %d unsent; %.1f packets/s per node
 `, r.Nodes, r.Senders, r.Recipients, traffic, 100*r.Churn, r.Seed,
@@ -252,7 +257,7 @@ stream %.2g/s per node, drop cover %.2g/s, re-emission %v: %d drop packets (%d r
 		r.Accepted, r.Delivered, 100*r.Delivery, r.Lost, r.Kills,
 		ms(r.LatencyP50), ms(r.LatencyP90), ms(r.LatencyP99), r.MeanHops,
 		r.ChannelsOut.Min, r.ChannelsOut.Median, r.ChannelsOut.Max, r.ChannelsIn.Min, r.ChannelsIn.Median, r.ChannelsIn.Max,
-		100*r.ZeroIncoming,
+		100*r.ZeroIncoming, r.TopUps, r.Redemptions,
 		r.MixDelayMean, r.CoverRate, r.CoverSent, r.CoverReturned, r.CoverTokens, r.BytesPerNode, 100*r.CoverShare,
 		r.SendRate, r.DropRate, r.Reemit, r.DropSent, r.Reemitted, ms(r.QueueMean), ms(r.QueueP99), r.MaxQueue, r.Unsent, r.PacketsPerNode)
 	if err != nil {

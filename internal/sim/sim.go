@@ -71,6 +71,10 @@ type node struct {
 	// schedule (hbFirst, then every HeartbeatInterval) and each peer's downs and restarts.
 	restartedAt, announcedAt, hbFirst time.Duration
 	history                           []transition
+	// unredeemed is the value of the tickets the node took in and has not redeemed yet
+	// (Config.AutoRedeem), unredeemedN their count.
+	unredeemed  uint256.Int
+	unredeemedN int
 }
 
 // transition is a node going down (up false) or coming back at a time.
@@ -198,6 +202,9 @@ type stats struct {
 	// Channels opened, closes started and closures finalized; raised is the channels' worth of
 	// funding added to nodes' balances at the draws (Sim.setPeers).
 	opened, closed, finalized, raised int
+	// redeemed counts the redemptions (Config.AutoRedeem), toppedUp the top-ups
+	// (Config.AutoFund).
+	redeemed, toppedUp int
 }
 
 // New builds the network of cfg; nothing happens before Run.
@@ -210,7 +217,7 @@ func New(cfg Config) (*Sim, error) {
 		cfg:    cfg,
 		byAddr: make(map[common.Address]int, cfg.Nodes),
 		policy: strategy.Policy{Strategy: strategy.Promiscuous, MaxChannels: cfg.MaxChannels,
-			ChannelFunding: new(big.Int).Set(cfg.ChannelFunding), DepletedBelow: depleted.ToBig()},
+			ChannelFunding: new(big.Int).Set(cfg.ChannelFunding), DepletedBelow: depleted.ToBig(), TopUp: cfg.AutoFund},
 		rng:       rand.New(rand.NewPCG(cfg.Seed, 0x5eed)),
 		pathRng:   rand.New(rand.NewPCG(cfg.Seed, 0x9a7)),
 		procRng:   rand.New(rand.NewPCG(cfg.Seed, 0x9c0)),
@@ -733,9 +740,35 @@ func (s *Sim) forward(hops []int, k, prev int, start time.Duration, f flight) {
 				return
 			}
 			s.earned[cur]++
+			s.redeem(cur, ahead+1)
 			s.forward(hops, k+1, cur, start, f)
 		})
 	})
+}
+
+// redeem is node i's autoRedeem (Config.AutoRedeem) of the ticket it took in for a packet it
+// forwarded, with ahead relayers from it on: once it holds RedeemCount tickets or RedeemValue
+// worth of them, their value reaches its balance a ChainDelay later. The ticket's value left its
+// payer's channel when the packet was sent (Sim.pay).
+func (s *Sim) redeem(i, ahead int) {
+	if !s.cfg.AutoRedeem {
+		return
+	}
+	n := s.nodes[i]
+	a := amount(ahead)
+	n.unredeemed.Add(&n.unredeemed, &a)
+	n.unredeemedN++
+	byValue := s.cfg.RedeemValue != nil && s.cfg.RedeemValue.Sign() > 0 && n.unredeemed.ToBig().Cmp(s.cfg.RedeemValue) >= 0
+	byCount := s.cfg.RedeemCount > 0 && n.unredeemedN >= s.cfg.RedeemCount
+	noLimit := s.cfg.RedeemCount == 0 && (s.cfg.RedeemValue == nil || s.cfg.RedeemValue.Sign() == 0)
+	if !byValue && !byCount && !noLimit {
+		return
+	}
+	v := n.unredeemed.ToBig()
+	n.unredeemed.Clear()
+	n.unredeemedN = 0
+	s.st.redeemed++
+	s.after(s.cfg.ChainDelay, func() { n.balance.Add(n.balance, v) })
 }
 
 // latency is the one-way latency between i and j, the same both ways and at every call.
@@ -935,6 +968,7 @@ func (w world) TopUp(_ context.Context, peer common.Address, amt *big.Int) error
 		return fmt.Errorf("top up %s: balance too low", peer.Hex())
 	}
 	n.balance.Sub(n.balance, amt)
+	s.st.toppedUp++
 	var add uint256.Int
 	add.SetFromBig(amt)
 	c.balance.Add(&c.balance, &add)
