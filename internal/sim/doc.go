@@ -14,7 +14,9 @@
 // traffic (Config.CoverRate: packets over 2 or 3 relayers back to their node, paid like
 // messages), heartbeat quality as internal/p2p computes it (0.5 at first, moved a quarter of the way to 1 on a successful ping and to 0 on a failed one, every heartbeat
 // interval, by each node for each peer), the sender's "down" mark on a first hop it could not
-// reach (until its next successful heartbeat), and churn as `relayd cluster --churn` does it.
+// reach (until its next successful heartbeat), and churn as `relayd cluster --churn` does it. With Config.AutoFund and AutoRedeem (the node's
+// autoFund and autoRedeem) tokens circulate as they do between nodes: a relayer's tickets are
+// redeemed into its balance, and the strategy tops its channels up from it.
 // What it leaves out: bandwidth, CPU, queues at relayers, the chain's real block times and reorgs.
 //
 // The traffic is round robin over the (sender, recipient) pairs at Config.Rate, or patient
