@@ -5,7 +5,7 @@
 // (internal/webui/static/js), imported as they are served.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { visible, visibleParts, tokens, shortId, ago } from '../../internal/webui/static/js/text.js';
+import { visible, visibleParts, tokens, shortId, ago, topologyText } from '../../internal/webui/static/js/text.js';
 import { complete, commonPrefix } from '../../internal/webui/static/js/cmdline.js';
 import { parseHelp } from '../../internal/webui/static/js/conn.js';
 import { kindOf } from '../../internal/webui/static/js/stream.js';
@@ -472,4 +472,14 @@ test('checkSend: REST when the node picks the path, the admin send line for 0 ho
     assert.equal(v.field, field, `${JSON.stringify(patch).slice(0, 80)}: ${JSON.stringify(v).slice(0, 200)}`);
   }
   assert.ok(checkSend({ ...base, body: 'x'.repeat(60000) }).rest, 'a long message over REST is the node\'s to bound (maxMessageBytes)');
+});
+
+test('topologyText: free routes, layers not drawn yet, the node\'s layer in the epoch', () => {
+  assert.equal(topologyText(undefined), 'free routes');
+  const shape = { layers: 3, width: 4, epochBlocks: 100, epoch: null, nextEpochBlock: null, relayers: 0, layer: null, grace: false };
+  assert.equal(topologyText(shape), '3 layers of up to 4 relayers, epochs of 100 blocks; not drawn yet (no path until then)');
+  const drawn = { ...shape, epoch: 7, nextEpochBlock: 800, relayers: 12, layer: 2 };
+  assert.equal(topologyText(drawn), '3 layers of up to 4 relayers, epochs of 100 blocks; epoch 7 (12 relayers drawn, next draw at block 800): this node relays in layer 2');
+  assert.equal(topologyText({ ...drawn, layer: null, grace: true }),
+    "3 layers of up to 4 relayers, epochs of 100 blocks; epoch 7 (12 relayers drawn, next draw at block 800): this node relays in none, the previous epoch's channels kept for a grace");
 });

@@ -210,6 +210,7 @@ test('the console against two nodes: greeting, commands, messages, channels, tic
     assert.ok(!page.url().includes(token));
     assert.equal(await page.evaluate(() => sessionStorage.getItem('relayd.console.token')), token);
     await page.locator('#whoami').filter({ hasText: n1.peer }).waitFor();
+    await page.locator('#node-info dd').filter({ hasText: /^free routes$/ }).waitFor(); // the cluster's network routes freely
 
     // address, typed with completion: "addr" + Tab gives the common
     // prefix of address and addresses.

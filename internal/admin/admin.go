@@ -7,7 +7,7 @@
 //
 // It reaches the rooms only through the small interfaces it declares (deps.go), the same rooms the
 // REST API calls, and speaks their vocabulary (the types and sentinels of ledger, router, courier,
-// settings, peers, channels, token, gateway); it hands lines to internal/ws, the console's
+// settings, peers, channels, token, gateway, layers); it hands lines to internal/ws, the console's
 // transport. It
 // must not import internal/node, internal/api, internal/p2p, internal/chain or internal/store.
 package admin
@@ -45,6 +45,8 @@ type Config struct {
 	Indexer   Indexer
 	Graph     ChannelGraph
 	Sessions  Sessions
+	// Layers is the node's place in the layers (info); nil or not ok: free routes.
+	Layers Layers
 	// Quit, when set, stops the node; the quit command calls it once its reply is on its way.
 	Quit func()
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 
 	"github.com/relayd/relayd/internal/channels"
+	"github.com/relayd/relayd/internal/layers"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/token"
 	"github.com/relayd/relayd/internal/ws"
@@ -282,7 +283,7 @@ func (c *console) info(context.Context, string) ([]string, error) {
 	}
 	ci := c.cfg.ChainInfo
 	if ci == nil || c.cfg.Graph == nil || c.cfg.Indexer == nil {
-		return append(out, "Chain: none (--provider not set)"), nil
+		return append(out, "Chain: none (--provider not set)", "Topology: "+topologyLine(c.cfg.Layers)), nil
 	}
 	period := uint64(ci.ClosurePeriod().Seconds())
 	snap := c.cfg.Graph.Snapshot()
@@ -292,5 +293,31 @@ func (c *console) info(context.Context, string) ([]string, error) {
 		fmt.Sprintf("Channel closure period: %s (%d s)", plural(int64((period+59)/60), "minute"), period),
 		fmt.Sprintf("Chain id: %d", ci.ChainID()),
 		fmt.Sprintf("Indexed: %d channels, %d announced peers, next block %d", len(snap.Channels()), len(snap.Peers()), c.cfg.Indexer.Next()),
+		"Topology: "+topologyLine(c.cfg.Layers),
 	), nil
+}
+
+// topologyLine describes the network's topology and the node's place in it.
+func topologyLine(l Layers) string {
+	var st layers.Status
+	ok := false
+	if l != nil {
+		st, ok = l.Status()
+	}
+	if !ok {
+		return "free routes"
+	}
+	shape := fmt.Sprintf("%d layers of up to %d relayers, epochs of %s", st.Layers, st.Width, plural(int64(st.EpochBlocks), "block"))
+	if !st.Drawn {
+		return shape + "; not drawn yet (no path until then)"
+	}
+	place := "this node relays in none"
+	if st.Layer > 0 {
+		place = fmt.Sprintf("this node relays in layer %d", st.Layer)
+	}
+	grace := ""
+	if st.Grace {
+		grace = ", the previous epoch's channels kept for a grace"
+	}
+	return fmt.Sprintf("%s; epoch %d (%d relayers drawn, next draw at block %d): %s%s", shape, st.Epoch, st.Relayers, st.NextEpochBlock, place, grace)
 }

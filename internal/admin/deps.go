@@ -12,6 +12,7 @@ import (
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/courier"
 	"github.com/relayd/relayd/internal/gateway"
+	"github.com/relayd/relayd/internal/layers"
 	"github.com/relayd/relayd/internal/ledger"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/router"
@@ -104,6 +105,12 @@ type Indexer interface {
 // ChannelGraph is the node's view of the channels and announcements; *channels.Graph implements it.
 type ChannelGraph interface {
 	Snapshot() *channels.Snapshot
+}
+
+// Layers is the node's place in its network's layered topology; *layers.View implements it (a
+// nil one too: free routes, ok false).
+type Layers interface {
+	Status() (st layers.Status, ok bool)
 }
 
 // Sessions are the sessions this node opens towards exits (docs/SESSIONS.md); *gateway.Entry

@@ -3,7 +3,7 @@
 // the domain's values. It reaches the node's rooms only through the small
 // interfaces declared in deps.go, speaks their vocabulary (the types and
 // sentinels of ledger, router, courier, gateway, settings, peers, channels,
-// tickets, token, identity, health, history and alerts; origin decides which names and pages it
+// tickets, token, identity, health, history, alerts and layers; origin decides which names and pages it
 // answers), and is the one place that turns their sentinels into status codes
 // (errors.go). It must not import internal/node, internal/admin, internal/ws,
 // internal/p2p, internal/chain or internal/store.
@@ -68,6 +68,9 @@ type Config struct {
 	Streams   Streams
 	// Sessions serves /sessions; nil: the node opens no sessions (503).
 	Sessions Sessions
+	// Layers is the node's place in its network's layered topology (GET /node/info's
+	// topology); nil, or a Status that says not ok: free routes.
+	Layers Layers
 	// Health are the parts that report their readiness (GET /readyz), in the order shown.
 	Health []health.Checker
 	// Metrics serves GET /node/metrics (Prometheus text).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/identity"
+	"github.com/relayd/relayd/internal/layers"
 	"github.com/relayd/relayd/internal/peers"
 	"github.com/relayd/relayd/internal/settings"
 )
@@ -417,5 +418,51 @@ func TestInfo(t *testing.T) {
 		ChannelClosurePeriod: 1, ConnectivityStatus: "Yellow", IsEligible: true}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("info\n%+v, want\n%+v", got, want)
+	}
+}
+
+// fakeLayers is a node's place in the layers as the test says.
+type fakeLayers struct {
+	st layers.Status
+	ok bool
+}
+
+func (f fakeLayers) Status() (layers.Status, bool) { return f.st, f.ok }
+
+// TestInfoTopology: /node/info's topology is absent on free routes, has a null epoch and layer
+// before the first draw, and the node's layer (1 the first) once drawn; each answer is one the
+// document allows.
+func TestInfoTopology(t *testing.T) {
+	sp := loadSpec(t)
+	f := newSpecFixture(t)
+	shape := layers.Status{Layers: 3, Width: 4, EpochBlocks: 100}
+	drawn := shape
+	drawn.Drawn, drawn.Epoch, drawn.NextEpochBlock, drawn.Relayers, drawn.Layer, drawn.Grace = true, 7, 800, 12, 2, true
+	outside := drawn
+	outside.Layer = 0
+	for name, tc := range map[string]struct {
+		layers Layers
+		want   string // the topology's JSON; "" for none
+	}{
+		"no layers":    {nil, ""},
+		"free routes":  {fakeLayers{}, ""},
+		"not drawn":    {fakeLayers{shape, true}, `{"layers":3,"width":4,"epochBlocks":100,"epoch":null,"nextEpochBlock":null,"relayers":0,"layer":null,"grace":false}`},
+		"relayer":      {fakeLayers{drawn, true}, `{"layers":3,"width":4,"epochBlocks":100,"epoch":7,"nextEpochBlock":800,"relayers":12,"layer":2,"grace":true}`},
+		"outside them": {fakeLayers{outside, true}, `{"layers":3,"width":4,"epochBlocks":100,"epoch":7,"nextEpochBlock":800,"relayers":12,"layer":null,"grace":true}`},
+	} {
+		cfg := f.self.config(false)
+		cfg.Layers = tc.layers
+		srv := serveConfig(t, cfg)
+		status, header, body := do(t, http.MethodGet, srv.URL+Prefix+"/node/info", auth)
+		var got struct {
+			Topology json.RawMessage `json:"topology"`
+		}
+		if status != 200 || json.Unmarshal([]byte(body), &got) != nil {
+			t.Fatalf("%s: %d %s", name, status, body)
+		}
+		if string(got.Topology) != tc.want {
+			t.Errorf("%s: topology %s, want %s", name, got.Topology, tc.want)
+		}
+		sp.checkResponse(t, http.MethodGet, "/node/info", status, header, []byte(body))
 	}
 }

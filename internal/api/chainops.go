@@ -105,6 +105,9 @@ type Info struct {
 	// Sessions says the node runs its session gateway (/sessions); without it those operations
 	// answer 503.
 	Sessions bool `json:"sessions"`
+	// Topology is the network's layered topology and the node's place in it; nil (absent) on free
+	// routes.
+	Topology *TopologyInfo `json:"topology,omitempty"`
 
 	// The original interface's fields, which the API derives from those
 	// above and from the peers (the node leaves them zero).
@@ -438,6 +441,7 @@ func (s *Server) getInfo(w http.ResponseWriter, r *http.Request) {
 			info.AnnouncedAddresses = append(info.AnnouncedAddresses, ann.Multiaddrs...)
 		}
 	}
+	info.Topology = topologyInfo(s.cfg.Layers)
 	info.Environment = info.Network
 	info.AnnouncedAddress = append([]string{}, info.AnnouncedAddresses...)
 	info.ListeningAddress = append([]string{}, info.ListeningAddresses...)
@@ -446,4 +450,35 @@ func (s *Server) getInfo(w http.ResponseWriter, r *http.Request) {
 	info.ConnectivityStatus = connectivity(s.peers())
 	info.IsEligible = true
 	writeJSON(w, http.StatusOK, info)
+}
+
+// TopologyInfo is Info's topology: the network's layers and the node's place in them.
+type TopologyInfo struct {
+	Layers         int     `json:"layers"`
+	Width          int     `json:"width"`
+	EpochBlocks    uint64  `json:"epochBlocks"`
+	Epoch          *uint64 `json:"epoch"`          // nil until the first draw
+	NextEpochBlock *uint64 `json:"nextEpochBlock"` // nil until the first draw
+	Relayers       int     `json:"relayers"`
+	Layer          *int    `json:"layer"` // 1 the first; nil: the node relays in no layer
+	Grace          bool    `json:"grace"`
+}
+
+// topologyInfo describes l's status, nil on free routes (no l, or l says so).
+func topologyInfo(l Layers) *TopologyInfo {
+	if l == nil {
+		return nil
+	}
+	st, ok := l.Status()
+	if !ok {
+		return nil
+	}
+	t := &TopologyInfo{Layers: st.Layers, Width: st.Width, EpochBlocks: st.EpochBlocks, Relayers: st.Relayers, Grace: st.Grace}
+	if st.Drawn {
+		t.Epoch, t.NextEpochBlock = &st.Epoch, &st.NextEpochBlock
+	}
+	if st.Layer > 0 {
+		t.Layer = &st.Layer
+	}
+	return t
 }

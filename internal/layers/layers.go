@@ -322,3 +322,47 @@ func (v *View) ForRelay() func() bool {
 	}
 	return func() bool { return true }
 }
+
+// Status is what the node shows of its place in the layers (GET /node/info's topology, the admin
+// info command, the web console).
+type Status struct {
+	// Layers and Width are the network's (its networks-file topology); EpochBlocks an epoch's
+	// length in blocks.
+	Layers, Width int
+	EpochBlocks   uint64
+	// Drawn says the current epoch's layers are drawn; the fields below are zero until then.
+	Drawn bool
+	// Epoch is the drawn epoch; NextEpochBlock the first block of the next one, at which the
+	// layers are drawn again.
+	Epoch, NextEpochBlock uint64
+	// Relayers are the relayers drawn for the epoch (at most Layers × Width: fewer when the
+	// network has fewer candidates).
+	Relayers int
+	// Layer is this node's layer this epoch, 1 the first (the one senders' packets enter); 0:
+	// it relays in none.
+	Layer int
+	// Grace says the previous epoch's peers still keep their channels and paths (DefaultGrace
+	// after a draw).
+	Grace bool
+}
+
+// Status returns the node's place in the layers; ok is false on a nil View (free routes).
+func (v *View) Status() (s Status, ok bool) {
+	if v == nil {
+		return Status{}, false
+	}
+	s = Status{Layers: v.cfg.Params.Layers, Width: v.cfg.Params.Width, EpochBlocks: v.cfg.EpochBlocks}
+	v.mu.Lock()
+	cur, prev := v.cur, v.prev
+	v.mu.Unlock()
+	if cur == nil {
+		return s, true
+	}
+	s.Drawn, s.Epoch, s.NextEpochBlock = true, cur.top.Epoch(), (cur.top.Epoch()+1)*v.cfg.EpochBlocks
+	s.Relayers = len(cur.layerOf)
+	if k, ok := cur.layerOf[v.cfg.Self]; ok {
+		s.Layer = k + 1
+	}
+	s.Grace = v.inGrace(cur, prev)
+	return s, true
+}

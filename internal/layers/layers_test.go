@@ -178,12 +178,22 @@ func TestEpochChange(t *testing.T) {
 	if _, ok := v.Path(); ok || v.Topology() != nil || !v.Strategy().Pending || v.Paths() != nil {
 		t.Fatal("layers before a draw")
 	}
+	if st, ok := v.Status(); !ok || st != (Status{Layers: 2, Width: 5, EpochBlocks: 10}) {
+		t.Fatalf("status before a draw: %+v, %v", st, ok)
+	}
 	ch.next.Store(11) // block 10 read: epoch 1
 	if err := v.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(v.Topology().Layers(), top1.Layers()) {
 		t.Fatal("epoch 1 drawn otherwise")
+	}
+	drawn1 := 0
+	for _, l := range top1.Layers() {
+		drawn1 += len(l)
+	}
+	if st, _ := v.Status(); st != (Status{Layers: 2, Width: 5, EpochBlocks: 10, Drawn: true, Epoch: 1, NextEpochBlock: 20, Relayers: drawn1, Layer: 1}) {
+		t.Fatalf("status in epoch 1: %+v", st)
 	}
 	s1 := v.Strategy()
 	want := strategy.LayerPeers(addrsOf(top1), self)
@@ -217,12 +227,19 @@ func TestEpochChange(t *testing.T) {
 	if !reflect.DeepEqual(s2.Keep, left) {
 		t.Fatalf("Keep %v during the grace, want the peers that left %v", s2.Keep, left)
 	}
+	st2, _ := v.Status()
+	if k, in := v.Topology().LayerOf(ID(self)); !st2.Grace || st2.Epoch != 2 || st2.NextEpochBlock != 30 || (in && st2.Layer != k+1) || (!in && st2.Layer != 0) {
+		t.Fatalf("status in epoch 2's grace: %+v", st2)
+	}
 	// The router's layers: epoch 2's, then during the grace epoch 1's.
 	ps := v.Paths()
 	if len(ps) != 2 || !allowedAs(ps[0], v.Topology()) || !allowedAs(ps[1], top1) {
 		t.Fatalf("%d layers during the grace, want epoch 2's then epoch 1's", len(ps))
 	}
 	clk.add(time.Minute)
+	if st, _ := v.Status(); st.Grace {
+		t.Fatal("status: grace after the grace")
+	}
 	if s := v.Strategy(); len(s.Keep) != 0 {
 		t.Fatalf("Keep %v after the grace", s.Keep)
 	}
@@ -321,6 +338,9 @@ func TestNilView(t *testing.T) {
 	var v *View
 	if v.ForRouter() != nil || v.ForStrategy() != nil || v.ForRelay() != nil || v.Run(t.Context()) != nil {
 		t.Fatal("a nil View is not free routes")
+	}
+	if _, ok := v.Status(); ok {
+		t.Fatal("a nil View has a status")
 	}
 	v = newView(t, Config{Params: topology.Params{Layers: 2, Width: 1}, EpochBlocks: 1, Snapshot: channels.NewGraph().Snapshot,
 		Indexed: func() uint64 { return 0 }, HeaderHash: (&chain{}).headerHash})

@@ -89,9 +89,9 @@ var rules = map[string]rule{
 	// of their own and speak their vocabulary; neither imports the other, the transport, the chain
 	// client or the store (the courier names the messages it hands out, courier.InboxMessage).
 	"internal/api": {may: []string{"internal/alerts", "internal/api/openapi", "internal/channels", "internal/courier", "internal/gateway", "internal/health", "internal/history", "internal/identity",
-		"internal/ledger", "internal/origin", "internal/packet", "internal/peers", "internal/router", "internal/settings",
+		"internal/layers", "internal/ledger", "internal/origin", "internal/packet", "internal/peers", "internal/router", "internal/settings",
 		"internal/tickets", "internal/token"}},
-	"internal/admin": {may: []string{"internal/channels", "internal/courier", "internal/gateway", "internal/identity", "internal/ledger", "internal/packet",
+	"internal/admin": {may: []string{"internal/channels", "internal/courier", "internal/gateway", "internal/identity", "internal/layers", "internal/ledger", "internal/packet",
 		"internal/peers", "internal/router", "internal/settings", "internal/token", "internal/ws"}},
 	"internal/api/openapi":     {noTransport: true},
 	"internal/ws":              {may: []string{"internal/origin", "internal/store", "internal/webui"}, noTransport: true},

@@ -96,8 +96,8 @@ func TestChainCommandsOriginalWording(t *testing.T) {
 	if out[0] != "Redeemed all tickets. Run 'tickets' for details (0 tickets worth 0 RELAY)." {
 		t.Fatalf("redeemTickets: %q", out)
 	}
-	out = admin.run("info", last("Indexed:"))
-	if len(out) != 8 || !strings.HasPrefix(out[0], "Announcing to other nodes as: /") || out[2] != "Running on: test" ||
+	out = admin.run("info", last("Topology:"))
+	if len(out) != 9 || out[8] != "Topology: free routes" || !strings.HasPrefix(out[0], "Announcing to other nodes as: /") || out[2] != "Running on: test" ||
 		!strings.HasPrefix(out[3], "RELAY Token: 0x") || !strings.HasPrefix(out[4], "RELAY Channels: 0x") ||
 		out[5] != "Channel closure period: 1 minute (60 s)" {
 		t.Fatalf("info: %q", out)

@@ -11,6 +11,7 @@ import (
 
 	"time"
 
+	"github.com/relayd/relayd/internal/api"
 	"github.com/relayd/relayd/internal/channels"
 	"github.com/relayd/relayd/internal/networks"
 	"github.com/relayd/relayd/internal/topology"
@@ -82,6 +83,15 @@ func TestLayeredNetwork(t *testing.T) {
 		for _, n := range net.nodes[1:] {
 			if !reflect.DeepEqual(n.chain.layers.Topology().Layers(), top.Layers()) {
 				t.Fatalf("epoch %d: nodes drew other layers", epoch)
+			}
+		}
+		for _, n := range net.nodes { // GET /node/info says where the node is
+			var info api.Info
+			net.mustCall(n, http.MethodGet, "/node/info", "", http.StatusOK, &info)
+			ti := info.Topology
+			k, in := top.LayerOf(string(n.id.Address().Bytes()))
+			if ti == nil || ti.Layers != 2 || ti.Epoch == nil || *ti.Epoch != epoch || in != (ti.Layer != nil) || (in && *ti.Layer != k+1) {
+				t.Fatalf("epoch %d: /node/info's topology %+v, the node in layer %d (%v)", epoch, ti, k, in)
 			}
 		}
 		layer := func(k int) []*Node {

@@ -14,7 +14,7 @@ import { checkOpen, finalizable } from './forms.js';
 import { Inbox } from './inbox.js';
 import { Sessions } from './sessions.js';
 import { Aliases, Withdraw, Send } from './panes.js';
-import { el, tokens, shortId, ago, visible } from './text.js';
+import { el, tokens, shortId, ago, visible, topologyText } from './text.js';
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = 'relayd.console.token';
@@ -313,8 +313,10 @@ function renderNode(addr, bal, info) {
     fact(dl, 'Channels contract', info.channelsContract || '—');
     fact(dl, 'Closure period', `${info.closurePeriod} s`);
     fact(dl, 'Indexed', `${info.channelsIndexed} channels, ${info.peersAnnounced} announced peers, block ${info.indexedBlock}`);
+    fact(dl, 'Topology', topologyText(info.topology));
   }
 }
+
 
 // settle turns a failed call into null, and notes the first failure.
 async function settle(p, errors) {

@@ -105,3 +105,14 @@ export function ago(ms, now = Date.now()) {
   if (s < 3600) return `${Math.round(s / 60)} min ago`;
   return `${Math.round(s / 3600)} h ago`;
 }
+
+// topologyText describes the network's layers and this node's place in them (GET /node/info's
+// topology; absent: free routes).
+export function topologyText(t) {
+  if (!t) return 'free routes';
+  const shape = `${t.layers} layers of up to ${t.width} relayers, epochs of ${t.epochBlocks} blocks`;
+  if (t.epoch === null) return `${shape}; not drawn yet (no path until then)`;
+  const place = t.layer ? `this node relays in layer ${t.layer}` : 'this node relays in none';
+  const grace = t.grace ? ", the previous epoch's channels kept for a grace" : '';
+  return `${shape}; epoch ${t.epoch} (${t.relayers} relayers drawn, next draw at block ${t.nextEpochBlock}): ${place}${grace}`;
+}
