@@ -625,6 +625,9 @@ func (c *cluster) printReady() {
 	if c.cfg.Topology == Sparse {
 		shape = fmt.Sprintf("a sparse network of %d channels per node opened by the nodes' strategies", c.cfg.channelsPerNode())
 	}
+	if c.cfg.Layers != 0 {
+		shape = c.cfg.layeredShape(shape)
+	}
 	fmt.Fprintf(c.out, "\nrelayd cluster ready in %s: %d nodes, %s of %s tokens each, chain %s\n\n",
 		since(c.start), len(c.nodes), shape, token.Of(c.cfg.ChannelFunding), c.rpcURL())
 	fmt.Fprint(c.out, RenderTable(infos))

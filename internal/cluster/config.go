@@ -214,6 +214,16 @@ func (c Config) channelsPerNode() int {
 	return c.Nodes - 1
 }
 
+// layeredShape describes a layered cluster's channels for its ready line; mesh is how a full
+// mesh is described.
+func (c Config) layeredShape(mesh string) string {
+	layers := fmt.Sprintf("%d layers of up to %d relayers, drawn every %d blocks", c.Layers, c.LayerWidth, c.EpochBlocks)
+	if c.Topology == Sparse {
+		return "a layered network of " + layers + ", whose channels the nodes' strategies open (each node's into the first layer, each relayer's into the next)"
+	}
+	return mesh + ", paths across " + layers
+}
+
 // FieldError is a configuration problem about one flag of `relayd cluster`.
 type FieldError struct {
 	Flag string
