@@ -53,6 +53,10 @@ type Stats struct {
 	// DatagramsSent counts UDP-mode datagrams sent; DatagramsDropped those dropped from a
 	// full queue, either way.
 	DatagramsSent, DatagramsDropped uint64
+	// EarlyData is how many bytes of the stream the entry's SYN carried (WithEarlyData): at the
+	// entry sent with the SYN and acknowledged with the SYN|ACK, at the exit the first bytes
+	// its application reads.
+	EarlyData int
 	// InFlight is how many segments were sent and are not acknowledged; Cwnd the congestion
 	// window and PeerWindow the peer's advertised window left, in segments.
 	InFlight, Cwnd, PeerWindow int
@@ -94,6 +98,7 @@ type Conn struct {
 	link    Link
 	mode    Mode
 	exit    bool
+	syn     []byte // the entry's SYN payload: the request and any early data
 	request []byte
 	segCap  int // payload bytes per frame
 	kick    chan struct{}
@@ -157,7 +162,10 @@ type Conn struct {
 	finOut      bool // send a FIN and end
 }
 
-func newConn(m *Mux, id ID, link Link, mode Mode, exit bool, request []byte, now time.Time) *Conn {
+// newConn makes a session; syn is the entry's SYN payload (checked: splitSYN), whose early data
+// an exit's session holds as the first bytes its application reads.
+func newConn(m *Mux, id ID, link Link, mode Mode, exit bool, syn []byte, now time.Time) *Conn {
+	request, early, _ := splitSYN(syn, mode == ModeUDP)
 	c := &Conn{
 		mux:      m,
 		cfg:      &m.cfg,
@@ -165,6 +173,7 @@ func newConn(m *Mux, id ID, link Link, mode Mode, exit bool, request []byte, now
 		link:     link,
 		mode:     mode,
 		exit:     exit,
+		syn:      syn,
 		request:  request,
 		segCap:   link.MaxFrame() - HeaderSize,
 		kick:     make(chan struct{}, 1),
@@ -176,8 +185,12 @@ func newConn(m *Mux, id ID, link Link, mode Mode, exit bool, request []byte, now
 		lastRecv: now,
 		advWnd:   -1,
 	}
+	c.stats.EarlyData = len(early)
 	if exit {
 		c.state = statePending
+		if len(early) > 0 {
+			c.ready = [][]byte{early}
+		}
 	}
 	return c
 }
@@ -192,8 +205,9 @@ func (c *Conn) ID() ID { return c.id }
 // Mode is the session's mode.
 func (c *Conn) Mode() Mode { return c.mode }
 
-// Request is the payload of the entry's SYN: what the entry asks the exit to connect to. The
-// caller must not modify it.
+// Request is what the entry asks the exit to connect to: the payload of its SYN without the
+// early data (WithEarlyData), which an exit's application reads as the stream's first bytes.
+// The caller must not modify it.
 func (c *Conn) Request() []byte { return c.request }
 
 // MaxDatagram is the most bytes one Write sends in UDP mode, and the payload of a full

@@ -27,8 +27,8 @@ type Flags uint8
 // The flags (docs/PROTOCOL.md §9).
 const (
 	// FlagSYN opens a session: segment 0 of each direction. The entry's SYN carries the
-	// session's request (what to connect to) as its payload and no ACK; the exit's carries ACK
-	// and no payload.
+	// session's request (what to connect to) as its payload, maybe followed by early data
+	// (WithEarlyData), and no ACK; the exit's carries ACK and no payload.
 	FlagSYN Flags = 1 << 0
 	// FlagACK says the Ack, Window and SACK fields acknowledge the peer's segments. Every frame
 	// but the entry's SYN carries it in TCP mode.
@@ -175,8 +175,9 @@ type Frame struct {
 	SACK []Range
 	// Reason is why an RST was sent: not 0 with FlagRST, 0 without.
 	Reason Reason
-	// Payload is the segment's data (TCP mode), the datagram (UDP mode) or the request (the
-	// entry's SYN). Empty on RST and keep-alive frames. After Decode it aliases the text.
+	// Payload is the segment's data (TCP mode), the datagram (UDP mode) or the request and any
+	// early data (the entry's SYN: WithEarlyData). Empty on RST and keep-alive frames. After
+	// Decode it aliases the text.
 	Payload []byte
 }
 
@@ -223,6 +224,11 @@ func (f *Frame) check() error {
 		return fmt.Errorf("%w: payload on a UDP-mode FIN", ErrMalformed)
 	case f.consumes() && f.Seq > MaxSeq:
 		return fmt.Errorf("%w: segment number %d", ErrMalformed, f.Seq)
+	}
+	if fl&(FlagSYN|FlagACK) == FlagSYN {
+		if _, _, err := splitSYN(f.Payload, fl&FlagUDP != 0); err != nil {
+			return err
+		}
 	}
 	low := f.Ack
 	for _, r := range f.SACK {

@@ -23,6 +23,7 @@ func validFrames() []Frame {
 		{ID: testID, Flags: FlagACK | FlagKeepAlive, Seq: 3, Ack: 2, Window: 1},
 		{ID: testID, Flags: FlagRST, Reason: ReasonNotAllowed},
 		{ID: testID, Flags: FlagRST | FlagACK, Seq: 4, Ack: 2, Reason: 200},
+		{ID: testID, Flags: FlagSYN, Window: 128, Payload: append([]byte{EarlyMarker, 0, 5, 1, 'a', ':', '8', '0'}, "GET / HTTP/1.1\r\n\r\n"...)},
 		{ID: testID, Flags: FlagSYN | FlagUDP, Payload: []byte{1, 2, 3}},
 		{ID: testID, Flags: FlagSYN | FlagACK | FlagUDP, Ack: 1},
 		{ID: testID, Flags: FlagUDP, Seq: 1 << 31},
@@ -127,6 +128,17 @@ func TestDecodeRejects(t *testing.T) {
 	cases["SACK ranges descending"] = set(ooo, HeaderSize+RangeSize+3, 3)
 	syn := good(Frame{ID: testID, Flags: FlagSYN})
 	cases["SYN not segment 0"] = set(syn, 21, 1)
+	for name, payload := range map[string][]byte{
+		"marker alone":                 {EarlyMarker},
+		"short request length":         {EarlyMarker, 0},
+		"request of 0 bytes":           {EarlyMarker, 0, 0, 'x'},
+		"request without early data":   {EarlyMarker, 0, 2, 1, 'a'},
+		"request longer than the rest": {EarlyMarker, 1, 0, 1, 'a', 'x'},
+		"marker within marker":         {EarlyMarker, 0, 1, EarlyMarker, 'x'},
+	} {
+		cases["early data: "+name] = append(bytes.Clone(syn), payload...)
+	}
+	cases["early data on a UDP SYN"] = append(good(Frame{ID: testID, Flags: FlagSYN | FlagUDP}), EarlyMarker, 0, 1, 1, 'x')
 	for name, text := range cases {
 		t.Run(name, func(t *testing.T) {
 			if f, err := Decode(text); !errors.Is(err, ErrMalformed) {
@@ -158,5 +170,39 @@ func TestReasonErrors(t *testing.T) {
 		if !errors.Is(r.Err(), want) {
 			t.Errorf("%v: %v, want %v", r, r.Err(), want)
 		}
+	}
+}
+
+// TestEarlyDataLayout pins the layout of a SYN that carries early data (docs/PROTOCOL.md §9.8)
+// and the requests WithEarlyData refuses.
+func TestEarlyDataLayout(t *testing.T) {
+	p, err := WithEarlyData([]byte("\x01a:80"), []byte("GET"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hex.EncodeToString(p); got != "00"+"0005"+"01613a3830"+"474554" {
+		t.Fatalf("payload %s", got)
+	}
+	req, early, err := splitSYN(p, false)
+	if err != nil || string(req) != "\x01a:80" || string(early) != "GET" {
+		t.Fatalf("split: %q, %q, %v", req, early, err)
+	}
+	if p, err := WithEarlyData([]byte("\x01a:80"), nil); err != nil || string(p) != "\x01a:80" {
+		t.Fatalf("without early data: %q, %v", p, err)
+	}
+	for name, r := range map[string][]byte{
+		"empty":            nil,
+		"marker":           {EarlyMarker, 1},
+		"over 65535 bytes": make([]byte, 1<<16),
+	} {
+		if _, err := WithEarlyData(r, []byte("x")); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s request: %v, want ErrMalformed", name, err)
+		}
+	}
+	if got := EarlyRoom(500, 5); got != 500-HeaderSize-3-5 {
+		t.Fatalf("EarlyRoom(500, 5) = %d", got)
+	}
+	if got := EarlyRoom(MinFrame, 300); got != 0 {
+		t.Fatalf("EarlyRoom over a small frame = %d", got)
 	}
 }

@@ -19,6 +19,12 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{KindSegment})
 	f.Add(bytes.Repeat([]byte{0xff}, 60))
+	syn, err := (&Frame{ID: testID, Flags: FlagSYN}).Encode()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(append(syn, EarlyMarker, 0, 9, 1, 'a', ':', '8')) // a request longer than the rest
+	f.Add(append(syn, EarlyMarker, 0, 1, EarlyMarker, 'x')) // a marker within the marker
 	f.Fuzz(func(t *testing.T, text []byte) {
 		fr, err := Decode(text)
 		if err != nil {
@@ -36,6 +42,18 @@ func FuzzDecode(f *testing.F) {
 		}
 		if fr.Size() != len(text) || len(fr.SACK) > MaxSACK {
 			t.Fatalf("decoded %+v from %d bytes", fr, len(text))
+		}
+		if fr.Flags&(FlagSYN|FlagACK) == FlagSYN {
+			// An entry's SYN: its payload is a request and early data, which lay out as it again.
+			req, early, err := splitSYN(fr.Payload, fr.Flags&FlagUDP != 0)
+			if err != nil {
+				t.Fatalf("a SYN decoded whose payload does not split: %v", err)
+			}
+			if len(early) > 0 {
+				if again, err := WithEarlyData(req, early); err != nil || !bytes.Equal(again, fr.Payload) {
+					t.Fatalf("request %x and early data %x lay out as %x (%v), not %x", req, early, again, err, fr.Payload)
+				}
+			}
 		}
 		low := fr.Ack
 		for _, r := range fr.SACK {

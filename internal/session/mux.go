@@ -170,13 +170,20 @@ func (m *Mux) Sessions() int {
 // exit confirms it (Conn.Confirm), refuses it (the reason's error: ErrNotAllowed, ErrRefused,
 // ErrUnreachable, ErrLimit), the SYN goes unanswered (ErrTimeout) or ctx ends. request, what
 // the exit is to connect to, travels in the SYN: at most link.MaxFrame() − HeaderSize bytes.
-// The mux hands the session the frames Receive gets for its ID.
+// In TCP mode it may carry early data (WithEarlyData: a request beginning with EarlyMarker
+// must be one, else ErrMalformed): the first bytes of the stream, written and acknowledged
+// once Dial returned. The exit's application reads them first, once, however often the SYN
+// came; a refusal (an RST before the exit confirmed) says it did not take them on. The mux
+// hands the session the frames Receive gets for its ID.
 func (m *Mux) Dial(ctx context.Context, link Link, mode Mode, request []byte) (*Conn, error) {
 	if link.MaxFrame() < MinFrame {
 		return nil, ErrLink
 	}
 	if len(request) > link.MaxFrame()-HeaderSize {
 		return nil, fmt.Errorf("%w: request of %d bytes", ErrTooLarge, len(request))
+	}
+	if _, _, err := splitSYN(request, mode == ModeUDP); err != nil {
+		return nil, err
 	}
 	var id ID
 	if _, err := io.ReadFull(m.cfg.Rand, id[:]); err != nil {
@@ -195,8 +202,9 @@ func (m *Mux) Dial(ctx context.Context, link Link, mode Mode, request []byte) (*
 	return c, nil
 }
 
-// Accept returns the next incoming session, unconfirmed: Request says what the entry asks for;
-// Confirm accepts it (or the first Write), Reset refuses it with a reason. A session the entry
+// Accept returns the next incoming session, unconfirmed: Request says what the entry asks for,
+// and the early data its SYN carried, if any, is what Read returns first; Confirm accepts it
+// (or the first Write), Reset refuses it with a reason. A session the entry
 // gave up on while it waited is returned too; Confirm then fails. Accept fails with ErrClosed
 // once Run returned.
 func (m *Mux) Accept(ctx context.Context) (*Conn, error) {

@@ -93,7 +93,7 @@ func (c *Conn) newSegment() *segment {
 	case c.sndNxt == 0:
 		s = &segment{flags: FlagSYN}
 		if !c.exit {
-			s.payload = c.request
+			s.payload = c.syn
 		}
 	case c.state != stateOpen || c.finSent || uint64(c.sndNxt) >= c.peerEdge:
 		return nil

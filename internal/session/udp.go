@@ -14,7 +14,7 @@ func (c *Conn) stepUDP(now time.Time, emit func(*Frame)) {
 		return
 	case stateDialing:
 		if c.sndNxt == 0 {
-			c.out = []*segment{{flags: FlagSYN, payload: c.request}}
+			c.out = []*segment{{flags: FlagSYN, payload: c.syn}}
 			c.sndNxt = 1
 		}
 		s := c.out[0]
