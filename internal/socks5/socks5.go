@@ -4,7 +4,10 @@
 // socks5h; this package never resolves one), an address an address. BIND and UDP ASSOCIATE are
 // answered "command not supported". The server bounds the connections it serves at once and
 // the time a handshake may take, maps the dialer's errors to reply codes (ReplyCode), and
-// closes every connection when it stops. It has no authentication, so it listens on loopback
+// closes every connection when it stops. A dialer that is also an EarlyDialer gets its
+// CONNECTs to addresses it expects to work answered before the dial, with the client's first
+// bytes carried by the dial (as TCP Fast Open); every other CONNECT waits for its dial, so that
+// a refusal reaches the client as a reply code. It has no authentication, so it listens on loopback
 // unless its Config says otherwise.
 //
 // It imports no relayd package: node gives it a Dialer that opens a session to an exit. It
@@ -19,6 +22,7 @@ import (
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -35,6 +39,7 @@ const (
 	DefaultMaxConns         = 256
 	DefaultHandshakeTimeout = 10 * time.Second
 	DefaultDialTimeout      = 60 * time.Second
+	DefaultEarlyWait        = 5 * time.Millisecond
 )
 
 // Dialer makes the connection a CONNECT asks for. network is "tcp"; address is host:port with
@@ -44,6 +49,23 @@ const (
 // or ErrTimeout, or return a Replier.
 type Dialer interface {
 	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+}
+
+// EarlyDialer is a Dialer that can also dial optimistically, as TCP Fast Open does: for an
+// address it expects to work (Early), the server answers the CONNECT "succeeded" at once, waits
+// up to Config.EarlyWait for the client's first bytes (a client whose server speaks first sends
+// none) and hands them to DialEarly, which sends them with its dial. The client then learns of
+// a dial that fails only as its connection closing: DialEarly should expect the address to work
+// no longer, so that the next CONNECT waits for the dial and gets the reply code.
+type EarlyDialer interface {
+	Dialer
+	// Early reports whether a dial to address is expected to work, and how many of the
+	// client's first bytes (at most) DialEarly can carry then.
+	Early(network, address string) (room int, ok bool)
+	// DialEarly is DialContext sending early, the client's first bytes (maybe none, at most
+	// Early's room), with the dial: the target reads them before anything the client sends
+	// after.
+	DialEarly(ctx context.Context, network, address string, early []byte) (net.Conn, error)
 }
 
 // Config is what New needs. Dialer is required; every other field has a default.
@@ -66,6 +88,10 @@ type Config struct {
 	// DialTimeout bounds each Dialer.DialContext, DefaultDialTimeout if zero; running out of it
 	// answers 0x06 (TTL expired).
 	DialTimeout time.Duration
+	// EarlyWait is how long a CONNECT answered before its dial (EarlyDialer) waits for the
+	// client's first bytes to send with the dial, DefaultEarlyWait if zero; negative: every
+	// CONNECT waits for its dial.
+	EarlyWait time.Duration
 	// Logger receives the server's few logs (none names a target); nil discards them.
 	Logger *slog.Logger
 }
@@ -79,6 +105,9 @@ type Stats struct {
 	Unsupported     uint64 // BIND and UDP ASSOCIATE requests, refused with 0x07
 	Connected       uint64 // CONNECTs the dialer made
 	DialFailed      uint64 // CONNECTs the dialer failed (the client got ReplyCode of its error)
+	Early           uint64 // CONNECTs answered before their dial (EarlyDialer); Connected counts those whose dial worked
+	EarlyFailed     uint64 // of those, dials that failed: the client's connection was closed
+	EarlyBytes      uint64 // client bytes sent with the dials (included in BytesUp)
 	BytesUp         uint64 // bytes carried from clients to their targets
 	BytesDown       uint64 // bytes carried from targets to their clients
 }
@@ -87,6 +116,7 @@ type counters struct {
 	active                                            atomic.Int64
 	accepted, overLimit, handshakeFailed, unsupported atomic.Uint64
 	connected, dialFailed, bytesUp, bytesDown         atomic.Uint64
+	early, earlyFailed, earlyBytes                    atomic.Uint64
 }
 
 // Server is the SOCKS5 entry. New builds it and starts nothing; Listen binds its address; Run
@@ -137,6 +167,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.DialTimeout == 0 {
 		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.EarlyWait == 0 {
+		cfg.EarlyWait = DefaultEarlyWait
 	}
 	s := &Server{
 		cfg:  cfg,
@@ -309,6 +342,9 @@ func (s *Server) Stats() Stats {
 		Unsupported:     c.unsupported.Load(),
 		Connected:       c.connected.Load(),
 		DialFailed:      c.dialFailed.Load(),
+		Early:           c.early.Load(),
+		EarlyFailed:     c.earlyFailed.Load(),
+		EarlyBytes:      c.earlyBytes.Load(),
 		BytesUp:         c.bytesUp.Load(),
 		BytesDown:       c.bytesDown.Load(),
 	}
@@ -420,6 +456,12 @@ func (s *Server) connect(_ context.Context, w io.Writer, req *gosocks5.Request) 
 		_ = gosocks5.SendReply(cc, ReplyHostUnreachable, nil)
 		return nil
 	}
+	if ed, ok := s.cfg.Dialer.(EarlyDialer); ok && s.cfg.EarlyWait > 0 {
+		if room, ok := ed.Early("tcp", addr); ok {
+			s.connectEarly(cc, req, ed, addr, room)
+			return nil
+		}
+	}
 	dctx, cancel := context.WithTimeout(cc.ctx, s.cfg.DialTimeout)
 	remote, err := s.cfg.Dialer.DialContext(dctx, "tcp", addr)
 	if err == nil && remote == nil {
@@ -446,6 +488,47 @@ func (s *Server) connect(_ context.Context, w io.Writer, req *gosocks5.Request) 
 	s.stats.connected.Add(1)
 	s.carry(cc.Conn, req.Reader, remote)
 	return nil
+}
+
+// connectEarly serves a CONNECT to an address the dialer expects to work: it replies
+// "succeeded" at once, reads what the client sends within EarlyWait (one read, at most room
+// bytes: a request or a TLS ClientHello comes in one write), dials with it, and carries bytes
+// both ways. A dial that fails closes the client's connection (the caller closes it).
+func (s *Server) connectEarly(cc *clientConn, req *gosocks5.Request, d EarlyDialer, addr string, room int) {
+	if err := gosocks5.SendReply(cc, ReplySucceeded, unspecified); err != nil {
+		return
+	}
+	s.stats.early.Add(1)
+	buf := make([]byte, room)
+	if err := cc.SetReadDeadline(time.Now().Add(s.cfg.EarlyWait)); err != nil {
+		return
+	}
+	n, err := req.Reader.Read(buf)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, io.EOF) {
+		s.stats.earlyFailed.Add(1)
+		return
+	}
+	if err := cc.SetReadDeadline(time.Time{}); err != nil {
+		return
+	}
+	dctx, cancel := context.WithTimeout(cc.ctx, s.cfg.DialTimeout)
+	remote, err := d.DialEarly(dctx, "tcp", addr, buf[:n])
+	cancel()
+	if err == nil && remote == nil {
+		err = errors.New("socks5: dialer returned no connection")
+	}
+	if err != nil {
+		s.stats.earlyFailed.Add(1)
+		s.log.Debug("socks5 early connect failed: closing the client", "reply", ReplyCode(err))
+		return
+	}
+	defer func() { _ = remote.Close() }()
+	stop := context.AfterFunc(cc.ctx, func() { _ = remote.Close() })
+	defer stop()
+	s.stats.connected.Add(1)
+	s.stats.earlyBytes.Add(uint64(n))
+	s.stats.bytesUp.Add(uint64(n))
+	s.carry(cc.Conn, req.Reader, remote)
 }
 
 // dialAddress is the address a request names, the name kept as sent; false when it names no
