@@ -45,6 +45,35 @@ type memNet struct {
 	// blockTime is how long making a reply block takes (a router draws a path and seals it);
 	// 0: as long as sealing it here.
 	blockTime atomic.Int64 // a time.Duration
+	// hold keeps every reply (exit → entry) from arriving (held) until releaseReplies: an
+	// exit whose answers are slow.
+	hold bool
+	held []func()
+}
+
+// holdReplies keeps the replies from arriving until releaseReplies.
+func (n *memNet) holdReplies() {
+	n.mu.Lock()
+	n.hold = true
+	n.mu.Unlock()
+}
+
+// releaseReplies delivers the replies held and lets the next ones through.
+func (n *memNet) releaseReplies() {
+	n.mu.Lock()
+	held := n.held
+	n.held, n.hold = nil, false
+	n.mu.Unlock()
+	for _, f := range held {
+		f()
+	}
+}
+
+// heldReplies is how many replies wait for releaseReplies.
+func (n *memNet) heldReplies() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.held)
 }
 
 func newMemNet(t testing.TB) *memNet {
@@ -79,11 +108,21 @@ func (n *memNet) deliver(to peer.ID, text []byte, reply bool) {
 		return
 	}
 	text = bytes.Clone(text)
-	time.AfterFunc(d, func() {
-		if err := s.Carrier.Receive(text, reply); errors.Is(err, carrier.ErrMalformed) || errors.Is(err, session.ErrMalformed) {
-			n.t.Errorf("a node sent a malformed text: %v", err)
-		}
-	})
+	arrive := func() {
+		time.AfterFunc(d, func() {
+			if err := s.Carrier.Receive(text, reply); errors.Is(err, carrier.ErrMalformed) || errors.Is(err, session.ErrMalformed) {
+				n.t.Errorf("a node sent a malformed text: %v", err)
+			}
+		})
+	}
+	n.mu.Lock()
+	if reply && n.hold {
+		n.held = append(n.held, arrive)
+		n.mu.Unlock()
+		return
+	}
+	n.mu.Unlock()
+	arrive()
 }
 
 func (v view) SendFrame(_ context.Context, to peer.ID, text []byte) error {

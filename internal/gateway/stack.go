@@ -27,6 +27,11 @@ type StackConfig struct {
 	// exit SOCKS5Exit names at the time. SetSOCKS5 changes both while the stack runs.
 	SOCKS5Listen string
 	SOCKS5Exit   func() (peer.ID, error)
+	// SOCKS5Known holds the targets the SOCKS5 entry reached lately through each exit, whose
+	// CONNECTs it answers before the exit does, sending the client's first bytes with the SYN
+	// (SOCKSDialer.Known); nil: NewKnownTargets(DefaultKnownTargets, DefaultKnownFor, nil).
+	// NewKnownTargets(0, …) makes every CONNECT wait for the exit.
+	SOCKS5Known *KnownTargets
 	// Session tunes the mux and its sessions (timeouts, Linger, limits); the zero value takes
 	// session's defaults. Its AcceptLink is the carrier's whatever it says. Tests shorten it.
 	Session session.Config
@@ -53,6 +58,7 @@ type Stack struct {
 	socks       *socks5.Server
 	socksListen string
 	socksExit   func() (peer.ID, error)
+	socksKnown  *KnownTargets
 	// runCtx is Run's context while it runs (nil before): a SOCKS5 entry set then runs in it,
 	// in socksRuns.
 	runCtx    context.Context
@@ -68,7 +74,10 @@ func NewStack(cfg StackConfig) (*Stack, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Stack{policy: cfg.Policy, log: cfg.Logger}
+	s := &Stack{policy: cfg.Policy, log: cfg.Logger, socksKnown: cfg.SOCKS5Known}
+	if s.socksKnown == nil {
+		s.socksKnown = NewKnownTargets(DefaultKnownTargets, DefaultKnownFor, nil)
+	}
 	var err error
 	if s.Carrier, err = carrier.New(carrier.Config{Network: cfg.Network, Reason: cfg.Reason, Logger: cfg.Logger}); err != nil {
 		return nil, err
@@ -163,7 +172,7 @@ func (s *Stack) SOCKSAddr() net.Addr {
 
 // bindSOCKS makes a SOCKS5 entry on listen and binds it. s.socksMu is held.
 func (s *Stack) bindSOCKS(listen string) (*socks5.Server, error) {
-	srv, err := socks5.New(socks5.Config{Dialer: SOCKSDialer{Dial: s.Dial, Exit: s.socksExitNow},
+	srv, err := socks5.New(socks5.Config{Dialer: SOCKSDialer{Dial: s.Dial, Exit: s.socksExitNow, Known: s.socksKnown},
 		ListenAddr: listen, Logger: s.log.With("component", "socks5")})
 	if err != nil {
 		return nil, err
