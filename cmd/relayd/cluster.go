@@ -115,6 +115,7 @@ func parseClusterFlags(args []string, stderr io.Writer) (cluster.Config, error) 
 	fs.IntVar(&cfg.Layers, "layers", 0, "a layered network (docs/NETWORK.md): paths cross one relayer of each of this many layers (2 or 3; 0: free routes), drawn from the announced nodes every --epochBlocks blocks")
 	fs.IntVar(&cfg.LayerWidth, "layerWidth", 0, "with --layers: the most relayers a layer holds")
 	fs.Uint64Var(&cfg.EpochBlocks, "epochBlocks", cfg.EpochBlocks, "with --layers: blocks between two draws of the layers (the cluster seals empty blocks up to the first)")
+	fs.Float64Var(&cfg.RelayerCoverRate, "relayerCoverRate", cfg.RelayerCoverRate, "with --layers: loops a second each relayer of the layers sends through them back to itself, on top of its coverRate (0 to 100)")
 	fs.BoolVar(&cfg.RestartNodes, "restartNodes", false, "restart a node that exits once the cluster is ready, on its data (without it the node stays down; the others keep running either way)")
 	fs.DurationVar(&cfg.RestartDelay, "restartDelay", cfg.RestartDelay, "wait before --restartNodes restarts a node")
 	churn := cluster.Churn{Interval: 20 * time.Second, Downtime: 5 * time.Second}

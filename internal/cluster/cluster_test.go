@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"errors"
+	"math"
 	"math/big"
 	"net"
 	"os"
@@ -172,6 +173,8 @@ func TestValidate(t *testing.T) {
 		{"layerWidth", func(c *Config) { c.Layers, c.LayerWidth = 2, 0 }},
 		{"layerWidth", func(c *Config) { c.Nodes, c.Layers, c.LayerWidth = 6, 2, 3 }},
 		{"epochBlocks", func(c *Config) { c.Layers, c.LayerWidth, c.EpochBlocks = 2, 1, MinEpochBlocks-1 }},
+		{"relayerCoverRate", func(c *Config) { c.RelayerCoverRate = -1 }},
+		{"relayerCoverRate", func(c *Config) { c.RelayerCoverRate = math.NaN() }},
 		{"profilePortBase", func(c *Config) { c.NetNS, c.ProfilePortBase = true, 16000 }},
 	} {
 		t.Run(tc.flag, func(t *testing.T) {

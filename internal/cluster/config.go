@@ -157,6 +157,9 @@ type Config struct {
 	Layers      int
 	LayerWidth  int
 	EpochBlocks uint64
+	// RelayerCoverRate is the loops a second each relayer of the layers sends on top of its
+	// coverRate (networks.Topology.RelayerCoverRate).
+	RelayerCoverRate float64
 	// RestartNodes restarts a node that exits once the cluster is ready, on
 	// its data, after RestartDelay; without it the node stays down. Either
 	// way the other nodes keep running.
@@ -174,27 +177,28 @@ type Config struct {
 // DefaultConfig returns the configuration `relayd cluster` starts with.
 func DefaultConfig() Config {
 	return Config{
-		Nodes:          DefaultNodes,
-		APIPortBase:    DefaultAPIPortBase,
-		AdminPortBase:  DefaultAdminPortBase,
-		P2PPortBase:    DefaultP2PPortBase,
-		ChainPort:      DefaultChainPort,
-		APIToken:       config.ClusterDefaultToken,
-		ClosurePeriod:  DefaultClosurePeriod,
-		MixDelayMean:   settings.Defaults().MixDelayMean,
-		CoverRate:      settings.Defaults().CoverRate,
-		SendRate:       settings.Defaults().SendRate,
-		AutoRedeem:     settings.Defaults().AutoRedeem,
-		AutoFund:       settings.Defaults().AutoFund,
-		Relayers:       settings.Defaults().Relayers,
-		ChannelFunding: new(big.Int).Set(DefaultChannelFunding),
-		EnvFile:        DefaultEnvFile,
-		Topology:       Mesh,
-		EpochBlocks:    DefaultEpochBlocks,
-		RestartDelay:   DefaultRestartDelay,
-		MaxChannels:    DefaultMaxChannels,
-		StageTimeout:   DefaultStageTimeout,
-		StopTimeout:    DefaultStopTimeout,
+		Nodes:            DefaultNodes,
+		APIPortBase:      DefaultAPIPortBase,
+		AdminPortBase:    DefaultAdminPortBase,
+		P2PPortBase:      DefaultP2PPortBase,
+		ChainPort:        DefaultChainPort,
+		APIToken:         config.ClusterDefaultToken,
+		ClosurePeriod:    DefaultClosurePeriod,
+		MixDelayMean:     settings.Defaults().MixDelayMean,
+		CoverRate:        settings.Defaults().CoverRate,
+		SendRate:         settings.Defaults().SendRate,
+		AutoRedeem:       settings.Defaults().AutoRedeem,
+		AutoFund:         settings.Defaults().AutoFund,
+		Relayers:         settings.Defaults().Relayers,
+		ChannelFunding:   new(big.Int).Set(DefaultChannelFunding),
+		EnvFile:          DefaultEnvFile,
+		Topology:         Mesh,
+		EpochBlocks:      DefaultEpochBlocks,
+		RelayerCoverRate: networks.DefaultRelayerCoverRate,
+		RestartDelay:     DefaultRestartDelay,
+		MaxChannels:      DefaultMaxChannels,
+		StageTimeout:     DefaultStageTimeout,
+		StopTimeout:      DefaultStopTimeout,
 	}
 }
 
@@ -312,6 +316,8 @@ func (c Config) Validate() error {
 		return &FieldError{"layers", fmt.Sprintf("must be 0 (free routes), %d or %d", networks.MinLayers, networks.MaxLayers)}
 	case c.Layers != 0 && (c.LayerWidth < 1 || c.Layers*c.LayerWidth >= c.Nodes):
 		return &FieldError{"layerWidth", fmt.Sprintf("must be at least 1, and --layers × --layerWidth less than --nodes (%d): a message needs a sender outside the layers or a relayer of another layer", c.Nodes)}
+	case !(c.RelayerCoverRate >= 0 && c.RelayerCoverRate <= networks.MaxRelayerCoverRate): // also NaN
+		return &FieldError{"relayerCoverRate", fmt.Sprintf("must be 0 to %d loops a second", networks.MaxRelayerCoverRate)}
 	case c.Layers != 0 && c.EpochBlocks < MinEpochBlocks:
 		return &FieldError{"epochBlocks", fmt.Sprintf("must be at least %d: the cluster announces its nodes and opens their channels within the first epoch", MinEpochBlocks)}
 	case c.LinkRate != "" && !c.NetNS:

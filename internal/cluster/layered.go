@@ -33,7 +33,7 @@ func (c *cluster) writeNetworks(ctx context.Context) error {
 	nw.Description = fmt.Sprintf("relayd cluster: %d layers of at most %d relayers, drawn every %d blocks", c.cfg.Layers, c.cfg.LayerWidth, c.cfg.EpochBlocks)
 	nw.ChainID, nw.Provider, nw.Token, nw.Channels, nw.StartBlock = devchain.ChainID, c.rpcURL(), d.Token, d.Channels, 0
 	nw.MinWinProb, nw.ClosurePeriod = params.MinWinProb, params.ClosurePeriod
-	nw.Topology = &networks.Topology{Layers: c.cfg.Layers, Width: c.cfg.LayerWidth, EpochBlocks: c.cfg.EpochBlocks}
+	nw.Topology = &networks.Topology{Layers: c.cfg.Layers, Width: c.cfg.LayerWidth, EpochBlocks: c.cfg.EpochBlocks, RelayerCoverRate: c.cfg.RelayerCoverRate}
 	if err := networks.Append(c.networksFile(), nw); err != nil {
 		return fmt.Errorf("layered network: %w", err)
 	}

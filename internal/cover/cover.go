@@ -50,6 +50,8 @@ const (
 	sendTimeout = 10 * time.Second
 	// maxWait bounds one drawn interval, so that a tiny rate cannot overflow a Duration.
 	maxWait = 24 * time.Hour
+	// ratePoll is the longest Run waits before it reads the rate again.
+	ratePoll = 5 * time.Second
 )
 
 // Reasons a cover tick sent nothing (relayd_cover_packets_skipped_total{reason}).
@@ -181,9 +183,15 @@ func (c *Cover) Run(ctx context.Context, send Send) error {
 			tick <-chan time.Time
 			stop = func() bool { return false }
 		)
+		// A wait is at most ratePoll: the rate may change without a kick (a relayer's own loops
+		// start when the layers are drawn), and a draw cut short is drawn again (memoryless).
+		wait, fire := ratePoll, false
 		if r := c.rate(); r > 0 {
-			tick, stop = c.timer(c.interval(r))
+			if d := c.interval(r); d < ratePoll {
+				wait, fire = d, true
+			}
 		}
+		tick, stop = c.timer(wait)
 		select {
 		case <-ctx.Done():
 			stop()
@@ -192,6 +200,9 @@ func (c *Cover) Run(ctx context.Context, send Send) error {
 			stop()
 			continue
 		case <-tick:
+			if !fire {
+				continue
+			}
 		}
 		select {
 		case c.slots <- struct{}{}:

@@ -155,6 +155,35 @@ func TestCoverRate(t *testing.T) {
 	waitFor(t, "cover sends after the rate was set", func() bool { return sends.Load() > 0 })
 	cancel()
 	waitFor(t, "Run to return", func() bool { return len(done) == 1 })
+
+	// Off, then on without a kick (a relayer's loops when the layers are drawn): Run reads the
+	// rate again after at most ratePoll.
+	r = rateOf(0)
+	var polls atomic.Int64
+	polled := func(d time.Duration) (<-chan time.Time, func() bool) {
+		if d > ratePoll {
+			t.Errorf("a wait of %v, longer than ratePoll", d)
+		}
+		polls.Add(1)
+		c := make(chan time.Time, 1)
+		c <- time.Time{}
+		return c, func() bool { return false }
+	}
+	<-done // the previous Run has returned: its goroutine reads nothing below
+	sends.Store(0)
+	ctx2, cancel2 := context.WithCancel(t.Context())
+	defer cancel2()
+	c2 := testCover(t, r, make(chan struct{}), polled)
+	done2 := make(chan error, 1)
+	go func() { done2 <- c2.Run(ctx2, send) }()
+	waitFor(t, "polls while off", func() bool { return polls.Load() >= 3 })
+	if sends.Load() != 0 {
+		t.Fatalf("%d sends at rate 0", sends.Load())
+	}
+	r.Store(rate)
+	waitFor(t, "cover sends after the rate was set without a kick", func() bool { return sends.Load() > 0 })
+	cancel2()
+	waitFor(t, "Run to return", func() bool { return len(done2) == 1 })
 }
 
 // TestCoverBoundedAndStops: sends that hang never pile up beyond maxInFlight (further

@@ -52,6 +52,9 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives a line per draw (slog.Default() when nil).
 	Logger *slog.Logger
+	// RelayerCoverRate is the loops a second the node sends on top of its cover while it relays
+	// in a layer (networks.Topology.RelayerCoverRate; CoverRate).
+	RelayerCoverRate float64
 }
 
 // View is the node's view of the current epoch's layers. Its methods are safe for concurrent use.
@@ -365,4 +368,26 @@ func (v *View) Status() (s Status, ok bool) {
 	}
 	s.Grace = v.inGrace(cur, prev)
 	return s, true
+}
+
+// CoverRate returns the node's loop cover rate for cover.Config.Rate: base, and while the node
+// relays in the current epoch's layers the network's RelayerCoverRate on top, so that a relayer's
+// pool does not fall to what its senders send when they are quiet (Loopix's mix loops). On a nil
+// View (free routes) it is base.
+func (v *View) CoverRate(base func() float64) func() float64 {
+	if v == nil {
+		return base
+	}
+	return func() float64 {
+		v.mu.Lock()
+		cur := v.cur
+		v.mu.Unlock()
+		if cur == nil {
+			return base()
+		}
+		if _, relays := cur.layerOf[v.cfg.Self]; relays {
+			return base() + v.cfg.RelayerCoverRate
+		}
+		return base()
+	}
 }

@@ -170,13 +170,17 @@ func TestEpochChange(t *testing.T) {
 	}
 	self := common.BytesToAddress([]byte(top1.Layer(0)[0]))
 	v := newView(t, Config{Params: params, EpochBlocks: 10, Self: self, Snapshot: g.Snapshot, Indexed: ch.next.Load,
-		HeaderHash: ch.headerHash, Grace: time.Minute, Now: clk.now})
+		HeaderHash: ch.headerHash, Grace: time.Minute, Now: clk.now, RelayerCoverRate: 7.5})
 
 	if err := v.Refresh(t.Context()); !errors.Is(err, ErrNotDrawn) {
 		t.Fatalf("nothing indexed: %v, want ErrNotDrawn", err)
 	}
 	if _, ok := v.Path(); ok || v.Topology() != nil || !v.Strategy().Pending || v.Paths() != nil {
 		t.Fatal("layers before a draw")
+	}
+	rate := v.CoverRate(func() float64 { return 1 })
+	if r := rate(); r != 1 {
+		t.Fatalf("cover rate before a draw %g, want the base 1", r)
 	}
 	if st, ok := v.Status(); !ok || st != (Status{Layers: 2, Width: 5, EpochBlocks: 10}) {
 		t.Fatalf("status before a draw: %+v, %v", st, ok)
@@ -194,6 +198,19 @@ func TestEpochChange(t *testing.T) {
 	}
 	if st, _ := v.Status(); st != (Status{Layers: 2, Width: 5, EpochBlocks: 10, Drawn: true, Epoch: 1, NextEpochBlock: 20, Relayers: drawn1, Layer: 1}) {
 		t.Fatalf("status in epoch 1: %+v", st)
+	}
+	if r := rate(); r != 1+7.5 {
+		t.Fatalf("a relayer's cover rate %g, want the base 1 and the relayers' 7.5", r)
+	}
+	for i := range n { // a node outside the layers sends its base rate only
+		if _, in := top1.LayerOf(ID(addr(i))); !in {
+			out := newView(t, Config{Params: params, EpochBlocks: 10, Self: addr(i), Snapshot: g.Snapshot, Indexed: ch.next.Load,
+				HeaderHash: ch.headerHash, RelayerCoverRate: 7.5})
+			if err := out.Refresh(t.Context()); err != nil || out.CoverRate(func() float64 { return 1 })() != 1 {
+				t.Fatalf("outside the layers: %v, cover rate %g, want 1", err, out.CoverRate(func() float64 { return 1 })())
+			}
+			break
+		}
 	}
 	s1 := v.Strategy()
 	want := strategy.LayerPeers(addrsOf(top1), self)
@@ -228,6 +245,9 @@ func TestEpochChange(t *testing.T) {
 		t.Fatalf("Keep %v during the grace, want the peers that left %v", s2.Keep, left)
 	}
 	st2, _ := v.Status()
+	if _, in := v.Topology().LayerOf(ID(self)); (in && rate() != 8.5) || (!in && rate() != 1) {
+		t.Fatalf("cover rate in epoch 2 %g (relaying: %v)", rate(), in)
+	}
 	if k, in := v.Topology().LayerOf(ID(self)); !st2.Grace || st2.Epoch != 2 || st2.NextEpochBlock != 30 || (in && st2.Layer != k+1) || (!in && st2.Layer != 0) {
 		t.Fatalf("status in epoch 2's grace: %+v", st2)
 	}
@@ -341,6 +361,9 @@ func TestNilView(t *testing.T) {
 	}
 	if _, ok := v.Status(); ok {
 		t.Fatal("a nil View has a status")
+	}
+	if r := v.CoverRate(func() float64 { return 1.5 })(); r != 1.5 {
+		t.Fatalf("a nil View's cover rate %g, want the base 1.5", r)
 	}
 	v = newView(t, Config{Params: topology.Params{Layers: 2, Width: 1}, EpochBlocks: 1, Snapshot: channels.NewGraph().Snapshot,
 		Indexed: func() uint64 { return 0 }, HeaderHash: (&chain{}).headerHash})

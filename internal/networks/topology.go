@@ -17,6 +17,10 @@ const (
 	MaxLayerWidth = 4096
 	// MaxEpochBlocks bounds Topology.EpochBlocks (about a month at 1 s a block).
 	MaxEpochBlocks = 1 << 22
+	// DefaultRelayerCoverRate is Topology.RelayerCoverRate when a networks file leaves it out:
+	// what PRIVACY.md's layered figures at 1,000 and 10,000 nodes simulate. MaxRelayerCoverRate
+	// bounds it (the coverRate setting's bound).
+	DefaultRelayerCoverRate, MaxRelayerCoverRate = 10, 100
 )
 
 // Topology is a network's layered topology (issue 30, docs/NETWORK.md "The layered topology"):
@@ -35,6 +39,11 @@ type Topology struct {
 	// MinStake is the least stake of a candidate, in the token's smallest unit; nil or 0: every
 	// announced node holds one lottery entry.
 	MinStake *big.Int
+	// RelayerCoverRate is the loops a second each relayer of the epoch's layers sends through the
+	// layers back to itself, on top of its coverRate setting (0 to MaxRelayerCoverRate; a file
+	// that leaves it out: DefaultRelayerCoverRate). They keep a relayer's pool from falling to
+	// what its senders send when they are quiet (docs/NETWORK.md "Relayers' own loops").
+	RelayerCoverRate float64
 }
 
 // Params is the topology's drawing parameters (topology.Draw).
@@ -48,13 +57,18 @@ type topologyJSON struct {
 	Width       int    `json:"width"`
 	EpochBlocks uint64 `json:"epochBlocks"`
 	MinStake    string `json:"minStake,omitempty"`
+	// RelayerCoverRate is written always; nil when read: DefaultRelayerCoverRate.
+	RelayerCoverRate *float64 `json:"relayerCoverRate,omitempty"`
 }
 
 func (tj *topologyJSON) topology() (*Topology, string, string) {
 	if tj == nil {
 		return nil, "", ""
 	}
-	t := &Topology{Layers: tj.Layers, Width: tj.Width, EpochBlocks: tj.EpochBlocks}
+	t := &Topology{Layers: tj.Layers, Width: tj.Width, EpochBlocks: tj.EpochBlocks, RelayerCoverRate: DefaultRelayerCoverRate}
+	if tj.RelayerCoverRate != nil {
+		t.RelayerCoverRate = *tj.RelayerCoverRate
+	}
 	if tj.MinStake != "" {
 		a, err := token.Parse(tj.MinStake)
 		if err != nil {
@@ -69,7 +83,8 @@ func (t *Topology) json() *topologyJSON {
 	if t == nil {
 		return nil
 	}
-	tj := &topologyJSON{Layers: t.Layers, Width: t.Width, EpochBlocks: t.EpochBlocks}
+	rate := t.RelayerCoverRate
+	tj := &topologyJSON{Layers: t.Layers, Width: t.Width, EpochBlocks: t.EpochBlocks, RelayerCoverRate: &rate}
 	if t.MinStake != nil && t.MinStake.Sign() > 0 {
 		tj.MinStake = token.Of(t.MinStake).String()
 	}
@@ -87,6 +102,8 @@ func (t *Topology) validate() (field, msg string) {
 		return "topology.width", fmt.Sprintf("is %d; want 1 to %d relayers a layer", t.Width, MaxLayerWidth)
 	case t.EpochBlocks < 1 || t.EpochBlocks > MaxEpochBlocks:
 		return "topology.epochBlocks", fmt.Sprintf("is %d; want 1 to %d blocks", t.EpochBlocks, MaxEpochBlocks)
+	case !(t.RelayerCoverRate >= 0 && t.RelayerCoverRate <= MaxRelayerCoverRate): // also refuses NaN
+		return "topology.relayerCoverRate", fmt.Sprintf("is %g; want 0 to %d loops a second", t.RelayerCoverRate, MaxRelayerCoverRate)
 	case t.MinStake != nil && t.MinStake.Sign() < 0:
 		return "topology.minStake", "is negative"
 	case t.MinStake != nil && !roundTrips(t.MinStake):

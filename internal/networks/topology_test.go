@@ -18,9 +18,17 @@ func TestTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &networks.Topology{Layers: 3, Width: 16, EpochBlocks: 720, MinStake: big.NewInt(25e17)}
+	want := &networks.Topology{Layers: 3, Width: 16, EpochBlocks: 720, MinStake: big.NewInt(25e17), RelayerCoverRate: networks.DefaultRelayerCoverRate}
 	if got := nets[0].Topology; !reflect.DeepEqual(got, want) {
 		t.Fatalf("topology %+v, want %+v", got, want)
+	}
+	// The relayers' own loops: the default when left out, 0 when the file says so.
+	for topo, rate := range map[string]float64{`{"layers": 2, "width": 4, "epochBlocks": 10, "relayerCoverRate": 0}`: 0,
+		`{"layers": 2, "width": 4, "epochBlocks": 10, "relayerCoverRate": 2.5}`: 2.5} {
+		nets, err := networks.Parse([]byte(file(`, "topology": `+topo)), "f.json")
+		if err != nil || nets[0].Topology.RelayerCoverRate != rate {
+			t.Fatalf("%s: %v, %+v; want relayerCoverRate %g", topo, err, nets, rate)
+		}
 	}
 	if p := nets[0].Topology.Params(); !reflect.DeepEqual(p, topology.Params{Layers: 3, Width: 16, MinStake: big.NewInt(25e17)}) {
 		t.Fatalf("Params %+v", p)
@@ -34,6 +42,8 @@ func TestTopology(t *testing.T) {
 		{"no width", `{"layers": 3, "epochBlocks": 10}`, "topology.width", "1 to 4096"},
 		{"no epoch", `{"layers": 3, "width": 4}`, "topology.epochBlocks", "1 to"},
 		{"stake not tokens", `{"layers": 3, "width": 4, "epochBlocks": 10, "minStake": "-1"}`, "topology.minStake", "amount of tokens"},
+		{"negative loops", `{"layers": 3, "width": 4, "epochBlocks": 10, "relayerCoverRate": -1}`, "topology.relayerCoverRate", "0 to 100"},
+		{"too many loops", `{"layers": 3, "width": 4, "epochBlocks": 10, "relayerCoverRate": 101}`, "topology.relayerCoverRate", "0 to 100"},
 		{"unknown field", `{"layers": 3, "width": 4, "epochBlocks": 10, "epoch": "1h"}`, "epoch", "not a field"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,7 +61,7 @@ func TestTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `"minStake": "2.5"`) {
+	if !strings.Contains(string(data), `"minStake": "2.5"`) || !strings.Contains(string(data), `"relayerCoverRate": 10`) {
 		t.Fatalf("encoded:\n%s", data)
 	}
 	back, err := networks.Parse(data, "")

@@ -56,8 +56,7 @@ func (n *Node) build() (err error) {
 	if n.cfg.Provider != "" {
 		graph = channels.NewGraph()
 	}
-	n.dir, err = peers.New(peers.Config{Self: n.id.PeerID(), Announcements: announcements(graph), Aliases: n.db})
-	if err != nil {
+	if n.dir, err = peers.New(peers.Config{Self: n.id.PeerID(), Announcements: announcements(graph), Aliases: n.db}); err != nil {
 		return err
 	}
 	if err := n.buildChain(graph); err != nil {
@@ -186,7 +185,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 		return &StartupError{Flag: "channelsContract", Err: err}
 	}
 	if t := nw.Topology; t != nil {
-		if c.layers, err = layers.New(layers.Config{Params: t.Params(), EpochBlocks: t.EpochBlocks, Self: n.id.Address(),
+		if n.layers, err = layers.New(layers.Config{Params: t.Params(), EpochBlocks: t.EpochBlocks, Self: n.id.Address(), RelayerCoverRate: t.RelayerCoverRate,
 			Snapshot: graph.Snapshot, Indexed: c.indexer.Next, HeaderHash: client.HeaderHash, Logger: n.component("layers")}); err != nil {
 			return &StartupError{Flag: "network", Err: err}
 		}
@@ -211,7 +210,7 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	if c.strategy, err = strategy.NewRunner(strategy.RunnerConfig{
 		Policy:   func() strategy.Policy { return n.settings.Get().Policy() },
 		World:    ledger.ChannelWorld{Ops: c.ops, Snapshot: graph.Snapshot, Qualities: n.disc.Qualities},
-		Interval: n.cfg.StrategyInterval, Kick: n.settings.Subscribe(), Logger: n.component("strategy"), Layers: c.layers.ForStrategy(),
+		Interval: n.cfg.StrategyInterval, Kick: n.settings.Subscribe(), Logger: n.component("strategy"), Layers: n.layers.ForStrategy(),
 	}); err != nil {
 		return err
 	}
@@ -239,9 +238,8 @@ func (n *Node) onChainEvent(ev chain.Event) {
 // buildMessaging builds the data plane: cover traffic, the inbox that receives, the relay
 // pipeline and the router that sends, and the streams that show what arrives.
 func (n *Node) buildMessaging() (err error) {
-	n.cover, err = cover.New(cover.Config{Key: n.id.PrivateKey(), Rate: func() float64 { return n.settings.Get().CoverRate },
-		Kick: n.settings.Subscribe(), Logger: n.component("cover"), Registerer: n.reg})
-	if err != nil {
+	if n.cover, err = cover.New(cover.Config{Key: n.id.PrivateKey(), Rate: n.layers.CoverRate(func() float64 { return n.settings.Get().CoverRate }),
+		Kick: n.settings.Subscribe(), Logger: n.component("cover"), Registerer: n.reg}); err != nil {
 		return err
 	}
 	if n.inbox, err = router.NewInbox(router.InboxConfig{Own: n.cover.Returned, Registerer: n.reg,
@@ -269,15 +267,14 @@ func (n *Node) buildMessaging() (err error) {
 	cfg := relay.Config{Key: n.id.PrivateKey(), Transport: transport, Replay: n.replay, Deliver: n.inbox.Deliver, ReplyKeyring: n.db.ReplyKeys(),
 		MixDelayMin: mix.Min, MixDelayMax: mix.Max, MixDelayMean: mix.Mean, NoMixDelay: mix.Max == 0,
 		Logger: n.component("relay"), Registerer: n.reg}
-	n.stream, err = stream.New(stream.Config{Rate: func() float64 { return n.settings.Get().SendRate }, Kick: n.settings.Subscribe(),
+	if n.stream, err = stream.New(stream.Config{Rate: func() float64 { return n.settings.Get().SendRate }, Kick: n.settings.Subscribe(),
 		Drop: func(ctx context.Context) (relay.Sent, error) { return n.router.SendDrop(ctx) }, Logger: n.component("stream"),
-		ReemitDelay: func() time.Duration { return n.settings.Get().MixDelayMean }, Registerer: n.reg})
-	if err != nil {
+		ReemitDelay: func() time.Duration { return n.settings.Get().MixDelayMean }, Registerer: n.reg}); err != nil {
 		return err
 	}
 	rt := router.Config{Directory: n.dir, Transport: n.host, Relayers: func() int { return n.settings.Get().Relayers }, Pace: n.stream.Do}
 	if c := n.chain; c != nil {
-		cfg.Payments, cfg.Layered, rt.Graph, rt.Capacity, rt.Layers = c.ledger, c.layers.ForRelay(), c.graph, c.ledger, c.layers.ForRouter()
+		cfg.Payments, cfg.Layered, rt.Graph, rt.Capacity, rt.Layers = c.ledger, n.layers.ForRelay(), c.graph, c.ledger, n.layers.ForRouter()
 	}
 	if n.relay, err = relay.New(cfg); err != nil {
 		return err

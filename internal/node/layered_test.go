@@ -33,7 +33,7 @@ func TestLayeredNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nw.Name, nw.Topology = "layered", &networks.Topology{Layers: 2, Width: 2, EpochBlocks: 200}
+	nw.Name, nw.Topology = "layered", &networks.Topology{Layers: 2, Width: 2, EpochBlocks: 200, RelayerCoverRate: 20}
 	file := filepath.Join(t.TempDir(), "networks.json")
 	if err := networks.Append(file, nw); err != nil {
 		t.Fatal(err)
@@ -55,7 +55,7 @@ func TestLayeredNetwork(t *testing.T) {
 		return true
 	})
 	for _, n := range net.nodes {
-		if n.chain.layers == nil || n.chain.layers.Topology() != nil {
+		if n.layers == nil || n.layers.Topology() != nil {
 			t.Fatal("a node has no layers view, or drew layers in epoch 0")
 		}
 	}
@@ -73,15 +73,15 @@ func TestLayeredNetwork(t *testing.T) {
 		}
 		net.eventually(fmt.Sprintf("every node drew epoch %d", epoch), func() bool {
 			for _, n := range net.nodes {
-				if top := n.chain.layers.Topology(); top == nil || top.Epoch() != epoch {
+				if top := n.layers.Topology(); top == nil || top.Epoch() != epoch {
 					return false
 				}
 			}
 			return true
 		})
-		top := net.nodes[0].chain.layers.Topology()
+		top := net.nodes[0].layers.Topology()
 		for _, n := range net.nodes[1:] {
-			if !reflect.DeepEqual(n.chain.layers.Topology().Layers(), top.Layers()) {
+			if !reflect.DeepEqual(n.layers.Topology().Layers(), top.Layers()) {
 				t.Fatalf("epoch %d: nodes drew other layers", epoch)
 			}
 		}
@@ -126,6 +126,16 @@ func TestLayeredNetwork(t *testing.T) {
 			}
 			return true
 		})
+		if epoch == 1 { // the relayers send their own loops through the layers; the others none (coverRate 0)
+			net.eventually("relayers' loops back", func() bool {
+				return net.metricFloat(layer(0)[0], "relayd_cover_packets_returned_total") >= 3 && net.metricFloat(layer(1)[0], "relayd_cover_packets_returned_total") >= 3
+			})
+			for _, n := range outside {
+				if sent := net.metricFloat(n, "relayd_cover_packets_sent_total"); sent != 0 {
+					t.Fatalf("a node outside the layers sent %g loops", sent)
+				}
+			}
+		}
 		x, y, first, last := outside[0], outside[1], layer(0)[0], layer(1)[0]
 		for _, m := range []struct {
 			from, to *Node

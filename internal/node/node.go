@@ -86,7 +86,8 @@ type Node struct {
 	cover    *cover.Cover
 	stream   *stream.Stream
 	streams  *ws.AppStreams
-	chain    *chainRooms // nil without --provider
+	chain    *chainRooms  // nil without --provider
+	layers   *layers.View // nil: free routes (or no chain)
 	sessions *gateway.Stack
 	history  *history.History
 	alerts   *alerts.Alerts
@@ -102,7 +103,6 @@ type chainRooms struct {
 	ops      *ledger.Operations
 	strategy *strategy.Runner
 	redeem   *ledger.AutoRedeem
-	layers   *layers.View // nil: free routes
 }
 
 // StartupError is a problem a user fixes by changing one flag or the environment; its text is a
@@ -210,7 +210,7 @@ func (n *Node) Run(ctx context.Context) error {
 			return c.strategy.Run(gctx)
 		})
 		g.Go(func() error { return c.redeem.Run(gctx) })
-		g.Go(func() error { return c.layers.Run(gctx) })
+		g.Go(func() error { return n.layers.Run(gctx) })
 	}
 	g.Go(func() error {
 		select {

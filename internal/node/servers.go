@@ -48,9 +48,9 @@ func (n *Node) buildServers() error {
 	adminCfg := admin.Config{Version: version.Release, Network: n.cfg.Network, Self: n.id, Peers: n.dir, Transport: n.host,
 		Discovery: n.disc, Settings: n.settings, Messenger: n.router, Mail: n.courier, Sessions: n.sessions.Entry, Quit: quitOnce(n.quit)}
 	if c := n.chain; c != nil {
-		apiCfg.Chain, apiCfg.Tickets, apiCfg.ChainInfo, apiCfg.Indexer, apiCfg.Graph, apiCfg.Layers = c.ops, c.ops, c.client, c.indexer, c.graph, c.layers
+		apiCfg.Chain, apiCfg.Tickets, apiCfg.ChainInfo, apiCfg.Indexer, apiCfg.Graph, apiCfg.Layers = c.ops, c.ops, c.client, c.indexer, c.graph, n.layers
 		apiCfg.Health[0] = c.indexer
-		adminCfg.Chain, adminCfg.Tickets, adminCfg.ChainInfo, adminCfg.Indexer, adminCfg.Graph, adminCfg.Layers = c.ops, c.ops, c.client, c.indexer, c.graph, c.layers
+		adminCfg.Chain, adminCfg.Tickets, adminCfg.ChainInfo, adminCfg.Indexer, adminCfg.Graph, adminCfg.Layers = c.ops, c.ops, c.client, c.indexer, c.graph, n.layers
 	}
 	apiCfg.History, apiCfg.Alerts, apiCfg.Health = n.history, n.alerts, append(apiCfg.Health, n.alerts)
 	apiHandler, err := api.New(apiCfg)
