@@ -84,8 +84,13 @@ func Analyze(tx []Transmission, msgs []Message, opts Options) (Report, error) {
 		}
 		maxH += math.Log2(float64(cands))
 		guess += 1 / float64(cands)
+		var scores map[int]float64
 		for a, useClass := range []bool{false, true} {
-			scores := ix.trace(targets[i], k, p3, useClass)
+			if a == 0 || len(classes) > 1 {
+				// With one class or none every event matches every class (messageEvents): the
+				// size attack's trace is the timing attack's, and is not made twice.
+				scores = ix.trace(targets[i], k, p3, useClass)
+			}
 			h, top := score(scores, isSender, m.Recipient, m.Sender, cands)
 			res := &rep.Timing
 			if a == 1 {
