@@ -57,7 +57,8 @@ type topologyJSON struct {
 	Width       int    `json:"width"`
 	EpochBlocks uint64 `json:"epochBlocks"`
 	MinStake    string `json:"minStake,omitempty"`
-	// RelayerCoverRate is written always; nil when read: DefaultRelayerCoverRate.
+	// RelayerCoverRate is written only when it is not DefaultRelayerCoverRate (so that the
+	// binaries that came before it read the file); nil when read: DefaultRelayerCoverRate.
 	RelayerCoverRate *float64 `json:"relayerCoverRate,omitempty"`
 }
 
@@ -83,8 +84,10 @@ func (t *Topology) json() *topologyJSON {
 	if t == nil {
 		return nil
 	}
-	rate := t.RelayerCoverRate
-	tj := &topologyJSON{Layers: t.Layers, Width: t.Width, EpochBlocks: t.EpochBlocks, RelayerCoverRate: &rate}
+	tj := &topologyJSON{Layers: t.Layers, Width: t.Width, EpochBlocks: t.EpochBlocks}
+	if rate := t.RelayerCoverRate; rate != DefaultRelayerCoverRate {
+		tj.RelayerCoverRate = &rate
+	}
 	if t.MinStake != nil && t.MinStake.Sign() > 0 {
 		tj.MinStake = token.Of(t.MinStake).String()
 	}

@@ -61,12 +61,20 @@ func TestTopology(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `"minStake": "2.5"`) || !strings.Contains(string(data), `"relayerCoverRate": 10`) {
+	if !strings.Contains(string(data), `"minStake": "2.5"`) || strings.Contains(string(data), `relayerCoverRate`) {
 		t.Fatalf("encoded:\n%s", data)
 	}
 	back, err := networks.Parse(data, "")
 	if err != nil || !reflect.DeepEqual(back[0], n) {
 		t.Fatalf("round trip: %v\n%+v\n%+v", err, back, n)
+	}
+	// Another rate than the default is written, and read back.
+	n.Topology = &networks.Topology{Layers: 3, Width: 4, EpochBlocks: 10, RelayerCoverRate: 0}
+	if data, err = networks.Encode([]networks.Network{n}); err != nil || !strings.Contains(string(data), `"relayerCoverRate": 0`) {
+		t.Fatalf("encoded (%v):\n%s", err, data)
+	}
+	if back, err := networks.Parse(data, ""); err != nil || !reflect.DeepEqual(back[0], n) {
+		t.Fatalf("round trip of rate 0: %v", err)
 	}
 	n.Topology = &networks.Topology{Layers: 3, Width: 4, EpochBlocks: 0}
 	if _, err := networks.Encode([]networks.Network{n}); !errors.Is(err, networks.ErrBadNetwork) {
