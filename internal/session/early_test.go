@@ -20,10 +20,11 @@ func TestEarlyData(t *testing.T) {
 		name        string
 		ab, ba      netem
 		dropSYNACKs int64 // the exit's first SYN|ACKs lost
+		sentAgain   bool  // the entry must have sent its SYN again
 	}{
-		{"once", netem{}, netem{}, 0},
-		{"SYN twice and sent again", netem{dup: 1}, netem{}, 2},
-		{"lossy", lossy, lossy, 1},
+		{"once", netem{}, netem{}, 0, false},
+		{"SYN twice and sent again", netem{dup: 1}, netem{}, 2, true},
+		{"lossy", lossy, lossy, 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPair(t, fastConfig(), tc.ab, tc.ba)
@@ -84,7 +85,7 @@ func TestEarlyData(t *testing.T) {
 				t.Fatalf("the exit read %d bytes beginning %q, want the %d bytes of early data and the rest",
 					len(got), got[:min(len(got), 40)], len(want))
 			}
-			if tc.dropSYNACKs > 0 && (syns.Load() < 2 || entry.Stats().Retransmits == 0) {
+			if tc.sentAgain && (syns.Load() < 2 || entry.Stats().Retransmits == 0) {
 				t.Fatalf("the SYN went %d times (%d retransmits): the case did not send it again",
 					syns.Load(), entry.Stats().Retransmits)
 			}
@@ -119,5 +120,50 @@ func TestEarlyDataChecks(t *testing.T) {
 	}
 	if p.a.Sessions() != 0 || p.b.Sessions() != 0 {
 		t.Fatalf("refused dials left sessions: %d and %d", p.a.Sessions(), p.b.Sessions())
+	}
+}
+
+// TestAnswerBehindTheSYNACK: the entry's SYN carries its window, so the exit sends its answer
+// to the early data right behind its SYN|ACK: the entry reads it having sent nothing but its
+// SYN (before, the exit waited for the entry's first acknowledgement, AckDelay after the
+// SYN|ACK).
+func TestAnswerBehindTheSYNACK(t *testing.T) {
+	cfg := fastConfig()
+	cfg.AckDelay, cfg.MinRTO, cfg.InitialRTO, cfg.MaxRTO = 2*time.Second, 3*time.Second, 3*time.Second, 10*time.Second
+	p := newPair(t, cfg, netem{}, netem{})
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	go func() {
+		c, err := p.b.Accept(ctx)
+		if err != nil {
+			t.Errorf("accept: %v", err)
+			return
+		}
+		_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+		buf := make([]byte, 64)
+		n, err := c.Read(buf)
+		if err != nil {
+			t.Errorf("exit read: %v", err)
+			return
+		}
+		if _, err := c.Write(append([]byte("answer to "), buf[:n]...)); err != nil { // confirms
+			t.Errorf("exit write: %v", err)
+		}
+	}()
+	syn, err := WithEarlyData([]byte("example.org:443"), []byte("ping"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entry, err := p.a.Dial(ctx, p.ab, ModeTCP, syn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = entry.SetDeadline(time.Now().Add(20 * time.Second))
+	buf := make([]byte, len("answer to ping"))
+	if _, err := io.ReadFull(entry, buf); err != nil || string(buf) != "answer to ping" {
+		t.Fatalf("entry read %q, %v", buf, err)
+	}
+	if n := p.ab.sent.Load(); n != 1 {
+		t.Fatalf("the entry sent %d frames before the answer came, want its SYN alone", n)
 	}
 }

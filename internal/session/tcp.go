@@ -217,9 +217,13 @@ func (c *Conn) linger(now time.Time) {
 
 // ackFields makes f acknowledge what arrived (once the peer's SYN did): the cumulative ack,
 // the window, and the SACK ranges that fit. An acknowledgement that carried all it wanted to
-// ends the wait for one.
+// ends the wait for one. Before the peer's SYN (the entry's SYN) it carries the window alone,
+// from segment 0: the exit may send its answer behind its SYN|ACK without waiting for the
+// entry's first acknowledgement (AckDelay), which matters when the answer is to early data or
+// the server speaks first.
 func (c *Conn) ackFields(f *Frame) {
 	if !c.synRecv {
+		f.Window = uint16(c.rcvWindow())
 		return
 	}
 	f.Flags |= FlagACK
