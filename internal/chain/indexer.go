@@ -154,6 +154,15 @@ type IndexerConfig struct {
 	// OnEvent, when set, is called from Run's goroutine for every event, in chain order, after
 	// the batch holding it is committed to the store and the graph. It must not block for long.
 	OnEvent func(Event)
+	// EpochBlocks, when not 0, makes every range end at the last block of an epoch of that many
+	// blocks (a layered network's, networks.Topology.EpochBlocks), and OnEpoch is called from
+	// Run's goroutine with an epoch's first block while the Graph holds the state the chain had
+	// just before it (every event of the blocks before, none of its own): when the indexer
+	// reaches that block, and at a first start from StartBlock for the epoch holding it (nothing
+	// before StartBlock is indexed). It is called again for a block indexed again (a reorg, a
+	// restart before the cursor was stored). Its error stops the step as a store's does.
+	EpochBlocks uint64
+	OnEpoch     func(first uint64) error
 	// Logger receives the indexer's logs (slog.Default() when nil).
 	Logger *slog.Logger
 	// Registerer, when set, receives the indexer's metrics: relayd_chain_head_block,
@@ -198,6 +207,8 @@ type Indexer struct {
 
 	lastPersist time.Time
 	persisted   uint64 // next as last committed to the store
+	// epochSeen is 1 + the first block of the epoch OnEpoch was last called for (0: none).
+	epochSeen uint64
 }
 
 // NewIndexer checks cfg and returns an Indexer; it reads nothing until Run.
@@ -430,6 +441,9 @@ func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err
 		ix.setReady()
 		next, hash = ix.cursor()
 	}
+	if err := ix.atEpoch(next); err != nil {
+		return false, err
+	}
 	head, err := src.BlockNumber(ctx)
 	if err != nil {
 		return false, err
@@ -452,6 +466,9 @@ func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err
 		return true, nil
 	}
 	to := min(head-ix.cfg.Confirmations, next+ix.rng-1)
+	if e := ix.cfg.EpochBlocks; e > 0 {
+		to = min(to, next-next%e+e-1) // the epoch's last block: OnEpoch sees the next one's start
+	}
 	if next > 0 && hash != (common.Hash{}) {
 		// The block before the range must still be the one indexed: otherwise a reorg deeper than
 		// Confirmations happened and what is stored is not on the chain any more.
@@ -488,6 +505,28 @@ func (ix *Indexer) step(ctx context.Context, verified *bool) (caughtUp bool, err
 	}
 	ix.rng = min(ix.rng*2, ix.cfg.MaxRange)
 	return to == head-ix.cfg.Confirmations, nil
+}
+
+// atEpoch calls OnEpoch when the indexer is at an epoch's first block (next) or, at a first
+// start, at StartBlock, unless it did for that epoch at that block already.
+func (ix *Indexer) atEpoch(next uint64) error {
+	e := ix.cfg.EpochBlocks
+	if e == 0 || ix.cfg.OnEpoch == nil {
+		return nil
+	}
+	first := next - next%e
+	if ix.epochSeen > next+1 {
+		ix.epochSeen = 0 // a reorg or a re-index went back before that epoch's first block
+	}
+	fresh := ix.persisted == 0 && next == ix.cfg.StartBlock
+	if (next%e != 0 && !fresh) || ix.epochSeen == first+1 {
+		return nil
+	}
+	if err := ix.cfg.OnEpoch(first); err != nil {
+		return &storeError{fmt.Errorf("epoch at block %d: %w", first, err)}
+	}
+	ix.epochSeen = first + 1
+	return nil
 }
 
 // checkGenesis compares the provider's genesis block with the one indexed (read before, or the

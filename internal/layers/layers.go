@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/big"
 	"slices"
 	"sync"
@@ -55,15 +56,27 @@ type Config struct {
 	// RelayerCoverRate is the loops a second the node sends on top of its cover while it relays
 	// in a layer (networks.Topology.RelayerCoverRate; CoverRate).
 	RelayerCoverRate float64
+	// Stakes keeps the candidates' stakes AtEpoch recorded, so that a restarted node draws with
+	// them too (*store.DB implements it); nil: kept in memory only.
+	Stakes StakeStore
+}
+
+// StakeStore keeps the stakes of an epoch's candidates, encoded, under the epoch's first block.
+type StakeStore interface {
+	PutEpochStakes(first uint64, data []byte) error
+	EpochStakes(first uint64) (data []byte, ok bool, err error)
 }
 
 // View is the node's view of the current epoch's layers. Its methods are safe for concurrent use.
 type View struct {
 	cfg Config
 
-	mu   sync.Mutex // guards cur and prev
+	mu   sync.Mutex // guards cur, prev, stakes and warned
 	cur  *drawn
 	prev *drawn // the epoch before cur, for the grace
+	// stakes are the stakes AtEpoch recorded, by epoch's first block (the newest few).
+	stakes map[uint64]map[common.Address]*big.Int
+	warned uint64 // 1 + the first block of the last epoch drawn without recorded stakes
 }
 
 // drawn is one epoch's layers as the node uses them.
@@ -99,7 +112,7 @@ func New(cfg Config) (*View, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &View{cfg: cfg}, nil
+	return &View{cfg: cfg, stakes: map[uint64]map[common.Address]*big.Int{}}, nil
 }
 
 // Run draws the layers at once and again whenever the indexer has read a new epoch's first
@@ -185,7 +198,16 @@ func (v *View) draw(ctx context.Context, epoch uint64) (*drawn, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoch %d's first block %d: %w", epoch, first, err)
 	}
-	top, err := topology.Draw(v.cfg.Params, epoch, topology.Seed(epoch, hash[:]), Candidates(v.cfg.Snapshot(), first))
+	cands := Candidates(v.cfg.Snapshot(), first)
+	if stakes, ok := v.stakesAt(first); ok {
+		for i := range cands {
+			cands[i].Stake = stakes[common.BytesToAddress([]byte(cands[i].ID))]
+		}
+	} else if v.cfg.Params.MinStake != nil && v.cfg.Params.MinStake.Sign() > 0 && v.warnOnce(first) {
+		v.cfg.Logger.Warn("layers: the stakes at the epoch's first block were not recorded (the node's store predates them): drawn with today's, so this node's layers may differ from other nodes' until the next epoch",
+			"epoch", epoch, "block", first)
+	}
+	top, err := topology.Draw(v.cfg.Params, epoch, topology.Seed(epoch, hash[:]), cands)
 	if err != nil {
 		return nil, fmt.Errorf("epoch %d: %w", epoch, err)
 	}
@@ -390,4 +412,102 @@ func (v *View) CoverRate(base func() float64) func() float64 {
 		}
 		return base()
 	}
+}
+
+// keptStakes is how many epochs' stakes a View keeps in memory.
+const keptStakes = 3
+
+// AtEpoch records the stakes of every announced account as the indexed graph holds them now,
+// which chain.IndexerConfig.OnEpoch calls when the graph is as the chain was just before the
+// epoch's first block (first): every node records the same stakes for an epoch, whenever it
+// draws it, so that with a minStake all draw the same layers. It keeps them in memory and in
+// Stakes. On a nil View it does nothing.
+func (v *View) AtEpoch(first uint64) error {
+	if v == nil {
+		return nil
+	}
+	snap := v.cfg.Snapshot()
+	stakes := map[common.Address]*big.Int{}
+	for _, c := range Candidates(snap, first) {
+		stakes[common.BytesToAddress([]byte(c.ID))] = c.Stake
+	}
+	if v.cfg.Stakes != nil {
+		if err := v.cfg.Stakes.PutEpochStakes(first, encodeStakes(stakes)); err != nil {
+			return err
+		}
+	}
+	v.keepStakes(first, stakes)
+	return nil
+}
+
+// keepStakes keeps stakes as the epoch's at first, and the newest keptStakes epochs'.
+func (v *View) keepStakes(first uint64, stakes map[common.Address]*big.Int) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.stakes[first] = stakes
+	for len(v.stakes) > keptStakes {
+		delete(v.stakes, slices.Min(slices.Collect(maps.Keys(v.stakes))))
+	}
+}
+
+// stakesAt returns the stakes recorded for the epoch starting at first: from memory, or from
+// Stakes (a restart).
+func (v *View) stakesAt(first uint64) (map[common.Address]*big.Int, bool) {
+	v.mu.Lock()
+	s, ok := v.stakes[first]
+	v.mu.Unlock()
+	if ok || v.cfg.Stakes == nil {
+		return s, ok
+	}
+	data, ok, err := v.cfg.Stakes.EpochStakes(first)
+	if err != nil || !ok {
+		return nil, false
+	}
+	if s, err = decodeStakes(data); err != nil {
+		v.cfg.Logger.Warn("layers: the recorded stakes do not decode", "block", first, "err", err)
+		return nil, false
+	}
+	v.keepStakes(first, s)
+	return s, true
+}
+
+// warnOnce reports whether the epoch at first was not warned about yet, and notes it.
+func (v *View) warnOnce(first uint64) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.warned == first+1 {
+		return false
+	}
+	v.warned = first + 1
+	return true
+}
+
+// stakeLen is one recorded stake's length: the account's 20 bytes, its stake in 32 bytes
+// big-endian (docs/PROTOCOL.md, "Layered topology").
+const stakeLen = common.AddressLength + 32
+
+// encodeStakes writes stakes in the order of their accounts.
+func encodeStakes(stakes map[common.Address]*big.Int) []byte {
+	accounts := slices.SortedFunc(maps.Keys(stakes), func(a, b common.Address) int { return a.Cmp(b) })
+	out := make([]byte, 0, len(accounts)*stakeLen)
+	for _, a := range accounts {
+		var stake [32]byte
+		if st := stakes[a]; st != nil && st.Sign() > 0 && st.BitLen() <= 256 { // a balance on chain fits
+			st.FillBytes(stake[:])
+		}
+		out = append(append(out, a[:]...), stake[:]...)
+	}
+	return out
+}
+
+// decodeStakes reads what encodeStakes wrote (ErrBadStakes otherwise).
+func decodeStakes(data []byte) (map[common.Address]*big.Int, error) {
+	if len(data)%stakeLen != 0 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrBadStakes, len(data))
+	}
+	stakes := make(map[common.Address]*big.Int, len(data)/stakeLen)
+	for rec := range slices.Chunk(data, stakeLen) {
+		stakes[common.BytesToAddress(rec[:common.AddressLength])] = new(big.Int).SetBytes(rec[common.AddressLength:])
+	}
+	return stakes, nil
 }

@@ -371,3 +371,87 @@ func TestNilView(t *testing.T) {
 		t.Fatal("a View gives no funcs")
 	}
 }
+
+// memStakes is a StakeStore in memory.
+type memStakes struct {
+	mu sync.Mutex
+	m  map[uint64][]byte
+}
+
+func (s *memStakes) PutEpochStakes(first uint64, data []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.m[first] = slices.Clone(data)
+	return nil
+}
+
+func (s *memStakes) EpochStakes(first uint64) ([]byte, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.m[first]
+	return d, ok, nil
+}
+
+// TestStakesOfTheEpochsFirstBlock: with a minStake, a node draws an epoch with the stakes
+// recorded at its first block (AtEpoch), not with those it indexed since, so that nodes that draw
+// at other times, or restart, draw alike; a node without them draws with today's (and may differ).
+func TestStakesOfTheEpochsFirstBlock(t *testing.T) {
+	const n = 40
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
+	}
+	g := network(n, order) // account i stakes i+1
+	var ch chain
+	ch.failAt = 1 << 40
+	params := topology.Params{Layers: 2, Width: 4, MinStake: big.NewInt(4)} // entries: (i+1)/4
+	store := &memStakes{m: map[uint64][]byte{}}
+	cfg := Config{Params: params, EpochBlocks: 100, Snapshot: g.Snapshot, Indexed: ch.next.Load, HeaderHash: ch.headerHash, Stakes: store}
+	v := newView(t, cfg)
+	if err := v.AtEpoch(100); err != nil { // the graph as it was before block 100
+		t.Fatal(err)
+	}
+	hash, _ := ch.headerHash(t.Context(), 100)
+	before, err := topology.Draw(params, 1, topology.Seed(1, hash[:]), Candidates(g.Snapshot(), 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Blocks of epoch 1 change the stakes: the low stakers top up, the high ones drain.
+	for i := range n {
+		g.Apply(channels.Channel{ID: channels.IDOf(addr(i), addr((i+1)%n)), Source: addr(i), Destination: addr((i + 1) % n),
+			Balance: big.NewInt(int64(n - i)), Epoch: 1, Status: channels.Open})
+	}
+	now, err := topology.Draw(params, 1, topology.Seed(1, hash[:]), Candidates(g.Snapshot(), 100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reflect.DeepEqual(now.Layers(), before.Layers()) {
+		t.Fatal("today's stakes draw the same layers: the test proves nothing")
+	}
+	ch.next.Store(150)
+	if err := v.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(v.Topology().Layers(), before.Layers()) {
+		t.Fatal("drawn with today's stakes, not the epoch's first block's")
+	}
+	// A restarted node (its memory gone, the store kept) draws the same.
+	restarted := newView(t, cfg)
+	if err := restarted.Refresh(t.Context()); err != nil || !reflect.DeepEqual(restarted.Topology().Layers(), before.Layers()) {
+		t.Fatalf("restarted: %v, or other layers", err)
+	}
+	// Without recorded stakes: today's.
+	cfg.Stakes = nil
+	blind := newView(t, cfg)
+	if err := blind.Refresh(t.Context()); err != nil || !reflect.DeepEqual(blind.Topology().Layers(), now.Layers()) {
+		t.Fatalf("no recorded stakes: %v, or not today's layers", err)
+	}
+	// The store keeps what decodes; garbage is refused.
+	if _, err := decodeStakes(make([]byte, stakeLen+1)); !errors.Is(err, ErrBadStakes) {
+		t.Fatalf("decode of a short record: %v", err)
+	}
+	got, err := decodeStakes(store.m[100])
+	if err != nil || len(got) != n || got[addr(7)].Int64() != 8 {
+		t.Fatalf("recorded stakes %v, %v", got, err)
+	}
+}

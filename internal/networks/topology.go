@@ -46,6 +46,14 @@ type Topology struct {
 	RelayerCoverRate float64
 }
 
+// Epochs is t's EpochBlocks, 0 on a nil Topology (free routes: no epochs).
+func (t *Topology) Epochs() uint64 {
+	if t == nil {
+		return 0
+	}
+	return t.EpochBlocks
+}
+
 // Params is the topology's drawing parameters (topology.Draw).
 func (t Topology) Params() topology.Params {
 	return topology.Params{Layers: t.Layers, Width: t.Width, MinStake: t.MinStake}

@@ -180,12 +180,13 @@ func (n *Node) buildChain(graph *channels.Graph) error {
 	}
 	c.indexer, err = chain.NewIndexer(chain.IndexerConfig{Source: client, Store: n.db, Graph: graph, ChainID: client.ChainID(),
 		Channels: client.ChannelsAddress(), StartBlock: nw.StartBlock, Confirmations: chain.Confirmations(n.cfg.Confirmations, client.ChainID()),
-		ReindexOnNewChain: n.cfg.ReindexOnNewChain, OnEvent: n.onChainEvent, Logger: n.component("indexer"), Registerer: n.reg})
+		ReindexOnNewChain: n.cfg.ReindexOnNewChain, OnEvent: n.onChainEvent, Logger: n.component("indexer"), Registerer: n.reg,
+		EpochBlocks: nw.Topology.Epochs(), OnEpoch: func(first uint64) error { return n.layers.AtEpoch(first) }})
 	if err != nil {
 		return &StartupError{Flag: "channelsContract", Err: err}
 	}
 	if t := nw.Topology; t != nil {
-		if n.layers, err = layers.New(layers.Config{Params: t.Params(), EpochBlocks: t.EpochBlocks, Self: n.id.Address(), RelayerCoverRate: t.RelayerCoverRate,
+		if n.layers, err = layers.New(layers.Config{Params: t.Params(), EpochBlocks: t.EpochBlocks, Self: n.id.Address(), RelayerCoverRate: t.RelayerCoverRate, Stakes: n.db,
 			Snapshot: graph.Snapshot, Indexed: c.indexer.Next, HeaderHash: client.HeaderHash, Logger: n.component("layers")}); err != nil {
 			return &StartupError{Flag: "network", Err: err}
 		}
