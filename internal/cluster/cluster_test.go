@@ -305,12 +305,12 @@ func TestDataDirInUse(t *testing.T) {
 // channels per node the layered strategy does not open.
 func TestLayeredShape(t *testing.T) {
 	c := Config{Topology: Sparse, Nodes: 20, MaxChannels: 8, Layers: 3, LayerWidth: 3, EpochBlocks: 600}
-	want := "a layered network of 3 layers of up to 3 relayers, drawn every 600 blocks, whose channels the nodes' strategies open (each node's into the first layer, each relayer's into the next)"
+	want := "a layered network of 3 layers of up to 3 relayers, drawn every 600 blocks, with the channels the nodes' strategies open into the first layer and from each layer into the next,"
 	if got := c.layeredShape("mesh"); got != want {
 		t.Fatalf("sparse:\n%s, want\n%s", got, want)
 	}
 	c.Topology = Mesh
-	if got := c.layeredShape("a full mesh of 380 channels"); got != "a full mesh of 380 channels, paths across 3 layers of up to 3 relayers, drawn every 600 blocks" {
+	if got := c.layeredShape("a full mesh of 380 channels"); got != "a full mesh of 380 channels, paths across 3 layers of up to 3 relayers, drawn every 600 blocks," {
 		t.Fatalf("mesh: %s", got)
 	}
 }

@@ -223,9 +223,9 @@ func (c Config) channelsPerNode() int {
 func (c Config) layeredShape(mesh string) string {
 	layers := fmt.Sprintf("%d layers of up to %d relayers, drawn every %d blocks", c.Layers, c.LayerWidth, c.EpochBlocks)
 	if c.Topology == Sparse {
-		return "a layered network of " + layers + ", whose channels the nodes' strategies open (each node's into the first layer, each relayer's into the next)"
+		return "a layered network of " + layers + ", with the channels the nodes' strategies open into the first layer and from each layer into the next,"
 	}
-	return mesh + ", paths across " + layers
+	return mesh + ", paths across " + layers + ","
 }
 
 // FieldError is a configuration problem about one flag of `relayd cluster`.
