@@ -148,6 +148,13 @@ func TestEarlyConnect(t *testing.T) {
 		if b := <-d.early; len(b) != 0 {
 			t.Fatalf("dialled with %q, the client wrote nothing", b)
 		}
+		// The wait for the first bytes timed out; what the client sends now still goes.
+		if _, err := io.WriteString(c, "hi"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf[:2]); err != nil || string(buf[:2]) != "hi" {
+			t.Fatalf("echo after the wait: %q, %v", buf[:2], err)
+		}
 	})
 
 	t.Run("an unknown address waits for its dial", func(t *testing.T) {
