@@ -50,7 +50,10 @@ type entryLink struct {
 	answers, frames []time.Time
 	// stock, received and toCome are what the exit said in its last answer.
 	stock, toCome int
-	received      uint16
+	// exitDone says an answer carried the exit's FIN: its direction ended, and it answers no
+	// more than acknowledgements, for which it needs no initial stock.
+	exitDone bool
+	received uint16
 	// sent are the last blocks queued, the newest last; total counts them all.
 	sent  []*sentBlock
 	total uint64
@@ -196,14 +199,20 @@ func (l *entryLink) answered(a answer) {
 	l.lastAnswer = now
 	l.answers = trim(append(l.answers, now), now.Add(-l.rtt))
 	l.stock, l.received, l.toCome = a.stock, a.received, a.toCome
+	if f, err := session.Decode(a.segment); err == nil && f.Flags&session.FlagFIN != 0 {
+		l.exitDone = true
+	}
 	if l.opening {
 		// The SYN's answer: the rest of the initial stock goes with the next answer (or the
-		// probe), so that it does not hold up the first request and its answer, unless the exit
-		// holds no block for that answer.
+		// probe), so that it does not hold up the first request and its answer, and it does not
+		// go at all when that answer ends the exit's direction (exitDone). An exit that holds no
+		// block for that answer gets one now (the second opening block had not come).
 		l.opening = false
-		if a.stock > 0 {
-			return
+		if a.stock == 0 && l.outstanding() == 0 {
+			l.addBlocks(1, now)
+			l.s.run(l.c, &l.mu, l.next)
 		}
+		return
 	}
 	l.supply(now, false)
 }
@@ -286,9 +295,15 @@ func (l *entryLink) supply(now time.Time, probe bool) int {
 // rate may double in a round trip), but no more of those than the frames the exit said it has
 // to send and the frames the entry sent in the last round trip (each may be acknowledged), so
 // that the supply ends with the answer, not a round trip of the rate later, and an upload's
-// acknowledgements still find blocks. At most MaxStock. l.mu is held.
+// acknowledgements still find blocks. Once the exit's direction ended (exitDone) no answer is
+// to start: the rate's share alone, and 2 (for the acknowledgement of the entry's FIN). At most
+// MaxStock. l.mu is held.
 func (l *entryLink) want() int {
-	return min(l.c.cfg.InitialBlocks+min(2*len(l.answers), l.toCome+len(l.frames)), l.c.cfg.MaxStock)
+	rate := min(2*len(l.answers), l.toCome+len(l.frames))
+	if l.exitDone {
+		return min(max(rate, 2), l.c.cfg.MaxStock)
+	}
+	return min(l.c.cfg.InitialBlocks+rate, l.c.cfg.MaxStock)
 }
 
 // outstanding is the entry's own count of the blocks the exit may hold unused: those sent (or

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/relayd/relayd/internal/session"
+	"github.com/relayd/relayd/internal/wait"
 )
 
 // TestSelfishExit: an exit that lies about its stock in every answer (always none; many, then
@@ -184,5 +185,42 @@ func TestSupplyEndsWithTheAnswer(t *testing.T) {
 		float64(sent)/float64(answers))
 	if limit := answers + 2*16 + answers/10; sent > limit {
 		t.Fatalf("the entry sent %d blocks for %d answers, more than %d", sent, answers, limit)
+	}
+}
+
+// TestNoStockAfterTheExitsFIN: a session whose exit answers once and ends its direction (a
+// short HTTP answer with its FIN, as most SOCKS5 connections end) costs the opening blocks and
+// two after each of the exit's last answers (for the acknowledgement of the entry's FIN), not
+// the rest of the initial stock, which no answer would use: 6 blocks here, 22 before.
+func TestNoStockAfterTheExitsFIN(t *testing.T) {
+	n := newMemNet(t, 0)
+	entry := n.node(t, "entry", false, Config{})
+	exit := n.node(t, "exit", true, Config{})
+	go func() {
+		conn, err := exit.mux.Accept(t.Context())
+		if err != nil || conn.Confirm() != nil {
+			return
+		}
+		_ = conn.CloseWrite() // the answer past the SYN|ACK is the exit's FIN
+		_, _ = io.Copy(io.Discard, conn)
+		_ = conn.Close()
+	}()
+	conn, err := entry.c.Dial(t.Context(), entry.mux, exit.id, session.ModeTCP, []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	if b, err := io.ReadAll(conn); err != nil || len(b) != 0 {
+		t.Fatalf("read %q, %v; want EOF", b, err)
+	}
+	if err := conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, func() bool { return entry.mux.Sessions() == 0 && exit.mux.Sessions() == 0 }, 20*time.Second,
+		"both sessions end")
+	sent := entry.c.Stats().BlocksSent
+	t.Logf("the entry sent %d blocks", sent)
+	if sent > 8 {
+		t.Fatalf("the entry sent %d blocks for a session the exit ended at once, want at most 8", sent)
 	}
 }
