@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/relayd/relayd/internal/networks"
 	"github.com/relayd/relayd/internal/observe"
 	"github.com/relayd/relayd/internal/settings"
 	"github.com/relayd/relayd/internal/sim"
@@ -109,7 +110,7 @@ func run(args []string, stdout io.Writer) error {
 	funding := fs.Uint64("channelFunding", uint64(token.Of(cfg.ChannelFunding).Float64()), "tokens each channel the strategy opens is funded with")
 	fs.IntVar(&cfg.Layers, "layers", 0, "layered topology: layers (2 or 3; paths cross one relayer of each; 0: free routes)")
 	fs.IntVar(&cfg.LayerWidth, "layerWidth", 10, "with --layers: most relayers per layer")
-	fs.Float64Var(&cfg.LayerCoverRate, "layerCoverRate", 0, "with --layers: each relayer's own loops through the layers, packets per second")
+	fs.Float64Var(&cfg.LayerCoverRate, "layerCoverRate", networks.DefaultRelayerCoverRate, "with --layers: each relayer's own loops through the layers, packets per second (the node's default: a networks file's topology.relayerCoverRate)")
 	fs.DurationVar(&cfg.Epoch, "epoch", 0, "with --layers: re-draw the layers every epoch while the traffic runs (0: one epoch a run)")
 	fs.DurationVar(&cfg.EpochOverlap, "epochOverlap", 10*time.Second, "with --epoch: how long the previous epoch's layers and channels stay in use after a re-draw")
 	fs.BoolVar(&cfg.EpochAtOnce, "epochAtOnce", false, "with --epoch: senders take the new layers at once after a re-draw instead of falling back on the previous epoch's until their channels are open (as the node does during its grace)")
