@@ -182,3 +182,31 @@ func socksConnectWith(t *testing.T, addr, target string, first []byte, want uint
 	}
 	return c
 }
+
+// TestEntryEarlyData: a REST session's connection sends the client's first bytes with its SYN
+// (the exit holds them as early data while its answers are held), and they count as sent.
+func TestEntryEarlyData(t *testing.T) {
+	echo := tcpServer(t, func(c net.Conn) { _, _ = io.Copy(c, c) })
+	n, entry, ex := pair(t, []string{echo}, nil)
+	info, err := entry.Entry.Open(t.Context(), Open{Destination: exitID, Protocol: TCP, Target: echo})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n.holdReplies()
+	c := dial(t, "tcp", info.Listen)
+	if _, err := c.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, func() bool { return earlyAtExit(ex) == len("hello") }, 10*time.Second,
+		"the exit holds the connection's first bytes as early data")
+	n.releaseReplies()
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "hello" {
+		t.Fatalf("echo of the early data: %q, %v", buf, err)
+	}
+	echoes(t, c, "and after")
+	list := entry.Entry.List()
+	if len(list) != 1 || list[0].BytesOut != uint64(len("hello")+len("and after")) {
+		t.Fatalf("sessions %+v, want %d bytes out", list, len("hello")+len("and after"))
+	}
+}

@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +20,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/carrier"
+	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/session"
 )
 
@@ -41,6 +44,11 @@ type EntryConfig struct {
 	DialTimeout time.Duration
 	// UDPIdle is how long a UDP flow lives without a datagram. Default DefaultUDPIdle.
 	UDPIdle time.Duration
+	// EarlyWait is how long a TCP connection's session waits for the client's first bytes
+	// before it dials, to send them with the SYN (session.WithEarlyData): the answer to them
+	// then comes a round trip sooner. A client whose server speaks first sends none, and its
+	// SYN goes EarlyWait later. Default DefaultEarlyWait; negative: no wait, no early data.
+	EarlyWait time.Duration
 	// Link, if set, says what the carrier knows of a session's link (carrier.Carrier.Link):
 	// why the network last failed one of its sends, for Info.LastError.
 	Link   func(session.ID) (carrier.LinkStats, bool)
@@ -75,6 +83,9 @@ func NewEntry(cfg EntryConfig) (*Entry, error) {
 	}
 	if cfg.UDPIdle <= 0 {
 		cfg.UDPIdle = DefaultUDPIdle
+	}
+	if cfg.EarlyWait == 0 {
+		cfg.EarlyWait = DefaultEarlyWait
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -405,11 +416,42 @@ func (l *local) untrack(c net.Conn) {
 	delete(l.conns, c)
 }
 
-// dial opens one session to the destination.
-func (l *local) dial(mode session.Mode) (*session.Conn, error) {
+// dial opens one session to the destination; early, if any, are the connection's first bytes
+// (TCP mode), sent with the SYN.
+func (l *local) dial(mode session.Mode, early []byte) (*session.Conn, error) {
 	ctx, cancel := context.WithTimeout(l.ctx, l.e.cfg.DialTimeout)
 	defer cancel()
-	return l.e.cfg.Dial(ctx, l.info.Destination, mode, l.request)
+	req, err := session.WithEarlyData(l.request, early)
+	if err != nil {
+		return nil, err
+	}
+	return l.e.cfg.Dial(ctx, l.info.Destination, mode, req)
+}
+
+// DefaultEarlyWait is how long a session's TCP connection waits for its client's first bytes
+// to send them with the SYN (EntryConfig.EarlyWait).
+const DefaultEarlyWait = 5 * time.Millisecond
+
+// readEarly reads what the client sends within EarlyWait, as many bytes as the SYN carries
+// after the request (one read: a request or a TLS ClientHello comes in one write). false: the
+// connection failed.
+func (l *local) readEarly(c net.Conn) ([]byte, bool) {
+	room := session.EarlyRoom(packet.MaxMessageSize, len(l.request))
+	if l.e.cfg.EarlyWait < 0 || room == 0 {
+		return nil, true
+	}
+	buf := make([]byte, room)
+	if err := c.SetReadDeadline(time.Now().Add(l.e.cfg.EarlyWait)); err != nil {
+		return nil, false
+	}
+	n, err := c.Read(buf)
+	if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, io.EOF) {
+		return nil, false
+	}
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		return nil, false
+	}
+	return buf[:n], true
 }
 
 // serveTCP accepts connections and carries each over its own session.
@@ -433,13 +475,18 @@ func (l *local) serveTCP() {
 		l.wg.Go(func() {
 			defer l.untrack(c)
 			defer c.Close()
-			sess, err := l.dial(session.ModeTCP)
+			early, ok := l.readEarly(c)
+			if !ok {
+				return
+			}
+			sess, err := l.dial(session.ModeTCP, early)
 			if err != nil {
 				l.noteErr(err)
 				l.e.cfg.Logger.Debug("session connection not opened", "id", l.info.ID, "err", err)
 				return
 			}
 			defer sess.Close()
+			l.addOut(len(early))
 			if !l.track(c, sess) {
 				return
 			}
@@ -486,7 +533,7 @@ func (l *local) serveUDP() {
 					l.untrack(fc)
 					_ = fc.Close()
 				}()
-				sess, err := l.dial(session.ModeUDP)
+				sess, err := l.dial(session.ModeUDP, nil)
 				if err != nil {
 					l.noteErr(err)
 					return
