@@ -33,7 +33,7 @@ func TestLayeredNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nw.Name, nw.Topology = "layered", &networks.Topology{Layers: 2, Width: 2, EpochBlocks: 200, RelayerCoverRate: 20}
+	nw.Name, nw.Topology = "layered", &networks.Topology{Layers: 2, Width: 2, EpochBlocks: 200, RelayerCoverRate: networks.DefaultRelayerCoverRate}
 	file := filepath.Join(t.TempDir(), "networks.json")
 	if err := networks.Append(file, nw); err != nil {
 		t.Fatal(err)
