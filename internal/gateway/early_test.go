@@ -5,13 +5,13 @@ import (
 	"errors"
 	"io"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/socks5"
+	"github.com/relayd/relayd/internal/testnet"
 	"github.com/relayd/relayd/internal/wait"
 )
 
@@ -137,28 +137,11 @@ func isReset(err error) bool {
 // closableServer echoes on a loopback port until stop, after which nothing listens there.
 func closableServer(t *testing.T) (addr string, stop func()) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	var once sync.Once
-	stop = func() { once.Do(func() { _ = ln.Close(); wg.Wait() }) }
-	t.Cleanup(stop)
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(time.Minute))
-				_, _ = io.Copy(c, c)
-			})
-		}
+	a, stop := testnet.ServeTCP(t, func(c net.Conn) {
+		_ = c.SetDeadline(time.Now().Add(time.Minute))
+		_, _ = io.Copy(c, c)
 	})
-	return ln.Addr().String(), stop
+	return a.String(), stop
 }
 
 // socksConnectWith is socksConnect with first, the client's first bytes, written in the same

@@ -21,6 +21,7 @@ import (
 	"github.com/relayd/relayd/internal/exit"
 	"github.com/relayd/relayd/internal/packet"
 	"github.com/relayd/relayd/internal/session"
+	"github.com/relayd/relayd/internal/testnet"
 	"github.com/relayd/relayd/internal/wait"
 )
 
@@ -267,22 +268,8 @@ func mustPolicy(t testing.TB, rules []string, services ...string) *exit.Policy {
 // tcpServer serves each connection with handle on a loopback port until the test ends.
 func tcpServer(t testing.TB, handle func(net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() { defer c.Close(); handle(c) })
-		}
-	})
-	return ln.Addr().String()
+	addr, _ := testnet.ServeTCP(t, handle)
+	return addr.String()
 }
 
 // answer reads its connection to the end and answers how many bytes came and their hash: it

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/relayd/relayd/internal/testnet"
 )
 
 // earlyDialer is an EarlyDialer: it expects the addresses in known to work (room bytes of early
@@ -58,29 +60,14 @@ func (d *earlyDialer) DialEarly(ctx context.Context, network, address string, ea
 // speaks first.
 func echoServer(t *testing.T, greet string) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { _ = ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(time.Minute))
-				if greet != "" {
-					_, _ = io.WriteString(c, greet)
-				}
-				_, _ = io.Copy(c, c)
-			})
+	addr, _ := testnet.ServeTCP(t, func(c net.Conn) {
+		_ = c.SetDeadline(time.Now().Add(time.Minute))
+		if greet != "" {
+			_, _ = io.WriteString(c, greet)
 		}
+		_, _ = io.Copy(c, c)
 	})
-	return ln.Addr().String()
+	return addr.String()
 }
 
 // TestEarlyConnect: a CONNECT to an address the dialer expects to work is answered "succeeded"
