@@ -232,9 +232,8 @@ func TestIndexerSurvivesOutage(t *testing.T) {
 	must[common.Hash](t)(alice.FundChannel(t.Context(), b, tokens(10)))
 	syncTo(t, ix, alice)
 	wantGraphMatchesChain(t, g, alice, a, b, channels.Open)
-	if !ix.ProviderUp() {
-		t.Fatal("ProviderUp false after the indexer synced")
-	}
+	// The step that synced records the provider's answer just after it: poll.
+	wait.For(t, ix.ProviderUp, 10*time.Second, "ProviderUp true after the indexer synced")
 
 	p.down()
 	if _, err := viaProxy.BlockNumber(t.Context()); !errors.Is(err, chain.ErrProviderUnavailable) {
@@ -268,9 +267,7 @@ func TestIndexerSurvivesOutage(t *testing.T) {
 	if h := ix.Head(); h < head {
 		t.Fatalf("Head %d after the outage, want at least %d", h, head)
 	}
-	if !ix.ProviderUp() {
-		t.Fatal("ProviderUp false after the outage")
-	}
+	wait.For(t, ix.ProviderUp, 10*time.Second, "ProviderUp true after the outage")
 }
 
 // TestGraphOnlyShowsChainStates watches the graph from another goroutine while a channel goes
