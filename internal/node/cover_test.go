@@ -1,7 +1,6 @@
 package node
 
 import (
-	"io"
 	"math"
 	"net/http"
 	"strconv"
@@ -65,25 +64,7 @@ func TestCoverTraffic(t *testing.T) {
 	net.eventually("cover packets back", func() bool { return net.metricFloat(a, "relayd_cover_packets_returned_total") >= 5 })
 	net.mustCall(a, http.MethodPut, "/settings/coverRate", `{"settingValue":0}`, http.StatusNoContent, nil)
 	var sent float64
-	defer func() {
-		if t.Failed() {
-			for i, n := range net.nodes {
-				req, _ := http.NewRequest(http.MethodGet, "http://"+n.APIAddr().String()+"/api/v2/node/metrics", nil)
-				req.Header.Set("x-auth-token", testToken)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					continue
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				for _, l := range strings.Split(string(body), "\n") {
-					if (strings.HasPrefix(l, "relayd_relay") || strings.HasPrefix(l, "relayd_cover")) && !strings.HasSuffix(l, " 0") && !strings.Contains(l, "bucket") {
-						t.Logf("node %d: %s", i, l)
-					}
-				}
-			}
-		}
-	}()
+	defer net.logRelayMetricsIfFailed()
 	net.eventually("every cover packet sent is back", func() bool {
 		sent = net.metricFloat(a, "relayd_cover_packets_sent_total")
 		return sent == net.metricFloat(a, "relayd_cover_packets_returned_total")

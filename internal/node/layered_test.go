@@ -39,6 +39,7 @@ func TestLayeredNetwork(t *testing.T) {
 		t.Fatal(err)
 	}
 	net := &testNet{t: t, chain: ch}
+	defer net.logRelayMetricsIfFailed()
 	for range 6 {
 		cfg := fundedNodeConfig(t, ch, tokens(100))
 		cfg.ChannelsContract, cfg.Network, cfg.NetworksFile = "", "layered", file

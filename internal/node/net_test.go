@@ -271,6 +271,29 @@ func (net *testNet) metricURL(base, prefix string) string {
 	return ""
 }
 
+// logRelayMetricsIfFailed logs every node's relay and cover counters that are not zero when the
+// test has failed (deferred in the test, so before the nodes stop): where its packets went.
+func (net *testNet) logRelayMetricsIfFailed() {
+	if !net.t.Failed() {
+		return
+	}
+	for i, n := range net.nodes {
+		req, _ := http.NewRequest(http.MethodGet, "http://"+n.APIAddr().String()+"/api/v2/node/metrics", nil)
+		req.Header.Set("x-auth-token", testToken)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			continue
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, l := range strings.Split(string(body), "\n") {
+			if (strings.HasPrefix(l, "relayd_relay") || strings.HasPrefix(l, "relayd_cover")) && !strings.HasSuffix(l, " 0") && !strings.Contains(l, "bucket") {
+				net.t.Logf("node %d: %s", i, l)
+			}
+		}
+	}
+}
+
 // info is what a test reads of a node's view of the chain.
 type info struct {
 	PeersAnnounced     int
