@@ -8,9 +8,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/packet"
-	"github.com/relayd/relayd/internal/path"
 	"github.com/relayd/relayd/internal/relay"
-	"github.com/relayd/relayd/internal/tickets"
 )
 
 // Framer is the part of the relay pipeline that carries framed messages and reply blocks
@@ -100,20 +98,7 @@ func (r *Router) newReplyBlock(ctx context.Context, from peer.ID, build func(con
 		return nil, fmt.Errorf("%w: %w", ErrBadRoute, err)
 	}
 	r.mu.Lock()
-	ix := r.routeIndex()
-	sel := func(relayers int) ([]path.Node, error) {
-		return ix.SelectPadded(r.rng, src, r.self, relayers, tickets.AmountFor(1), tickets.PadMax)
-	}
-	nodes, layered, err := r.layered(ix, src, r.self)
-	if !layered {
-		want, other := r.relayers()
-		nodes, err = sel(want)
-		if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-			if alt, lerr := sel(other); lerr == nil {
-				nodes, err = alt, nil
-			}
-		}
-	}
+	nodes, err := r.choose(src, r.self)
 	r.mu.Unlock()
 	if err != nil {
 		return nil, classify(err)

@@ -91,9 +91,12 @@ type Router struct {
 	cfg  Config
 	self common.Address
 
-	mu     sync.Mutex // guards rng, routes and down
+	mu     sync.Mutex // guards rng, routes, opened and down
 	rng    *mrand.Rand
 	routes routeCache
+	// opened is when this node saw each open channel open (routes.go's young).
+	opened map[[32]byte]openedAt
+	clock  func() time.Time // time.Now when nil (tests set it)
 	// down are the peers the transport says are down, as of PeersVersion downVersion.
 	down        map[peer.ID]bool
 	downVersion uint64
@@ -265,29 +268,7 @@ func (r *Router) pathTo(to common.Address) ([]peer.ID, error) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ix := r.routeIndex()
-	if nodes, ok, err := r.layered(ix, r.self, to); ok {
-		return hopsOf(nodes, err)
-	}
-	// Every channel must carry the largest padding relay.Send may draw (PROTOCOL.md §4.5), so
-	// that the path does not depend on the draw.
-	sel := func(relayers int) ([]path.Node, error) {
-		if to == r.self {
-			return ix.SelectLoopPadded(r.rng, r.self, relayers, tickets.AmountFor(1), tickets.PadMax)
-		}
-		return ix.SelectPadded(r.rng, r.self, to, relayers, tickets.AmountFor(1), tickets.PadMax)
-	}
-	want, other := r.relayers()
-	nodes, err := sel(want)
-	if errors.Is(err, path.ErrNoPath) || errors.Is(err, path.ErrNotEnoughBalance) {
-		alt, lerr := sel(other)
-		switch {
-		case lerr == nil:
-			nodes, err = alt, nil
-		case errors.Is(err, path.ErrNoPath) && errors.Is(lerr, path.ErrNotEnoughBalance):
-			err = lerr // a path of the other count exists, its channels cannot pay: say so
-		}
-	}
+	nodes, err := r.choose(r.self, to)
 	return hopsOf(nodes, err)
 }
 
@@ -345,79 +326,4 @@ func (r *Router) relayers() (want, other int) {
 		return want, path.MinRelayers
 	}
 	return want, path.MaxRelayers
-}
-
-// routesMaxAge is how long the router keeps a prepared graph whose channels and peers' up/down
-// states have not changed: the age of the heartbeat qualities and of the win probability its
-// other channels' capacities were computed at.
-const routesMaxAge = time.Second
-
-// routeCache is the channel graph prepared for path selection (a path.Index), so that a message
-// costs a search, not a copy of the whole graph: at a few hundred messages a second the copy was
-// 7 % of a sender's CPU on a 4-node network, and it grows with the network.
-type routeCache struct {
-	ix    *path.Index
-	snap  *channels.Snapshot // the indexed graph it was built from
-	peers uint64             // Transport.PeersVersion when it was built
-	built time.Time
-	own   []common.Address // destinations of this node's open channels
-}
-
-// routeIndex returns the prepared graph, rebuilt when the indexed channels or the peers' up/down
-// states changed or it is older than routesMaxAge, with this node's own channels at what the
-// tickets it signed leave of them now. The caller holds mu.
-func (r *Router) routeIndex() *path.Index {
-	c := &r.routes
-	snap := r.cfg.Graph.Snapshot()
-	peersVersion := r.cfg.Transport.PeersVersion() // before Peers: a change in between rebuilds next time
-	now := time.Now()
-	if c.ix == nil || c.snap != snap || c.peers != peersVersion || now.Sub(c.built) >= routesMaxAge {
-		g, own := r.routeGraph(snap)
-		*c = routeCache{ix: path.NewIndex(g), snap: snap, peers: peersVersion, built: now, own: own}
-	}
-	for _, dst := range c.own {
-		// What the tickets we signed and nobody redeemed yet leave, in the expected value a
-		// ticket can carry (its face is the value over its win probability).
-		capacity, _ := r.cfg.Capacity.Capacity(dst)
-		c.ix.SetBalance(r.self, dst, capacity)
-	}
-	return c.ix
-}
-
-// routeGraph is the path graph of snap: its announced nodes with their heartbeat qualities, and its
-// channels with the expected value a ticket on them can carry; own lists the destinations of this
-// node's open channels, whose capacities routeIndex refreshes per message.
-func (r *Router) routeGraph(snap *channels.Snapshot) (g *path.Graph, own []common.Address) {
-	quality, relayed := map[peer.ID]float64{}, map[peer.ID]bool{}
-	for _, p := range r.cfg.Transport.Peers() {
-		quality[p.ID], relayed[p.ID] = p.Quality, p.Reach == peers.ReachRelayed
-		if p.Down { // sending to it failed since its last heartbeat
-			quality[p.ID] = 0
-		}
-	}
-	g = &path.Graph{}
-	for _, a := range snap.Peers() {
-		id, err := r.cfg.Directory.PeerIDOf(a)
-		if err != nil {
-			continue
-		}
-		q, known := quality[id]
-		if !known && a.Account == r.self {
-			q = 1
-		}
-		// A relayer reached only through a circuit relay costs that relay its traffic: paths
-		// prefer direct links (docs/NAT.md).
-		g.Nodes = append(g.Nodes, path.Node{Address: a.Account, Peer: id, Quality: q, Relayed: relayed[id] || peers.RelayOnly(a)})
-	}
-	for _, c := range snap.Channels() {
-		e := path.Edge{Source: c.Source, Destination: c.Destination, Open: c.Status == channels.Open}
-		e.Balance.SetFromBig(c.Balance)
-		if c.Source == r.self && e.Open {
-			own = append(own, c.Destination) // set per message by routeIndex
-		} else {
-			e.Balance = r.cfg.Capacity.CapacityOf(&e.Balance)
-		}
-		g.Edges = append(g.Edges, e)
-	}
-	return g, own
 }
