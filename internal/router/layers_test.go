@@ -18,6 +18,26 @@ import (
 	"github.com/relayd/relayd/internal/peers"
 )
 
+// announced announces n new accounts in g, each with a good heartbeat, and returns them with
+// their PeerIds and the transport that knows them.
+func announced(t *testing.T, g *channels.Graph, n int) (accts []common.Address, ids map[common.Address]peer.ID, infos fakeTransport) {
+	t.Helper()
+	ids = map[common.Address]peer.ID{}
+	for range n {
+		key, _ := crypto.GenerateKey()
+		pub := crypto.CompressPubkey(&key.PublicKey)
+		id, err := identity.PeerIDFromPubKey(pub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := crypto.PubkeyToAddress(key.PublicKey)
+		accts, ids[a] = append(accts, a), id
+		g.Announce(channels.Announcement{Account: a, PublicKey: pub, Multiaddrs: []string{"/ip4/203.0.113.1/tcp/9091"}})
+		infos = append(infos, peers.Info{ID: id, Quality: 1})
+	}
+	return accts, ids, infos
+}
+
 // asIs is a Capacity at the channels' balances.
 type asIs struct {
 	g    *channels.Graph
@@ -42,21 +62,8 @@ func (c asIs) CapacityOf(b *uint256.Int) uint256.Int { return *b }
 // layers are drawn there is no path.
 func TestLayeredPaths(t *testing.T) {
 	g := channels.NewGraph()
-	var infos fakeTransport
-	var accts []common.Address
-	ids := map[common.Address]peer.ID{}
-	for range 7 { // 0: self; 1, 2: layer 0; 3, 4: layer 1; 5: recipient; 6: another sender
-		key, _ := crypto.GenerateKey()
-		pub := crypto.CompressPubkey(&key.PublicKey)
-		id, err := identity.PeerIDFromPubKey(pub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := crypto.PubkeyToAddress(key.PublicKey)
-		accts, ids[a] = append(accts, a), id
-		g.Announce(channels.Announcement{Account: a, PublicKey: pub, Multiaddrs: []string{"/ip4/203.0.113.1/tcp/9091"}})
-		infos = append(infos, peers.Info{ID: id, Quality: 1})
-	}
+	// 0: self; 1, 2: layer 0; 3, 4: layer 1; 5: recipient; 6: another sender
+	accts, ids, infos := announced(t, g, 7)
 	for i, s := range accts {
 		for j, d := range accts {
 			// The last layer (3, 4) has no channel into the recipients (5, 0 for loops and

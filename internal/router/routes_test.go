@@ -6,12 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
 
 	"github.com/relayd/relayd/internal/channels"
-	"github.com/relayd/relayd/internal/identity"
 	"github.com/relayd/relayd/internal/peers"
 )
 
@@ -21,21 +18,7 @@ import (
 // in a new epoch (young again), paths take them as any other.
 func TestYoungChannelsWait(t *testing.T) {
 	g := channels.NewGraph()
-	var infos fakeTransport
-	var accts []common.Address
-	ids := map[common.Address]peer.ID{}
-	for range 5 { // 0: self; 1, 3: first relayers; 2: second relayer; 4: recipient
-		key, _ := crypto.GenerateKey()
-		pub := crypto.CompressPubkey(&key.PublicKey)
-		id, err := identity.PeerIDFromPubKey(pub)
-		if err != nil {
-			t.Fatal(err)
-		}
-		a := crypto.PubkeyToAddress(key.PublicKey)
-		accts, ids[a] = append(accts, a), id
-		g.Announce(channels.Announcement{Account: a, PublicKey: pub, Multiaddrs: []string{"/ip4/203.0.113.1/tcp/9091"}})
-		infos = append(infos, peers.Info{ID: id, Quality: 1})
-	}
+	accts, ids, infos := announced(t, g, 5) // 0: self; 1, 3: first relayers; 2: second relayer; 4: recipient
 	open := func(s, d int, epoch uint32, status channels.Status) {
 		g.Apply(channels.Channel{ID: channels.IDOf(accts[s], accts[d]), Source: accts[s], Destination: accts[d],
 			Balance: big.NewInt(1e18), Epoch: epoch, Status: status})
