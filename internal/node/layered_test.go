@@ -40,6 +40,7 @@ func TestLayeredNetwork(t *testing.T) {
 	}
 	net := &testNet{t: t, chain: ch}
 	defer net.logRelayMetricsIfFailed()
+	defer logLayeredViews(t, net) // runs first: while the nodes are up
 	for range 6 {
 		cfg := fundedNodeConfig(t, ch, tokens(100))
 		cfg.ChannelsContract, cfg.Network, cfg.NetworksFile = "", "layered", file
@@ -145,6 +146,26 @@ func TestLayeredNetwork(t *testing.T) {
 			text := fmt.Sprintf("epoch %d: %s", epoch, m.text)
 			net.mustCall(m.from, http.MethodPost, "/messages", fmt.Sprintf(`{"body":%q,"recipient":%q}`, text, m.to.id.PeerID()), http.StatusAccepted, nil)
 			expectMessage(t, frames[m.to], text)
+		}
+	}
+}
+
+// logLayeredViews logs, when t failed, what each node's paths were drawn from: its layers, its
+// outgoing channels and its peers' heartbeat qualities.
+func logLayeredViews(t *testing.T, net *testNet) {
+	if !t.Failed() {
+		return
+	}
+	for i, n := range net.nodes {
+		if top := n.layers.Topology(); top != nil {
+			k, in := top.LayerOf(string(n.id.Address().Bytes()))
+			t.Logf("node %d (%s): epoch %d, layer %d (%v), layers %x", i, n.id.Address(), top.Epoch(), k, in, top.Layers())
+		}
+		for _, c := range n.chain.graph.Outgoing(n.id.Address()) {
+			t.Logf("node %d: channel to %s %s, epoch %d, balance %s", i, c.Destination, c.Status, c.Epoch, c.Balance)
+		}
+		for _, p := range n.host.Peers() {
+			t.Logf("node %d: peer %s quality %.2f down %v", i, p.ID, p.Quality, p.Down)
 		}
 	}
 }
