@@ -50,7 +50,8 @@ func TestRelayedPeersAreMarked(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &Router{cfg: Config{Transport: infos, Directory: dir}, self: crypto.PubkeyToAddress(selfKey.PublicKey)}
-	graph, _ := r.routeGraph(g.Snapshot())
+	snap := g.Snapshot()
+	graph, _ := r.routeGraph(snap, snap.Channels())
 	want := map[peer.ID]bool{ids[0]: false, ids[1]: true, ids[2]: true}
 	if len(graph.Nodes) != 3 {
 		t.Fatalf("graph has %d nodes, want 3", len(graph.Nodes))

@@ -99,8 +99,9 @@ func (r *Router) routeIndexes() (all, settled *path.Index) {
 	now := r.now()
 	if c.all == nil || c.snap != snap || c.peers != peersVersion || now.Sub(c.built) >= routesMaxAge ||
 		(!c.settles.IsZero() && !now.Before(c.settles)) {
-		g, own := r.routeGraph(snap)
-		young, settles := r.young(snap, now)
+		chans := snap.Channels() // a sorted copy: read once for both
+		g, own := r.routeGraph(snap, chans)
+		young, settles := r.young(chans, now)
 		*c = routeCache{snap: snap, peers: peersVersion, built: now, own: own, settles: settles}
 		c.all = path.NewIndex(g)
 		c.settled = c.all
@@ -127,13 +128,13 @@ func (r *Router) now() time.Time {
 	return time.Now()
 }
 
-// young records when this node first saw each open channel of snap open (in its epoch; the
+// young records when this node first saw each open channel of chans open (in its epoch; the
 // channels open at the router's first look count as old) and returns the ids of those opened
 // less than ChannelSettle ago, and when the last of them settles.
-func (r *Router) young(snap *channels.Snapshot, now time.Time) (young map[[2]common.Address]bool, settles time.Time) {
+func (r *Router) young(chans []channels.Channel, now time.Time) (young map[[2]common.Address]bool, settles time.Time) {
 	first := r.opened == nil
 	opened := make(map[[32]byte]openedAt, len(r.opened))
-	for _, ch := range snap.Channels() {
+	for _, ch := range chans {
 		if ch.Status != channels.Open {
 			continue
 		}
@@ -172,9 +173,9 @@ func withoutYoung(g *path.Graph, young map[[2]common.Address]bool) *path.Graph {
 }
 
 // routeGraph is the path graph of snap: its announced nodes with their heartbeat qualities, and its
-// channels with the expected value a ticket on them can carry; own lists the destinations of this
+// channels (chans, snap.Channels()) with the expected value a ticket on them can carry; own lists the destinations of this
 // node's open channels, whose capacities routeIndexes refreshes per message.
-func (r *Router) routeGraph(snap *channels.Snapshot) (g *path.Graph, own []common.Address) {
+func (r *Router) routeGraph(snap *channels.Snapshot, chans []channels.Channel) (g *path.Graph, own []common.Address) {
 	quality, relayed := map[peer.ID]float64{}, map[peer.ID]bool{}
 	for _, p := range r.cfg.Transport.Peers() {
 		quality[p.ID], relayed[p.ID] = p.Quality, p.Reach == peers.ReachRelayed
@@ -196,7 +197,7 @@ func (r *Router) routeGraph(snap *channels.Snapshot) (g *path.Graph, own []commo
 		// prefer direct links (docs/NAT.md).
 		g.Nodes = append(g.Nodes, path.Node{Address: a.Account, Peer: id, Quality: q, Relayed: relayed[id] || peers.RelayOnly(a)})
 	}
-	for _, c := range snap.Channels() {
+	for _, c := range chans {
 		e := path.Edge{Source: c.Source, Destination: c.Destination, Open: c.Status == channels.Open}
 		e.Balance.SetFromBig(c.Balance)
 		if c.Source == r.self && e.Open {
